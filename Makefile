@@ -1,0 +1,39 @@
+# fabricvp — top-level entry points. `make run` and `make test` work on a fresh
+# Debian machine: missing packages are installed first (scripts/install-deps.sh).
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+OUT        ?= out/groq-node
+
+.PHONY: all deps build run test test-release test-asan bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > /dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+# The default platform: a 64 MiB fp32 all-reduce on one GroqNode, checked, with its summary.
+run: build
+	$(BUILD)/bin/fabricvp run platforms/groq-node.yaml --workload allreduce --bytes 64MiB --dtype fp32 --out $(OUT)
+
+# Whole suite: optimized build, then again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test: test-release test-asan
+
+test-release: build
+	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
+
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRICVP_SANITIZE=ON > /dev/null
+	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest -j$(JOBS) --output-on-failure
+
+bench: build
+	bench/run.sh $(BUILD)/bin/fabricvp
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) out

@@ -1,0 +1,117 @@
+// C2C SerDes link (seed 000 §2.3): full duplex, `lanes` x `lane_gbps`, one
+// 320-byte vector per 328-byte packet, no back-pressure, no arbitration.
+//
+// Timing of one direction. A burst whose first vector is ready at the
+// serializer at time r starts at s = max(r, free), where `free` is the end of
+// the previous burst; packet i (0-based) leaves the serializer at
+// s + ser(i + 1) and is complete in the receiver's buffer at
+//   arrival(i) = s + ser(i + 1) + tx_pipeline_ps + propagation_ps + rx_pipeline_ps
+// with ser(n) = ceil(n * packet_bytes * 8 / (lanes * lane_gbps)) ps.
+//
+// Extension points (seed 000 §2.3, §3, §4.5): the Channel is where the PHY acts
+// on each packet's bytes as it is transmitted (framing today; FEC encode/decode,
+// lane striping and bit-error injection plug in at Channel::push_slot/commit),
+// and tx/rx pipeline latencies are where FEC codeword latency is accounted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/c2c/protocol.h"
+#include "models/core/module.h"
+#include "models/core/timebase.h"
+
+namespace fabricvp::c2c {
+
+class Link;
+
+/// One direction of a link: serializer state and the vectors in flight.
+class Channel : public FwIf {
+ public:
+  /// Stat leaf names of one direction (static strings, "a_to_b.packets", ...).
+  struct Names {
+    const char *dir, *out, *bursts, *packets, *payload_bytes, *wire_bytes, *busy_ps, *peak_in_flight, *utilization;
+  };
+  Channel(Link& link, const Names& names, uint32_t trace_tid);
+
+  const core::SerialRate& rate() const { return m_rate; }
+  /// Fixed latency from the end of serialization to the receiver's buffer.
+  uint64_t latency_ps() const { return m_latency_ps; }
+  uint64_t arrival_ps(const Burst& b, uint64_t i) const { return b.start_ps + m_rate.ps(i + 1) + m_latency_ps; }
+  /// Time the serializer becomes free.
+  uint64_t tx_free_ps() const { return m_tx_free; }
+  const std::string& name() const { return m_name; }
+
+  // Data path. The producer writes a vector at the time the transmitter reads it
+  // from SRAM; the consumer takes it at the time the receiver writes it to SRAM.
+  uint8_t* push_slot();
+  bool empty() const { return m_head == m_tail; }
+  const uint8_t* front() const { return &m_ring[(m_head & m_mask) * kVectorBytes]; }
+  void pop() { ++m_head; }
+  size_t in_flight() const { return m_tail - m_head; }
+  Producer* producer() const { return m_producer; }
+  void set_producer(Producer* p) { m_producer = p; }
+
+  void bind_out(RxSocket& rx);
+  TxSocket& out() { return m_out; }
+
+  // TLM forward interface (the transmitter calls b_transport).
+  void b_transport(Burst& b, sc_core::sc_time& delay) override;
+  tlm::tlm_sync_enum nb_transport_fw(Burst& b, tlm::tlm_phase& ph, sc_core::sc_time& t) override;
+  bool get_direct_mem_ptr(Burst& b, tlm::tlm_dmi& dmi) override;
+  unsigned int transport_dbg(Burst& b) override;
+
+ private:
+  class Bw : public BwIf {
+   public:
+    tlm::tlm_sync_enum nb_transport_bw(Burst&, tlm::tlm_phase&, sc_core::sc_time&) override;
+    void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
+  };
+
+  Link& m_link;
+  std::string m_name;
+  uint32_t m_tid;
+  core::SerialRate m_rate;
+  uint64_t m_latency_ps;
+  uint64_t m_tx_free = 0;
+  uint64_t m_next_index = 0;
+  Producer* m_producer = nullptr;
+  Bw m_bw;
+  TxSocket m_out;
+
+  std::vector<uint8_t> m_ring;
+  size_t m_mask = 0, m_head = 0, m_tail = 0;
+
+ public:
+  core::Counter bursts, packets, payload_bytes, wire_bytes, busy_ps, peak_in_flight;
+  core::Derived utilization_pct;
+};
+
+class Link : public core::Module {
+ public:
+  Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name);
+
+  core::Param<uint32_t> lanes;
+  core::Param<double> lane_gbps;
+  core::Param<uint32_t> packet_bytes;
+  core::Param<uint64_t> tx_pipeline_ps;
+  core::Param<uint64_t> propagation_ps;
+  core::Param<uint64_t> rx_pipeline_ps;
+
+  RxSocket a_tx;  ///< bound by endpoint A's transmitter
+  RxSocket b_tx;  ///< bound by endpoint B's transmitter
+  Channel a_to_b;
+  Channel b_to_a;
+
+  const std::string& a_name() const { return m_a; }
+  const std::string& b_name() const { return m_b; }
+  uint32_t trace_pid() const { return m_pid; }
+  /// Payload bandwidth of one direction, GB/s.
+  double payload_GBps() const { return a_to_b.rate().payload_GBps(kVectorBytes); }
+ private:
+  std::string m_a, m_b;
+  uint32_t m_pid = 0;
+};
+
+}  // namespace fabricvp::c2c

@@ -1,0 +1,190 @@
+#include "models/core/config.h"
+
+#include <fmt/format.h>
+// yaml-cpp 0.7's node templates trip GCC 12's -Wdangling-pointer (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#include <yaml-cpp/yaml.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace fabricvp::core {
+
+std::string Origin::str() const {
+  if (line <= 0) return file;
+  if (column <= 0) return fmt::format("{}:{}", file, line);
+  return fmt::format("{}:{}:{}", file, line, column);
+}
+
+bool glob_match(std::string_view p, std::string_view s) {
+  // Iterative wildcard match where '*' never crosses a '.'.
+  size_t pi = 0, si = 0, star_p = std::string_view::npos, star_s = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && p[pi] == '*') {
+      star_p = pi++;
+      star_s = si;
+    } else if (pi < p.size() && p[pi] == s[si]) {
+      ++pi;
+      ++si;
+    } else if (star_p != std::string_view::npos && s[star_s] != '.') {
+      pi = star_p + 1;
+      si = ++star_s;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+
+Origin origin_of(const std::string& file, const YAML::Mark& m) {
+  return Origin{file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
+}
+
+void flatten(Config& cfg, const YAML::Node& node, const std::string& prefix, const std::string& file,
+             std::map<std::string, int>& seen) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node& k = it->first;
+    const YAML::Node& v = it->second;
+    Origin where = origin_of(file, k.Mark());
+    if (!k.IsScalar() || k.Scalar().empty())
+      throw ConfigError(fmt::format("{}: keys must be non-empty scalars", where.str()));
+    const std::string& seg = k.Scalar();
+    if (seg.find('.') != std::string::npos && !prefix.empty())
+      throw ConfigError(fmt::format("{}: key '{}' contains '.'; nest it as a map instead", where.str(), seg));
+    std::string key = prefix.empty() ? seg : prefix + "." + seg;
+    if (v.IsMap()) {
+      flatten(cfg, v, key, file, seen);
+      continue;
+    }
+    auto [pos, fresh] = seen.emplace(key, where.line);
+    if (!fresh)
+      throw ConfigError(fmt::format("{}: duplicate key '{}' (first set on line {})", where.str(), key, pos->second));
+    if (v.IsNull())
+      throw ConfigError(fmt::format("{}: key '{}' has no value", where.str(), key));
+    std::string value;
+    if (v.IsScalar()) {
+      value = v.Scalar();
+    } else if (v.IsSequence()) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].IsScalar())
+          throw ConfigError(fmt::format("{}: key '{}': list items must be scalars", where.str(), key));
+        if (i) value += ",";
+        value += v[i].Scalar();
+      }
+    }
+    cfg.set(key, value, where);
+  }
+}
+
+}  // namespace
+
+void Config::load_string(const std::string& text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  m_files.push_back(name);
+  if (root.IsNull()) return;
+  if (!root.IsMap()) throw ConfigError(fmt::format("{}: top level must be a map of keys", name));
+  std::map<std::string, int> seen;
+  flatten(*this, root, "", name, seen);
+}
+
+void Config::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open platform file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  load_string(ss.str(), path);
+}
+
+void Config::add_override(const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(fmt::format("-p {}: expected key=value", assignment));
+  set(assignment.substr(0, eq), assignment.substr(eq + 1), Origin{"-p " + assignment, 0, 0});
+}
+
+void Config::set(const std::string& key, const std::string& value, const Origin& origin) {
+  size_t idx = m_entries.size();
+  m_entries.push_back(ConfigEntry{key, value, origin, 0});
+  if (key.find('*') == std::string::npos)
+    m_exact[key].push_back(idx);
+  else
+    m_patterns.push_back(idx);
+}
+
+const ConfigEntry* Config::find(const std::string& name) const {
+  long best = -1;
+  if (auto it = m_exact.find(name); it != m_exact.end()) best = static_cast<long>(it->second.back());
+  for (auto it = m_patterns.rbegin(); it != m_patterns.rend(); ++it) {
+    if (static_cast<long>(*it) <= best) break;
+    if (glob_match(m_entries[*it].key, name)) {
+      best = static_cast<long>(*it);
+      break;
+    }
+  }
+  if (best < 0) return nullptr;
+  return &m_entries[static_cast<size_t>(best)];
+}
+
+void Config::check_all_used(const std::vector<std::string>& known) const {
+  auto split = [](const std::string& k) {
+    size_t dot = k.rfind('.');
+    if (dot == std::string::npos) return std::pair<std::string, std::string>{"", k};
+    return std::pair<std::string, std::string>{k.substr(0, dot), k.substr(dot + 1)};
+  };
+  for (const auto& e : m_entries) {
+    if (e.uses) continue;
+    auto [prefix, leaf] = split(e.key);
+    // Prefer a parameter of the same object(s) with a similar name, then any similar full name.
+    std::string best;
+    size_t best_d = std::string::npos;
+    for (const auto& k : known) {
+      auto [kprefix, kleaf] = split(k);
+      if (!glob_match(prefix, kprefix)) continue;
+      size_t d = edit_distance(leaf, kleaf);
+      if (d < best_d) {
+        best_d = d;
+        best = prefix.empty() ? kleaf : prefix + "." + kleaf;
+      }
+    }
+    size_t limit = std::max<size_t>(2, leaf.size() / 3);
+    if (best_d > limit) {
+      best_d = std::string::npos;
+      for (const auto& k : known) {
+        size_t d = edit_distance(e.key, k);
+        if (d < best_d) {
+          best_d = d;
+          best = k;
+        }
+      }
+      limit = std::max<size_t>(2, e.key.size() / 4);
+    }
+    std::string hint = best_d <= limit ? fmt::format(" (did you mean '{}'?)", best) : "";
+    throw ConfigError(fmt::format("{}: unknown key '{}': it matches no parameter{}", e.origin.str(), e.key, hint));
+  }
+}
+
+}  // namespace fabricvp::core

@@ -1,0 +1,76 @@
+#include "models/core/context.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <systemc>
+
+#include "models/core/log.h"
+
+namespace fabricvp::core {
+
+namespace {
+// SystemC prints its copyright banner when the kernel starts, before sc_main
+// runs; fabricvp's output is a summary table and machine-readable files, so the
+// banner is switched off at static initialization (SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=0
+// in the environment brings it back).
+const int kNoBanner = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+}  // namespace
+
+Context& Context::get() {
+  static Context ctx;
+  return ctx;
+}
+
+uint64_t fnv1a64(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t Context::stream_seed(std::string_view stream) const { return splitmix64(m_seed ^ fnv1a64(stream)); }
+
+size_t Context::register_param(ParamBase* p) {
+  m_params.push_back(p);
+  return m_params.size() - 1;
+}
+void Context::unregister_param(size_t slot) { m_params[slot] = nullptr; }
+std::vector<const ParamBase*> Context::params() const {
+  std::vector<const ParamBase*> out;
+  for (auto* p : m_params)
+    if (p) out.push_back(p);
+  return out;
+}
+
+size_t Context::register_stat(StatBase* s) {
+  m_stats.push_back(s);
+  return m_stats.size() - 1;
+}
+void Context::unregister_stat(size_t slot) { m_stats[slot] = nullptr; }
+std::vector<const StatBase*> Context::stats() const {
+  std::vector<const StatBase*> out;
+  for (auto* s : m_stats)
+    if (s) out.push_back(s);
+  return out;
+}
+
+void Context::hw_error(HardwareError e) {
+  std::string msg = e.cycle >= 0 ? fmt::format("hardware error at cycle {} ({} ps): {}", e.cycle, e.time_ps, e.message)
+                                 : fmt::format("hardware error at {} ps: {}", e.time_ps, e.message);
+  report(Level::error, e.where, msg);
+  m_errors.push_back(std::move(e));
+  m_halted = true;
+  if (sc_core::sc_is_running()) sc_core::sc_stop();
+}
+
+}  // namespace fabricvp::core

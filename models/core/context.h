@@ -1,0 +1,66 @@
+// Process-wide simulation context: configuration, seed, parameter and
+// statistics registries, trace writer and the list of hardware errors.
+// SystemC elaborates once per process, so one context per process is enough.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/core/config.h"
+#include "models/core/trace.h"
+
+namespace fabricvp::core {
+
+class ParamBase;
+class StatBase;
+
+/// A fault the hardware would raise (buffer overflow/underflow, structural
+/// hazard, ...). The run fails; the report names where and when.
+struct HardwareError {
+  std::string where;    ///< hierarchical name (chip, port, queue)
+  std::string message;
+  uint64_t time_ps = 0;
+  int64_t cycle = -1;   ///< core cycle of the chip, -1 if not applicable
+};
+
+class Context {
+ public:
+  static Context& get();
+
+  Config& config() { return m_config; }
+  uint64_t seed() const { return m_seed; }
+  void set_seed(uint64_t s) { m_seed = s; }
+  /// Deterministic seed for a named random stream (hierarchical name + purpose).
+  uint64_t stream_seed(std::string_view stream) const;
+
+  size_t register_param(ParamBase* p);
+  void unregister_param(size_t slot);
+  std::vector<const ParamBase*> params() const;
+  size_t register_stat(StatBase* s);
+  void unregister_stat(size_t slot);
+  std::vector<const StatBase*> stats() const;
+
+  Trace& trace() { return m_trace; }
+
+  /// Record a hardware error, print it, and stop the simulation.
+  void hw_error(HardwareError e);
+  const std::vector<HardwareError>& hw_errors() const { return m_errors; }
+  /// Set by the first hardware error; the data path stops applying operations.
+  const bool& halted() const { return m_halted; }
+
+ private:
+  Config m_config;
+  uint64_t m_seed = 1;
+  std::vector<ParamBase*> m_params;
+  std::vector<StatBase*> m_stats;
+  Trace m_trace;
+  std::vector<HardwareError> m_errors;
+  bool m_halted = false;
+};
+
+uint64_t fnv1a64(std::string_view s);
+uint64_t splitmix64(uint64_t x);
+
+}  // namespace fabricvp::core

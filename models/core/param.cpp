@@ -1,0 +1,131 @@
+#include "models/core/param.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <systemc>
+
+#include "models/core/context.h"
+
+namespace fabricvp::core {
+
+ParamBase::ParamBase(const sc_core::sc_object* owner, const char* prefix, const char* leaf, const char* unit,
+                     const char* desc)
+    : m_owner(owner), m_prefix(prefix), m_leaf(leaf), m_unit(unit), m_desc(desc) {
+  m_slot = Context::get().register_param(this);
+}
+
+ParamBase::~ParamBase() { Context::get().unregister_param(m_slot); }
+
+std::string ParamBase::name() const {
+  std::string base = m_owner ? m_owner->name() : (m_prefix ? m_prefix : "");
+  return base.empty() ? m_leaf : base + "." + m_leaf;
+}
+
+const ConfigEntry* ParamBase::lookup() {
+  m_source = Context::get().config().find(name());
+  if (m_source) ++m_source->uses;
+  return m_source;
+}
+
+void ParamBase::fail(const ConfigEntry& e, const std::string& why) const {
+  throw ConfigError(fmt::format("{}: key '{}' (parameter {}): {}", e.origin.str(), e.key, name(), why));
+}
+
+std::vector<const ParamBase*> all_params() { return Context::get().params(); }
+
+namespace detail {
+
+namespace {
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+bool parse_int(const std::string& text, long long& out) {
+  std::string t = trim(text);
+  if (t.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtoll(t.c_str(), &end, 0);
+  return errno == 0 && end && *end == '\0';
+}
+bool parse_uint(const std::string& text, unsigned long long& out) {
+  std::string t = trim(text);
+  if (t.empty() || t[0] == '-') return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtoull(t.c_str(), &end, 0);
+  return errno == 0 && end && *end == '\0';
+}
+}  // namespace
+
+bool parse_value(const std::string& text, bool& out) {
+  std::string t = trim(text);
+  if (t == "true") return out = true, true;
+  if (t == "false") return out = false, true;
+  return false;
+}
+bool parse_value(const std::string& text, int64_t& out) {
+  long long v;
+  if (!parse_int(text, v)) return false;
+  out = v;
+  return true;
+}
+bool parse_value(const std::string& text, uint64_t& out) {
+  unsigned long long v;
+  if (!parse_uint(text, v)) return false;
+  out = v;
+  return true;
+}
+bool parse_value(const std::string& text, uint32_t& out) {
+  unsigned long long v;
+  if (!parse_uint(text, v) || v > 0xffffffffULL) return false;
+  out = static_cast<uint32_t>(v);
+  return true;
+}
+bool parse_value(const std::string& text, int& out) {
+  long long v;
+  if (!parse_int(text, v) || v < -2147483648LL || v > 2147483647LL) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+bool parse_value(const std::string& text, double& out) {
+  std::string t = trim(text);
+  if (t.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtod(t.c_str(), &end);
+  return errno == 0 && end && *end == '\0' && std::isfinite(out);
+}
+bool parse_value(const std::string& text, std::string& out) {
+  out = text;
+  return true;
+}
+
+std::string to_text(bool v) { return v ? "true" : "false"; }
+std::string to_text(int64_t v) { return std::to_string(v); }
+std::string to_text(uint64_t v) { return std::to_string(v); }
+std::string to_text(uint32_t v) { return std::to_string(v); }
+std::string to_text(int v) { return std::to_string(v); }
+std::string to_text(double v) { return fmt::format("{}", v); }
+std::string to_text(const std::string& v) { return v; }
+
+template <>
+const char* type_name<bool>() { return "bool"; }
+template <>
+const char* type_name<int64_t>() { return "integer"; }
+template <>
+const char* type_name<uint64_t>() { return "unsigned integer"; }
+template <>
+const char* type_name<uint32_t>() { return "unsigned 32-bit integer"; }
+template <>
+const char* type_name<int>() { return "32-bit integer"; }
+template <>
+const char* type_name<double>() { return "number"; }
+template <>
+const char* type_name<std::string>() { return "string"; }
+
+}  // namespace detail
+}  // namespace fabricvp::core

@@ -1,0 +1,101 @@
+// Statistics: hierarchical name + unit + description, read at the end of a run.
+//
+// A statistic is a member of the object it measures:
+//   core::Counter tx_vectors{this, "tx_vectors", "vectors", "vectors transmitted"};
+// Counters are plain integers (no allocation, no lookup on update). The
+// registry writes every statistic into stats.json under its hierarchical name,
+// and its unit and description into the "schema" section, keyed by the kind of
+// the owning module ("tsp.tx_vectors").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace sc_core {
+class sc_object;
+}
+
+namespace fabricvp::core {
+
+class StatBase {
+ public:
+  /// Statistic of a module, or (owner == nullptr) of the group `prefix` (e.g. "run").
+  StatBase(const sc_core::sc_object* owner, const char* prefix, const char* leaf, const char* unit, const char* desc);
+  virtual ~StatBase();
+  StatBase(const StatBase&) = delete;
+  StatBase& operator=(const StatBase&) = delete;
+
+  std::string name() const;
+  /// Kind of the owner ("tsp", "c2c.link", "run"), used as the schema key prefix.
+  std::string kind() const;
+  const sc_core::sc_object* owner() const { return m_owner; }
+  const char* leaf() const { return m_leaf; }
+  const char* unit() const { return m_unit; }
+  const char* description() const { return m_desc; }
+  virtual nlohmann::json value() const = 0;
+
+ private:
+  const sc_core::sc_object* m_owner;
+  const char* m_prefix;
+  const char* m_leaf;
+  const char* m_unit;
+  const char* m_desc;
+  size_t m_slot;
+};
+
+/// Monotonic event/quantity counter.
+class Counter : public StatBase {
+ public:
+  using StatBase::StatBase;
+  Counter& operator+=(uint64_t n) {
+    m_v += n;
+    return *this;
+  }
+  Counter& operator++() {
+    ++m_v;
+    return *this;
+  }
+  /// Keep the maximum of the values seen (for peaks).
+  void note_max(uint64_t v) {
+    if (v > m_v) m_v = v;
+  }
+  void set(uint64_t v) { m_v = v; }
+  uint64_t get() const { return m_v; }
+  nlohmann::json value() const override { return m_v; }
+
+ private:
+  uint64_t m_v = 0;
+};
+
+/// A value set once (strings, flags, measured quantities).
+template <typename T>
+class Value : public StatBase {
+ public:
+  using StatBase::StatBase;
+  void set(const T& v) { m_v = v; }
+  const T& get() const { return m_v; }
+  nlohmann::json value() const override { return m_v; }
+
+ private:
+  T m_v{};
+};
+
+/// A value computed when statistics are written (utilizations, averages).
+class Derived : public StatBase {
+ public:
+  Derived(const sc_core::sc_object* owner, const char* leaf, const char* unit, const char* desc,
+          std::function<nlohmann::json()> fn)
+      : StatBase(owner, nullptr, leaf, unit, desc), m_fn(std::move(fn)) {}
+  nlohmann::json value() const override { return m_fn(); }
+
+ private:
+  std::function<nlohmann::json()> m_fn;
+};
+
+/// All statistics as one JSON object: nested by hierarchical name, module objects
+/// carry "kind", plus a top-level "schema" with unit and description per kind.stat.
+nlohmann::json stats_json();
+
+}  // namespace fabricvp::core

@@ -1,0 +1,99 @@
+#include "models/tsp/isa.h"
+
+#include <fmt/format.h>
+
+namespace fabricvp::tsp {
+
+std::string VecAddr::str() const { return fmt::format("[{},{},{},{}]", hemisphere, slice, bank, offset); }
+
+namespace {
+template <typename T>
+void put(uint8_t* p, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
+}
+template <typename T>
+T get(const uint8_t* p) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return static_cast<T>(v);
+}
+}  // namespace
+
+std::array<uint8_t, kInstrBytes> Instr::encode() const {
+  std::array<uint8_t, kInstrBytes> out{};
+  out[0] = static_cast<uint8_t>(op);
+  out[1] = static_cast<uint8_t>(dtype);
+  put<uint16_t>(&out[2], port);
+  put<uint32_t>(&out[4], count);
+  put<uint32_t>(&out[8], a);
+  put<uint32_t>(&out[12], b);
+  put<uint32_t>(&out[16], c);
+  put<uint64_t>(&out[20], imm);
+  put<uint32_t>(&out[28], line);
+  return out;
+}
+
+Instr Instr::decode(const uint8_t* p) {
+  Instr i;
+  i.op = static_cast<Op>(p[0]);
+  i.dtype = static_cast<Dtype>(p[1]);
+  i.port = get<uint16_t>(&p[2]);
+  i.count = get<uint32_t>(&p[4]);
+  i.a = get<uint32_t>(&p[8]);
+  i.b = get<uint32_t>(&p[12]);
+  i.c = get<uint32_t>(&p[16]);
+  i.imm = get<uint64_t>(&p[20]);
+  i.line = get<uint32_t>(&p[28]);
+  return i;
+}
+
+bool Instr::operator==(const Instr& o) const {
+  return op == o.op && dtype == o.dtype && port == o.port && count == o.count && a == o.a && b == o.b && c == o.c &&
+         imm == o.imm && line == o.line;
+}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::END: return "END";
+    case Op::NOP: return "NOP";
+    case Op::WAIT: return "WAIT";
+    case Op::SEND: return "SEND";
+    case Op::RECV: return "RECV";
+    case Op::ADD: return "ADD";
+    case Op::SYNC: return "SYNC";
+    case Op::NOTIFY: return "NOTIFY";
+  }
+  return "?";
+}
+
+const char* dtype_name(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp16: return "fp16";
+    case Dtype::int32: return "int32";
+    case Dtype::none: break;
+  }
+  return "none";
+}
+
+uint32_t dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp32:
+    case Dtype::int32: return 4;
+    case Dtype::bf16:
+    case Dtype::fp16: return 2;
+    case Dtype::none: break;
+  }
+  return 0;
+}
+
+Dtype parse_dtype(const std::string& s) {
+  if (s == "fp32") return Dtype::fp32;
+  if (s == "bf16") return Dtype::bf16;
+  if (s == "fp16") return Dtype::fp16;
+  if (s == "int32") return Dtype::int32;
+  return Dtype::none;
+}
+
+}  // namespace fabricvp::tsp

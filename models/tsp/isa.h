@@ -1,0 +1,77 @@
+// TSP instruction set used by fabricvp (docs/isa.md is the reference).
+//
+// A chip runs one instruction stream per instruction queue (ICU). Every
+// instruction issues in one core cycle except NOP n (n cycles), WAIT c (until
+// cycle c) and SYNC (until a NOTIFY). SEND, RECV and ADD then run in their
+// functional unit for a known, documented time; a conflicting use of a unit is
+// a hardware error, because the hardware has no interlocks or back-pressure.
+//
+// Binary encoding: 32 bytes per instruction, little-endian
+//   [0] opcode  [1] dtype  [2..3] port  [4..7] count
+//   [8..11] a   [12..15] b [16..19] c   [20..27] imm  [28..31] source line
+// A queue's image ends with an END instruction (opcode 0).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace fabricvp::tsp {
+
+// SRAM geometry (seed 000 Fig 3): [hemisphere 2, slice 44, bank 2, offset 4096] x 320 B.
+constexpr uint32_t kHemispheres = 2;
+constexpr uint32_t kSlices = 44;
+constexpr uint32_t kBanks = 2;
+constexpr uint32_t kOffsets = 4096;
+constexpr uint32_t kVectorBytes = 320;
+constexpr uint32_t kVectors = kHemispheres * kSlices * kBanks * kOffsets;  // 720,896
+constexpr uint64_t kSramBytes = static_cast<uint64_t>(kVectors) * kVectorBytes;  // 220 MiB
+
+/// [hemisphere, slice, bank, offset] of one 320-byte vector.
+struct VecAddr {
+  uint32_t hemisphere = 0, slice = 0, bank = 0, offset = 0;
+  /// Linear vector index: offsets vary fastest, then bank, slice, hemisphere.
+  uint32_t linear() const { return ((hemisphere * kSlices + slice) * kBanks + bank) * kOffsets + offset; }
+  static VecAddr from_linear(uint32_t v) {
+    VecAddr a;
+    a.offset = v % kOffsets;
+    v /= kOffsets;
+    a.bank = v % kBanks;
+    v /= kBanks;
+    a.slice = v % kSlices;
+    a.hemisphere = v / kSlices;
+    return a;
+  }
+  bool valid() const {
+    return hemisphere < kHemispheres && slice < kSlices && bank < kBanks && offset < kOffsets;
+  }
+  std::string str() const;
+};
+
+enum class Op : uint8_t { END = 0, NOP = 1, WAIT = 2, SEND = 3, RECV = 4, ADD = 5, SYNC = 6, NOTIFY = 7 };
+enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4 };
+
+constexpr uint32_t kInstrBytes = 32;
+
+struct Instr {
+  Op op = Op::END;
+  Dtype dtype = Dtype::none;
+  uint16_t port = 0;
+  uint32_t count = 0;
+  uint32_t a = 0, b = 0, c = 0;  ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources)
+  uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle
+  uint32_t line = 0;             ///< source line of the assembly text (0 if none)
+
+  std::array<uint8_t, kInstrBytes> encode() const;
+  static Instr decode(const uint8_t* bytes);
+  bool operator==(const Instr& o) const;
+};
+
+const char* op_name(Op op);
+const char* dtype_name(Dtype d);
+/// Bytes per element; 0 for Dtype::none.
+uint32_t dtype_bytes(Dtype d);
+/// Parse "fp32" etc.; returns Dtype::none if unknown.
+Dtype parse_dtype(const std::string& s);
+
+}  // namespace fabricvp::tsp

@@ -1,0 +1,126 @@
+// Groq Tensor Streaming Processor (seed 000): 220 MiB SRAM, 11 C2C ports
+// (7 local, 4 global), statically scheduled instruction queues.
+//
+// Timing (docs/isa.md): the chip's clock has period 1/clock_mhz; cycle c is at
+// clock.ps(c). The sequencer issues each queue's instructions at their exact
+// cycle from one SC_METHOD per chip; bursts (SEND, RECV, ADD) run in their
+// units afterwards and their per-vector data operations are applied in time
+// order by the chip's Timeline. A burst costs a handful of SystemC events in
+// total, never one per vector.
+//
+// Host access (the `ctrl` socket, TLM-2.0 generic payload, debug transport):
+//   [0, 220 MiB)                    SRAM, byte address = linear vector * 320 + byte
+//   kImemBase + q * kImemStride     instruction memory of queue q (32-byte instructions, END-terminated)
+#pragma once
+
+#include <tlm_utils/simple_target_socket.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/c2c/protocol.h"
+#include "models/core/module.h"
+#include "models/core/timebase.h"
+#include "models/tsp/isa.h"
+#include "models/tsp/port.h"
+#include "models/tsp/sram.h"
+#include "models/tsp/timeline.h"
+
+namespace fabricvp::tsp {
+
+constexpr uint64_t kImemBase = 0x10000000ULL;
+constexpr uint64_t kImemStride = 0x01000000ULL;
+
+class Tsp : public core::Module, public c2c::Producer {
+ public:
+  SC_HAS_PROCESS(Tsp);
+  explicit Tsp(const sc_core::sc_module_name& nm);
+  ~Tsp() override;
+
+  core::Param<double> clock_mhz;
+  core::Param<uint32_t> send_latency;
+  core::Param<uint32_t> recv_latency;
+  core::Param<uint32_t> add_latency;
+  core::Param<uint32_t> notify_latency;
+  core::Param<uint32_t> queues;
+  core::Param<uint32_t> vxm_alus;
+  core::Param<uint32_t> rx_buffer_vectors;
+  core::Param<uint32_t> tx_buffer_vectors;
+  core::Param<uint32_t> local_ports;
+  core::Param<uint32_t> global_ports;
+  core::Param<uint32_t> imem_instructions;
+  core::Param<uint64_t> drain_interval_ns;
+
+  tlm_utils::simple_target_socket<Tsp> ctrl;
+
+  uint32_t port_count() const { return static_cast<uint32_t>(m_ports.size()); }
+  Port& port(uint32_t i) { return *m_ports.at(i); }
+  const core::Clock& clock() const { return m_clock; }
+  Sram& sram() { return m_sram; }
+  uint32_t trace_pid() const { return m_pid; }
+
+  /// Apply every data operation up to `horizon_ps` (never beyond the current time).
+  void drain(uint64_t horizon_ps) override;
+  /// End of run: apply everything, then report undelivered vectors and parked queues.
+  void finish();
+  /// Time of the last SRAM write by RECV or ADD (ps), 0 if none.
+  uint64_t last_write_ps() const { return m_last_write; }
+  /// Cycle after the last instruction issued by any queue.
+  uint64_t end_cycle() const { return m_end_cycle; }
+
+  /// Decode and check the instruction memory, then start every queue at cycle 0
+  /// of the current delta. Throws core::ConfigError naming chip, queue,
+  /// instruction and source line. A chip that is never started stays idle.
+  void start();
+
+ private:
+  enum class QState : uint8_t { run, sync, done };
+  struct Queue {
+    std::vector<Instr> prog;
+    size_t pc = 0;
+    uint64_t next = 0;        // cycle of the next issue
+    uint64_t sync_cycle = 0;  // cycle the queue parked in SYNC
+    QState st = QState::done;
+  };
+  struct Notify {
+    uint64_t issued, deliver;
+  };
+
+  void sequencer();
+  void ticker();
+  void issue(uint32_t q, Queue& queue, uint64_t cycle);
+  void extend(uint64_t end_ps);
+  void ctrl_dbg_access(tlm::tlm_generic_payload& gp, bool& ok);
+  unsigned int ctrl_dbg(tlm::tlm_generic_payload& gp);
+  void load_queues();
+  [[noreturn]] void program_error(uint32_t q, size_t pc, const Instr& in, const std::string& msg) const;
+  void error(const std::string& where, uint64_t cycle, const std::string& msg);
+
+  core::Clock m_clock;
+  std::vector<std::unique_ptr<Port>> m_ports;
+  Sram m_sram;
+  Timeline m_timeline;
+  std::vector<std::vector<uint8_t>> m_imem;
+  std::vector<Queue> m_queues;
+  std::deque<Notify> m_notifies;
+  std::vector<uint64_t> m_alu_free;  // cycle each ALU becomes free
+  sc_core::sc_event m_kick;
+  bool m_ticking = false;
+  sc_core::sc_event m_start;
+  bool m_draining = false;
+  uint64_t m_drained_to = 0;
+  uint64_t m_end_ps = 0;  // end of the last registered burst
+  uint64_t m_last_write = 0;
+  uint64_t m_end_cycle = 0;
+  uint32_t m_pid = 0;
+
+ public:
+  core::Counter instructions, sends, recvs, adds, nops, waits, syncs, notifies;
+  core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
+  core::Derived sram_pages, sram_bytes, last_write;
+};
+
+}  // namespace fabricvp::tsp

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install fabricvp's build and test dependencies from Debian packages.
+# Idempotent: packages that are already installed are skipped, so a second run
+# does nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake make pkg-config
+  libsystemc-dev        # SystemC 2.3 + TLM-2.0 kernel
+  libyaml-cpp-dev       # platform files
+  nlohmann-json3-dev    # stats.json, trace.json
+  libcli11-dev          # command line
+  libfmt-dev            # formatting
+  libgtest-dev          # unit tests
+  verilator             # RTL co-simulation (ACE datapath)
+  time                  # /usr/bin/time for benchmarks (peak RSS)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,254 @@
+#include "sw/asm/program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "models/core/config.h"
+
+namespace fabricvp::sw {
+
+using tsp::Dtype;
+using tsp::Instr;
+using tsp::Op;
+
+size_t Program::instructions() const {
+  size_t n = 0;
+  for (const auto& q : queues) n += q.size();
+  return n;
+}
+
+void Program::emit(uint32_t q, const Instr& in) {
+  if (queues.size() <= q) queues.resize(q + 1);
+  queues[q].push_back(in);
+}
+
+namespace {
+
+struct Parser {
+  const std::string& file;
+  int line;
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw core::ConfigError(fmt::format("{}:{}: {}", file, line, msg));
+  }
+
+  static std::string trim(const std::string& s) {
+    size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  }
+
+  uint64_t number(const std::string& tok, const char* what) const {
+    std::string t = trim(tok);
+    if (t.empty() || t[0] == '-') fail(fmt::format("expected {} (a non-negative integer), got '{}'", what, t));
+    errno = 0;
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(t.c_str(), &end, 0);
+    if (errno || !end || *end) fail(fmt::format("expected {} (a non-negative integer), got '{}'", what, t));
+    return v;
+  }
+
+  uint32_t address(const std::string& tok) const {
+    std::string t = trim(tok);
+    if (!t.empty() && t[0] == '@') {
+      uint64_t v = number(t.substr(1), "linear vector address");
+      if (v >= tsp::kVectors) fail(fmt::format("address @{} is past the end of SRAM ({} vectors)", v, tsp::kVectors));
+      return static_cast<uint32_t>(v);
+    }
+    if (t.size() < 2 || t.front() != '[' || t.back() != ']')
+      fail(fmt::format("expected an address [hemisphere,slice,bank,offset] or @linear, got '{}'", t));
+    std::vector<std::string> parts;
+    std::stringstream ss(t.substr(1, t.size() - 2));
+    std::string p;
+    while (std::getline(ss, p, ',')) parts.push_back(p);
+    if (parts.size() != 4) fail(fmt::format("address '{}' needs 4 fields [hemisphere,slice,bank,offset]", t));
+    tsp::VecAddr a{static_cast<uint32_t>(number(parts[0], "hemisphere")),
+                   static_cast<uint32_t>(number(parts[1], "slice")), static_cast<uint32_t>(number(parts[2], "bank")),
+                   static_cast<uint32_t>(number(parts[3], "offset"))};
+    if (!a.valid())
+      fail(fmt::format("address {} out of range: hemisphere < {}, slice < {}, bank < {}, offset < {}", t,
+                       tsp::kHemispheres, tsp::kSlices, tsp::kBanks, tsp::kOffsets));
+    return a.linear();
+  }
+
+  uint16_t port(const std::string& tok) const {
+    std::string t = trim(tok);
+    if (!t.empty() && (t[0] == 'p' || t[0] == 'P')) t = t.substr(1);
+    uint64_t v = number(t, "port");
+    if (v > 0xffff) fail(fmt::format("port {} out of range", v));
+    return static_cast<uint16_t>(v);
+  }
+
+  uint32_t count(const std::string& tok) const {
+    uint64_t v = number(tok, "vector count");
+    if (v == 0 || v > tsp::kVectors) fail(fmt::format("vector count {} must be in [1, {}]", v, tsp::kVectors));
+    return static_cast<uint32_t>(v);
+  }
+};
+
+std::vector<std::string> split_operands(const std::string& s) {
+  // Split on commas that are not inside [...].
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char ch : s) {
+    if (ch == '[') ++depth;
+    if (ch == ']') --depth;
+    if (ch == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!Parser::trim(cur).empty() || !out.empty()) out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+Program assemble(const std::string& text, const std::string& file) {
+  Program prog;
+  std::istringstream in(text);
+  std::string raw;
+  int line = 0;
+  long queue = -1;
+  while (std::getline(in, raw)) {
+    ++line;
+    Parser P{file, line};
+    std::string s = raw.substr(0, std::min(raw.find(';'), raw.find('#')));
+    s = Parser::trim(s);
+    if (s.empty()) continue;
+    size_t sp = s.find_first_of(" \t");
+    std::string mnem = s.substr(0, sp);
+    std::string rest = sp == std::string::npos ? "" : Parser::trim(s.substr(sp));
+    std::string upper = mnem;
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (upper == ".TSP") {
+      if (rest.empty()) P.fail(".tsp needs a chip name");
+      prog.target = rest;
+      continue;
+    }
+    if (upper == ".QUEUE") {
+      queue = static_cast<long>(P.number(rest, "queue number"));
+      if (queue > 4095) P.fail(fmt::format("queue {} out of range (max 4095)", queue));
+      if (prog.queues.size() <= static_cast<size_t>(queue)) prog.queues.resize(static_cast<size_t>(queue) + 1);
+      continue;
+    }
+    if (queue < 0) P.fail(fmt::format("'{}' before any .queue directive", mnem));
+    std::vector<std::string> ops = split_operands(rest);
+    auto want = [&](size_t n) {
+      if (ops.size() != n) P.fail(fmt::format("{} takes {} operand(s), got {}", mnem, n, ops.size()));
+    };
+    Instr ins;
+    ins.line = static_cast<uint32_t>(line);
+    std::string base = upper.substr(0, upper.find('.'));
+    std::string suffix = upper.find('.') == std::string::npos ? "" : upper.substr(upper.find('.') + 1);
+    if (!suffix.empty() && base != "ADD") P.fail(fmt::format("{} takes no type suffix", base));
+    if (base == "NOP") {
+      if (ops.empty()) {
+        ins.imm = 1;
+      } else {
+        want(1);
+        ins.imm = P.number(ops[0], "cycle count");
+        if (ins.imm == 0) P.fail("NOP needs at least 1 cycle");
+      }
+      ins.op = Op::NOP;
+    } else if (base == "WAIT") {
+      want(1);
+      ins.op = Op::WAIT;
+      ins.imm = P.number(ops[0], "cycle");
+    } else if (base == "SEND" || base == "RECV") {
+      want(3);
+      ins.op = base == "SEND" ? Op::SEND : Op::RECV;
+      ins.port = P.port(ops[0]);
+      ins.a = P.address(ops[1]);
+      ins.count = P.count(ops[2]);
+    } else if (base == "ADD") {
+      std::string dt = suffix;
+      std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
+      ins.dtype = tsp::parse_dtype(dt);
+      if (ins.dtype == Dtype::none) P.fail(fmt::format("ADD needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", mnem));
+      want(4);
+      ins.op = Op::ADD;
+      ins.a = P.address(ops[0]);
+      ins.b = P.address(ops[1]);
+      ins.c = P.address(ops[2]);
+      ins.count = P.count(ops[3]);
+    } else if (base == "SYNC" || base == "NOTIFY") {
+      want(0);
+      ins.op = base == "SYNC" ? Op::SYNC : Op::NOTIFY;
+    } else {
+      P.fail(fmt::format("unknown instruction '{}'", mnem));
+    }
+    if (ins.op == Op::SEND || ins.op == Op::RECV || ins.op == Op::ADD) {
+      for (uint32_t addr : {ins.a, ins.b, ins.c}) {
+        if (ins.op != Op::ADD && addr != ins.a) continue;
+        if (static_cast<uint64_t>(addr) + ins.count > tsp::kVectors)
+          P.fail(fmt::format("{} vectors from {} run past the end of SRAM", ins.count,
+                             tsp::VecAddr::from_linear(addr).str()));
+      }
+    }
+    prog.queues[static_cast<size_t>(queue)].push_back(ins);
+  }
+  return prog;
+}
+
+Program assemble_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw core::ConfigError(fmt::format("{}: cannot open program file", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return assemble(ss.str(), path);
+}
+
+std::string format_instr(const Instr& in) {
+  auto addr = [](uint32_t v) { return tsp::VecAddr::from_linear(v).str(); };
+  switch (in.op) {
+    case Op::NOP: return fmt::format("NOP {}", in.imm);
+    case Op::WAIT: return fmt::format("WAIT {}", in.imm);
+    case Op::SEND: return fmt::format("SEND p{}, {}, {}", in.port, addr(in.a), in.count);
+    case Op::RECV: return fmt::format("RECV p{}, {}, {}", in.port, addr(in.a), in.count);
+    case Op::ADD:
+      return fmt::format("ADD.{} {}, {}, {}, {}", tsp::dtype_name(in.dtype), addr(in.a), addr(in.b), addr(in.c),
+                         in.count);
+    case Op::SYNC: return "SYNC";
+    case Op::NOTIFY: return "NOTIFY";
+    case Op::END: return "END";
+  }
+  return "?";
+}
+
+std::string disassemble(const Program& p) {
+  std::string out = "; fabricvp TSP program (docs/isa.md)\n";
+  if (!p.target.empty()) out += fmt::format(".tsp {}\n", p.target);
+  for (size_t q = 0; q < p.queues.size(); ++q) {
+    if (p.queues[q].empty()) continue;
+    out += fmt::format("\n.queue {}\n", q);
+    for (const Instr& in : p.queues[q]) {
+      out += "    ";
+      out += format_instr(in);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> encode_queue(const std::vector<Instr>& q) {
+  std::vector<uint8_t> out;
+  out.reserve((q.size() + 1) * tsp::kInstrBytes);
+  for (const Instr& in : q) {
+    auto b = in.encode();
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  auto end = Instr{}.encode();
+  out.insert(out.end(), end.begin(), end.end());
+  return out;
+}
+
+}  // namespace fabricvp::sw

@@ -1,0 +1,32 @@
+// Host side of a checked run: seeded input data and an independent reference.
+//
+// The reference never uses the model's ALU code: each element is converted to
+// binary64, added, and rounded back to the format — by the hardware's
+// double->float conversion for fp32, and by a generic integer
+// round-to-nearest-even routine for fp16 and bf16. The binary64 sum rounded
+// once more is the correctly rounded sum (53 >= 2p + 2 for p = 24, 11, 8), so
+// the reference is exact IEEE addition.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/tsp/isa.h"
+
+namespace fabricvp::runtime {
+
+/// Fill `bytes` bytes with seeded values (splitmix64 stream) of type dt: floats with random sign and
+/// significand and exponents in a range that cannot overflow when 8 are summed;
+/// int32 uniformly random (sums wrap).
+void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes);
+
+/// acc[i] = acc[i] + x[i] element-wise (reference arithmetic), `bytes` bytes.
+void reference_add(tsp::Dtype dt, uint8_t* acc, const uint8_t* x, uint64_t bytes);
+
+/// Element value as a double (for mismatch reports).
+double element_value(tsp::Dtype dt, const uint8_t* p);
+
+/// Round a double to the format (RNE, canonical NaN); returns the bit pattern.
+uint32_t round_to(tsp::Dtype dt, double x);
+
+}  // namespace fabricvp::runtime

@@ -1,0 +1,504 @@
+#include "sw/runtime/runner.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "models/core/context.h"
+#include "models/core/module.h"
+#include "platforms/system.h"
+#include "sw/asm/program.h"
+#include "sw/runtime/reference.h"
+#include "sw/sched/collectives.h"
+
+namespace fs = std::filesystem;
+
+namespace fabricvp::runtime {
+
+namespace {
+
+constexpr const char* kVersion = FABRICVP_VERSION;
+
+double peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+std::string human_bytes(uint64_t b) {
+  if (b >= (1ULL << 30) && b % (1ULL << 30) == 0) return fmt::format("{} GiB", b >> 30);
+  if (b >= (1ULL << 20) && b % (1ULL << 20) == 0) return fmt::format("{} MiB", b >> 20);
+  if (b >= (1ULL << 10) && b % (1ULL << 10) == 0) return fmt::format("{} KiB", b >> 10);
+  return fmt::format("{} B", b);
+}
+
+std::string human_time(uint64_t ps) {
+  if (ps >= 1000000000ULL) return fmt::format("{:.3f} ms", ps / 1e9);
+  if (ps >= 1000000ULL) return fmt::format("{:.3f} us", ps / 1e6);
+  return fmt::format("{:.3f} ns", ps / 1e3);
+}
+
+/// Effective configuration: every parameter with its value, loadable as a platform file.
+uint64_t write_effective_config(const std::string& path, const RunOptions& opt) {
+  std::string body;
+  for (const core::ParamBase* p : core::all_params()) {
+    std::string v = p->value_str();
+    if (std::string(p->type_name()) == "string") v = nlohmann::json(v).dump();
+    body += fmt::format("{}: {}\n", p->name(), v);
+  }
+  uint64_t hash = core::fnv1a64(body);
+  std::ofstream f(path);
+  if (!f) throw core::ConfigError(fmt::format("{}: cannot write the effective configuration", path));
+  f << "# fabricvp effective configuration (every parameter; loadable as a platform file)\n";
+  f << "# platform: " << opt.platform << "\n";
+  for (const auto& o : opt.overrides) f << "# -p " << o << "\n";
+  f << fmt::format("# config_hash: {:016x}\n", hash);
+  for (const core::ParamBase* p : core::all_params()) {
+    std::string v = p->value_str();
+    if (std::string(p->type_name()) == "string") v = nlohmann::json(v).dump();
+    std::string from = p->source() ? p->source()->origin.str() : "default";
+    f << fmt::format("{}: {}  # {}{}{} [{}]\n", p->name(), v, p->unit(), *p->unit() ? "; " : "", p->description(),
+                     from);
+  }
+  return hash;
+}
+
+struct Mismatch {
+  uint32_t chip;
+  uint64_t byte;
+  double expected, got;
+};
+
+}  // namespace
+
+uint64_t parse_bytes(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) throw core::ConfigError(fmt::format("--bytes '{}': expected a size like 4096, 100KiB, 64MiB or 1GiB", s));
+  double v = std::stod(s.substr(0, i));
+  std::string unit = s.substr(i);
+  double mult = 1;
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "KiB" || unit == "K")
+    mult = 1024.0;
+  else if (unit == "MiB" || unit == "M")
+    mult = 1024.0 * 1024;
+  else if (unit == "GiB" || unit == "G")
+    mult = 1024.0 * 1024 * 1024;
+  else if (unit == "kB")
+    mult = 1e3;
+  else if (unit == "MB")
+    mult = 1e6;
+  else if (unit == "GB")
+    mult = 1e9;
+  else
+    throw core::ConfigError(fmt::format("--bytes '{}': unknown unit '{}' (B, KiB, MiB, GiB, kB, MB, GB)", s, unit));
+  double bytes = v * mult;
+  if (bytes != std::floor(bytes) || bytes <= 0)
+    throw core::ConfigError(fmt::format("--bytes '{}' is not a positive whole number of bytes", s));
+  return static_cast<uint64_t>(bytes);
+}
+
+uint64_t parse_time_ps(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) throw core::ConfigError(fmt::format("time '{}': expected a number with unit ps, ns, us or ms", s));
+  double v = std::stod(s.substr(0, i));
+  std::string unit = s.substr(i);
+  double mult;
+  if (unit == "ps")
+    mult = 1;
+  else if (unit == "ns")
+    mult = 1e3;
+  else if (unit == "us")
+    mult = 1e6;
+  else if (unit == "ms")
+    mult = 1e9;
+  else
+    throw core::ConfigError(fmt::format("time '{}': unit must be ps, ns, us or ms", s));
+  return static_cast<uint64_t>(std::llround(v * mult));
+}
+
+RunParams::RunParams()
+    : chunk_vectors("sched", "chunk_vectors", 64, "vectors",
+                    "reduction granularity of the collective scheduler (raised to fit imem)", 1, 1u << 20),
+      staging_chunks("sched", "staging_chunks", 4, "chunks",
+                     "receive ring per source in the reduction (doubled while the reduction lags)", 1, 1u << 20) {
+  core::default_log_level();
+}
+
+sched::Machine machine_of(const platform::System& sys) {
+  sched::Machine m;
+  uint32_t n = static_cast<uint32_t>(sys.chips.size());
+  for (const tsp::Tsp* t : sys.chips) {
+    sched::ChipSpec c;
+    c.name = t->name();
+    c.clock = t->clock();
+    c.send_latency = t->send_latency;
+    c.recv_latency = t->recv_latency;
+    c.add_latency = t->add_latency;
+    c.queues = t->queues;
+    c.alus = t->vxm_alus;
+    c.tx_buffer = t->tx_buffer_vectors;
+    c.rx_buffer = t->rx_buffer_vectors;
+    c.imem = t->imem_instructions;
+    c.ports = t->port_count();
+    m.chips.push_back(c);
+  }
+  m.port.assign(n, std::vector<int>(n, -1));
+  m.link.assign(n, std::vector<sched::LinkSpec>(n));
+  for (const platform::Wire& w : sys.wires) {
+    m.port[w.a_chip][w.b_chip] = static_cast<int>(w.a_port);
+    m.port[w.b_chip][w.a_chip] = static_cast<int>(w.b_port);
+    m.link[w.a_chip][w.b_chip] = sched::LinkSpec{w.link->a_to_b.rate(), w.link->a_to_b.latency_ps()};
+    m.link[w.b_chip][w.a_chip] = sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()};
+  }
+  return m;
+}
+
+namespace {
+
+int run_impl(const RunOptions& opt) {
+  auto wall0 = std::chrono::steady_clock::now();
+  core::Context& ctx = core::Context::get();
+  ctx.set_seed(opt.seed);
+  ctx.config().load_file(opt.platform);
+  for (const auto& o : opt.overrides) ctx.config().add_override(o);
+
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);
+  if (ec) throw core::ConfigError(fmt::format("{}: cannot create output directory: {}", opt.out_dir, ec.message()));
+  if (opt.trace) ctx.trace().open((fs::path(opt.out_dir) / "trace.json").string(), opt.trace_from_ps, opt.trace_to_ps);
+
+  RunParams rp;
+  platform::System sys("sys");
+  ctx.config().check_all_used(platform::parameter_names());
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // complete elaboration: sockets are bound from here on
+  uint64_t config_hash = write_effective_config((fs::path(opt.out_dir) / "config.yaml").string(), opt);
+  const uint32_t n = static_cast<uint32_t>(sys.chips.size());
+
+  // ---- software: compile the collective, or assemble hand-written programs ----
+  bool collective = opt.programs_dir.empty();
+  sched::Request req;
+  sched::Plan plan;
+  std::vector<sw::Program> programs(n);
+  fs::path progdir = fs::path(opt.out_dir) / "programs";
+  if (collective) {
+    if (!sched::parse_kind(opt.workload, req.kind))
+      throw core::ConfigError(fmt::format(
+          "--workload '{}': expected allreduce, allgather, reducescatter or broadcast", opt.workload));
+    req.bytes = opt.bytes;
+    req.dtype = opt.dtype;
+    req.root = opt.root;
+    req.chunk_vectors = rp.chunk_vectors;
+    req.staging_chunks = rp.staging_chunks;
+    plan = sched::plan(machine_of(sys), req);
+    fs::create_directories(progdir, ec);
+    for (uint32_t c = 0; c < n; ++c) {
+      // Programs are data: written as assembly and loaded from that text.
+      std::string text = sw::disassemble(plan.programs[c]);
+      fs::path file = progdir / (std::string(sys.chips[c]->name()) + ".s");
+      std::ofstream(file) << text;
+      programs[c] = sw::assemble(text, file.string());
+    }
+  } else {
+    bool any = false;
+    for (uint32_t c = 0; c < n; ++c) {
+      fs::path file = fs::path(opt.programs_dir) / (std::string(sys.chips[c]->name()) + ".s");
+      if (!fs::exists(file)) continue;
+      programs[c] = sw::assemble_file(file.string());
+      if (!programs[c].target.empty() && programs[c].target != sys.chips[c]->name())
+        throw core::ConfigError(fmt::format("{}: program is for '{}' but was loaded on '{}'", file.string(),
+                                            programs[c].target, sys.chips[c]->name()));
+      any = true;
+    }
+    if (!any)
+      throw core::ConfigError(fmt::format("{}: no program files (expected <chip name>.s, e.g. {}.s)",
+                                          opt.programs_dir, sys.chips[0]->name()));
+  }
+  size_t instructions = 0;
+  for (uint32_t c = 0; c < n; ++c) {
+    const sw::Program& p = programs[c];
+    if (p.queues.size() > sys.chips[c]->queues)
+      throw core::ConfigError(fmt::format("{}: program uses queue {} but the chip has {} queues", sys.chips[c]->name(),
+                                          p.queues.size() - 1, sys.chips[c]->queues.get()));
+    for (uint32_t q = 0; q < p.queues.size(); ++q) {
+      if (p.queues[q].size() + 1 > sys.chips[c]->imem_instructions)
+        throw core::ConfigError(fmt::format("{}: queue {} has {} instructions; imem_instructions is {}",
+                                            sys.chips[c]->name(), q, p.queues[q].size(),
+                                            sys.chips[c]->imem_instructions.get()));
+      std::vector<uint8_t> image = sw::encode_queue(p.queues[q]);
+      sys.host.write(c, tsp::kImemBase + q * tsp::kImemStride, image.data(), image.size());
+    }
+    instructions += p.instructions();
+  }
+  for (uint32_t c = 0; c < n; ++c)
+    if (!programs[c].queues.empty()) sys.chips[c]->start();
+
+  double setup_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  auto load0 = std::chrono::steady_clock::now();
+  // ---- data: seeded inputs into SRAM, reference on the host ----
+  std::vector<uint8_t> expected;
+  tsp::Dtype dt = opt.dtype;
+  if (collective) {
+    std::vector<uint8_t> input(plan.input_bytes);
+    bool sum = req.kind == sched::Kind::allreduce || req.kind == sched::Kind::reducescatter;
+    if (sum || req.kind == sched::Kind::allgather) expected.assign(req.kind == sched::Kind::allgather ? req.bytes : plan.input_bytes, 0);
+    for (uint32_t c = 0; c < n; ++c) {
+      if (plan.inputs[c].empty()) continue;
+      generate(dt, ctx.stream_seed(std::string("workload/input/") + sys.chips[c]->name()), input.data(), input.size());
+      uint64_t pos = 0;
+      for (const sched::Region& r : plan.inputs[c]) {
+        sys.host.write(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes, input.data() + pos, r.bytes);
+        pos += r.bytes;
+      }
+      if (req.kind == sched::Kind::allgather)
+        std::memcpy(expected.data() + c * input.size(), input.data(), input.size());
+      else if (req.kind == sched::Kind::broadcast)
+        expected = input;
+      else if (c == 0)
+        expected = input;
+      else
+        reference_add(dt, expected.data(), input.data(), input.size());
+    }
+  }
+
+  double load_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count();
+  // ---- simulate ----
+  auto sim0 = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  for (tsp::Tsp* t : sys.chips) t->finish();
+  double sim_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sim0).count();
+  uint64_t sim_end = sc_core::sc_time_stamp().value();
+  uint64_t completion = 0;
+  for (tsp::Tsp* t : sys.chips) completion = std::max(completion, t->last_write_ps());
+  bool hw_ok = ctx.hw_errors().empty();
+
+  // ---- check ----
+  auto check0 = std::chrono::steady_clock::now();
+  uint64_t mismatched = 0;
+  uint32_t chips_ok = 0;
+  std::vector<Mismatch> first;
+  if (collective && hw_ok) {
+    uint32_t es = tsp::dtype_bytes(dt);
+    std::vector<uint8_t> got(std::min<uint64_t>(expected.size(), 4u << 20));
+    for (uint32_t c = 0; c < n; ++c) {
+      const uint8_t* want = expected.data();
+      if (req.kind == sched::Kind::reducescatter) want += c * plan.outputs[c][0].bytes;
+      uint64_t bad = 0, pos = 0;
+      for (const auto& r : plan.outputs[c]) {
+        for (uint64_t done = 0; done < r.bytes;) {
+          uint64_t len = std::min<uint64_t>(got.size(), r.bytes - done);
+          sys.host.read(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + done, got.data(), len);
+          if (std::memcmp(got.data(), want + pos, len) != 0) {
+            for (uint64_t b = 0; b < len; b += es)
+              if (std::memcmp(got.data() + b, want + pos + b, es) != 0) {
+                if (first.size() < 8)
+                  first.push_back(Mismatch{c, pos + b, element_value(dt, want + pos + b), element_value(dt, got.data() + b)});
+                ++bad;
+              }
+          }
+          done += len;
+          pos += len;
+        }
+      }
+      mismatched += bad;
+      if (!bad) ++chips_ok;
+    }
+  }
+  double check_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - check0).count();
+  bool verified = collective && hw_ok && mismatched == 0;
+  bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
+
+  // ---- statistics ----
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  core::Value<std::string> r_version(nullptr, "run", "version", "", "fabricvp version");
+  core::Value<std::string> r_hash(nullptr, "run", "config_hash", "", "FNV-1a 64 of the effective configuration");
+  core::Value<std::string> r_platform(nullptr, "run", "platform", "", "platform file");
+  core::Value<uint64_t> r_seed(nullptr, "run", "seed", "", "random seed of the run");
+  core::Value<double> r_wall(nullptr, "run", "wall_s", "s", "host wall-clock time of the whole run");
+  core::Value<double> r_setup_wall(nullptr, "run", "setup_wall_s", "s",
+                                   "host time to elaborate, schedule and load programs");
+  core::Value<double> r_load_wall(nullptr, "run", "load_wall_s", "s",
+                                  "host time to generate inputs, load them and compute the reference");
+  core::Value<double> r_sim_wall(nullptr, "run", "sim_wall_s", "s", "host wall-clock time inside sc_start");
+  core::Value<double> r_check_wall(nullptr, "run", "check_wall_s", "s", "host time to check every chip's result");
+  core::Value<uint64_t> r_sim(nullptr, "run", "sim_time_ps", "ps", "simulated time at the end of the run");
+  core::Value<double> r_rate(nullptr, "run", "sim_ns_per_wall_s", "ns/s", "simulated ns per host second in sc_start");
+  core::Value<double> r_rss(nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process");
+  core::Value<uint64_t> r_chips(nullptr, "run", "chips", "chips", "TSPs in the platform");
+  core::Value<uint64_t> r_links(nullptr, "run", "links", "links", "C2C links in the platform");
+  core::Value<uint64_t> r_instr(nullptr, "run", "program_instructions", "instructions", "instructions loaded");
+  core::Value<uint64_t> r_hw(nullptr, "run", "hardware_errors", "errors", "hardware errors raised");
+  core::Value<std::string> r_status(nullptr, "run", "status", "",
+                                    "ok | hardware_error | mismatch | timing_mismatch");
+  r_version.set(kVersion);
+  r_hash.set(fmt::format("{:016x}", config_hash));
+  r_platform.set(opt.platform);
+  r_seed.set(opt.seed);
+  r_wall.set(wall);
+  r_setup_wall.set(setup_wall);
+  r_load_wall.set(load_wall);
+  r_sim_wall.set(sim_wall);
+  r_check_wall.set(check_wall);
+  r_sim.set(sim_end);
+  r_rate.set(sim_wall > 0 ? sim_end / 1e3 / sim_wall : 0.0);
+  r_rss.set(peak_rss_mib());
+  r_chips.set(n);
+  r_links.set(sys.links.size());
+  r_instr.set(instructions);
+  r_hw.set(ctx.hw_errors().size());
+  std::string status = !hw_ok ? "hardware_error" : (collective && !verified) ? "mismatch" : !timing_ok ? "timing_mismatch" : "ok";
+  r_status.set(status);
+
+  double link_GBps = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
+  double peak_bus = (n - 1) * link_GBps;
+  std::unique_ptr<core::Value<std::string>> w_kind, w_dtype;
+  std::unique_ptr<core::Value<uint64_t>> w_bytes, w_pred, w_simd, w_root, w_mis, w_chunk;
+  std::unique_ptr<core::Value<bool>> w_ver;
+  std::unique_ptr<core::Value<double>> w_alg, w_bus, w_factor, w_peak, w_pct;
+  double algbw = 0, busbw = 0;
+  if (collective) {
+    algbw = completion ? static_cast<double>(req.bytes) / (completion * 1e-12) / 1e9 : 0.0;
+    busbw = algbw * plan.bus_factor;
+    w_kind = std::make_unique<core::Value<std::string>>(nullptr, "workload", "kind", "", "collective");
+    w_bytes = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "bytes", "bytes",
+                                                      "collective size (nccl-tests convention)");
+    w_dtype = std::make_unique<core::Value<std::string>>(nullptr, "workload", "dtype", "", "element type");
+    w_root = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "root", "", "broadcast root chip index");
+    w_ver = std::make_unique<core::Value<bool>>(nullptr, "workload", "verified", "",
+                                                "every chip's result is bit-exact against the host reference");
+    w_mis = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "mismatched_elements", "elements",
+                                                    "result elements that differ from the reference");
+    w_pred = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "predicted_ps", "ps",
+                                                     "completion predicted by the scheduler");
+    w_simd = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "simulated_ps", "ps",
+                                                     "simulated completion: last result vector written");
+    w_alg = std::make_unique<core::Value<double>>(nullptr, "workload", "algbw_GBps", "GB/s",
+                                                  "bytes / simulated_ps (1 GB = 1e9 B)");
+    w_bus = std::make_unique<core::Value<double>>(nullptr, "workload", "busbw_GBps", "GB/s",
+                                                  "algbw x bus_factor (nccl-tests)");
+    w_factor = std::make_unique<core::Value<double>>(nullptr, "workload", "bus_factor", "",
+                                                     "allreduce 2(n-1)/n, allgather and reducescatter (n-1)/n, "
+                                                     "broadcast 1");
+    w_peak = std::make_unique<core::Value<double>>(nullptr, "workload", "peak_busbw_GBps", "GB/s",
+                                                   "(n-1) x one link direction's payload rate");
+    w_pct = std::make_unique<core::Value<double>>(nullptr, "workload", "busbw_pct_of_peak", "%",
+                                                  "busbw / peak_busbw");
+    w_chunk = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "chunk_vectors", "vectors",
+                                                      "reduction chunk used by the scheduler");
+    w_kind->set(opt.workload);
+    w_bytes->set(req.bytes);
+    w_dtype->set(tsp::dtype_name(dt));
+    w_root->set(req.root);
+    w_ver->set(verified);
+    w_mis->set(mismatched);
+    w_pred->set(plan.predicted_ps);
+    w_simd->set(completion);
+    w_alg->set(algbw);
+    w_bus->set(busbw);
+    w_factor->set(plan.bus_factor);
+    w_peak->set(peak_bus);
+    w_pct->set(peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0);
+    w_chunk->set(plan.chunk_vectors);
+  }
+  {
+    nlohmann::json j = core::stats_json();
+    std::ofstream f(fs::path(opt.out_dir) / "stats.json");
+    f << j.dump(1) << "\n";
+  }
+  ctx.trace().close();
+
+  // ---- summary ----
+  if (!opt.quiet) {
+    fmt::print("\nfabricvp {}  {}  ({} TSPs, {} links)  seed {}\n", kVersion, opt.platform, n, sys.links.size(),
+               opt.seed);
+    if (!sys.description.get().empty()) fmt::print("  {}\n", sys.description.get());
+    if (collective) {
+      fmt::print("  workload     {} {} {} ({} bytes){}, chunk {} vectors\n", opt.workload, human_bytes(req.bytes),
+                 tsp::dtype_name(dt), req.bytes, req.kind == sched::Kind::broadcast ? fmt::format(", root {}", req.root) : "",
+                 plan.chunk_vectors);
+    } else {
+      fmt::print("  programs     {} ({} instructions)\n", opt.programs_dir, instructions);
+    }
+    if (!hw_ok) {
+      fmt::print("  result       FAILED: {} hardware error(s); first: {}: {}\n", ctx.hw_errors().size(),
+                 ctx.hw_errors()[0].where, ctx.hw_errors()[0].message);
+    } else if (collective) {
+      if (verified)
+        fmt::print("  result       verified: {}/{} chips bit-exact against the host reference\n", chips_ok, n);
+      else
+        fmt::print("  result       MISMATCH: {} element(s) differ on {} chip(s)\n", mismatched, n - chips_ok);
+      for (const auto& m : first)
+        fmt::print("               {} byte {}: expected {} got {}\n", sys.chips[m.chip]->name(), m.byte, m.expected,
+                   m.got);
+      fmt::print("  completion   simulated {} ({} ps), predicted {} ({})\n", human_time(completion), completion,
+                 human_time(plan.predicted_ps),
+                 timing_ok ? "equal" : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - plan.predicted_ps)));
+      fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s = {:.1f}% of {} x {:.3f} GB/s link payload\n",
+                 algbw, busbw, peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0, n - 1, link_GBps);
+    } else {
+      fmt::print("  result       ran to completion; last SRAM write at {}\n", human_time(completion));
+    }
+    fmt::print("  host         wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}, check {:.2f}), peak RSS {:.0f} "
+               "MiB\n               {:.0f} simulated ns per wall second of simulation\n",
+               wall, setup_wall, load_wall, sim_wall, check_wall, peak_rss_mib(),
+               sim_wall > 0 ? sim_end / 1e3 / sim_wall : 0.0);
+    if (!sys.links.empty()) {
+      fmt::print("\n  {:<28} {:>8} {:>8} {:>10}   (busy share of {} simulated)\n", "link", "a->b", "b->a",
+                 "vectors", human_time(sim_end));
+      auto util = [&](const c2c::Channel& ch) {
+        return sim_end ? 100.0 * static_cast<double>(ch.busy_ps.get()) / static_cast<double>(sim_end) : 0.0;
+      };
+      if (sys.links.size() <= 64) {
+        for (const c2c::Link* l : sys.links)
+          fmt::print("  {:<28} {:>7.1f}% {:>7.1f}% {:>10}\n", l->name(), util(l->a_to_b), util(l->b_to_a),
+                     l->a_to_b.packets.get() + l->b_to_a.packets.get());
+      } else {
+        double lo = 100, hi = 0, sum = 0;
+        for (const c2c::Link* l : sys.links)
+          for (const c2c::Channel* ch : {&l->a_to_b, &l->b_to_a}) {
+            double u = util(*ch);
+            lo = std::min(lo, u);
+            hi = std::max(hi, u);
+            sum += u;
+          }
+        fmt::print("  {} link directions: utilization min {:.1f}% mean {:.1f}% max {:.1f}%\n", 2 * sys.links.size(), lo,
+                   sum / (2 * sys.links.size()), hi);
+      }
+    }
+    fmt::print("\n  outputs      {}/stats.json  {}/config.yaml{}{}\n", opt.out_dir, opt.out_dir,
+               collective ? fmt::format("  {}/programs/", opt.out_dir) : "",
+               opt.trace ? fmt::format("  {}/trace.json", opt.out_dir) : "");
+  }
+  if (!hw_ok) return kHardwareError;
+  if (collective && !verified) return kMismatch;
+  if (!timing_ok) {
+    fmt::print(stderr, "fabricvp: error: simulated completion {} ps differs from the scheduler's prediction {} ps\n",
+               completion, plan.predicted_ps);
+    return kTimingMismatch;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int run(const RunOptions& opt) {
+  try {
+    return run_impl(opt);
+  } catch (const core::ConfigError& e) {
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
+    return kInputError;
+  }
+}
+
+}  // namespace fabricvp::runtime

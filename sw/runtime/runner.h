@@ -1,0 +1,67 @@
+// `fabricvp run`: elaborate a platform, compile or load the programs, load the
+// data, simulate, check the result and report.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/param.h"
+#include "models/core/timebase.h"
+#include "models/tsp/isa.h"
+
+namespace fabricvp::platform {
+class System;
+}
+namespace fabricvp::sched {
+struct Machine;
+}
+
+namespace fabricvp::runtime {
+
+struct RunOptions {
+  std::string platform;
+  std::vector<std::string> overrides;  ///< -p key=value
+  uint64_t seed = 1;
+  std::string out_dir = "out";
+  bool trace = false;
+  uint64_t trace_from_ps = 0, trace_to_ps = core::kNever;
+  bool quiet = false;
+
+  // A collective ...
+  std::string workload = "allreduce";
+  uint64_t bytes = 0;
+  tsp::Dtype dtype = tsp::Dtype::fp32;
+  uint32_t root = 0;
+  // ... or hand-written programs: <programs_dir>/<chip name>.s for every chip that has one.
+  std::string programs_dir;
+};
+
+/// Exit codes of `fabricvp run`.
+enum Exit : int {
+  kOk = 0,
+  kInputError = 1,     ///< bad platform file, parameter, option or program
+  kHardwareError = 2,  ///< the model raised a hardware error (overflow, underflow, hazard, ...)
+  kMismatch = 3,       ///< the result differs from the host reference
+  kTimingMismatch = 4, ///< simulated completion differs from the scheduler's prediction
+};
+
+int run(const RunOptions& opt);
+
+/// Run-level parameters (not part of any module): declared by every command
+/// that elaborates a platform, so `-p sched.*` works and config.yaml lists them.
+struct RunParams {
+  RunParams();
+  core::Param<uint32_t> chunk_vectors;
+  core::Param<uint32_t> staging_chunks;
+};
+
+/// The scheduler's view of an elaborated platform.
+sched::Machine machine_of(const platform::System& sys);
+
+/// Parse "64MiB", "1GiB", "1000", "4KiB", "1.5MiB"; throws core::ConfigError.
+uint64_t parse_bytes(const std::string& s);
+/// Parse "10us", "2.5ms", "100ns", "5000ps"; throws core::ConfigError.
+uint64_t parse_time_ps(const std::string& s);
+
+}  // namespace fabricvp::runtime
