@@ -1,11 +1,7 @@
 #include "models/core/config.h"
 
 #include <fmt/format.h>
-// yaml-cpp 0.7's node templates trip GCC 12's -Wdangling-pointer (a known false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
 #include <yaml-cpp/yaml.h>
-#pragma GCC diagnostic pop
 
 #include <algorithm>
 #include <fstream>
@@ -61,9 +57,10 @@ Origin origin_of(const std::string& file, const YAML::Mark& m) {
 
 void flatten(Config& cfg, const YAML::Node& node, const std::string& prefix, const std::string& file,
              std::map<std::string, int>& seen) {
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& k = it->first;
-    const YAML::Node& v = it->second;
+  for (const auto& kv : node) {
+    // Copies: a map iterator yields a temporary pair, references into it would dangle.
+    const YAML::Node k = kv.first;
+    const YAML::Node v = kv.second;
     Origin where = origin_of(file, k.Mark());
     if (!k.IsScalar() || k.Scalar().empty())
       throw ConfigError(fmt::format("{}: keys must be non-empty scalars", where.str()));
@@ -147,6 +144,20 @@ const ConfigEntry* Config::find(const std::string& name) const {
   }
   if (best < 0) return nullptr;
   return &m_entries[static_cast<size_t>(best)];
+}
+
+const ConfigEntry* Config::resolve(const std::string& name) const {
+  const ConfigEntry* best = nullptr;
+  if (auto it = m_exact.find(name); it != m_exact.end()) {
+    for (size_t i : it->second) ++m_entries[i].uses;
+    best = &m_entries[it->second.back()];
+  }
+  for (size_t i : m_patterns) {
+    if (!glob_match(m_entries[i].key, name)) continue;
+    ++m_entries[i].uses;
+    if (!best || &m_entries[i] > best) best = &m_entries[i];
+  }
+  return best;
 }
 
 void Config::check_all_used(const std::vector<std::string>& known) const {

@@ -55,6 +55,9 @@ class Config {
 
   /// The entry that sets parameter `name` (last match), or nullptr.
   const ConfigEntry* find(const std::string& name) const;
+  /// Like find(), and counts a use of every matching entry (also the ones a
+  /// later entry overrides: they name a real parameter, so they are not errors).
+  const ConfigEntry* resolve(const std::string& name) const;
 
   const std::vector<ConfigEntry>& entries() const { return m_entries; }
   const std::vector<std::string>& files() const { return m_files; }

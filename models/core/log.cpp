@@ -45,6 +45,9 @@ void install_report_handler() {
   done = true;
   sc_core::sc_report_handler::set_handler(handler);
   sc_core::sc_report_handler::set_verbosity_level(sc_core::SC_DEBUG);
+  // fabricvp stops the kernel itself on hardware errors and says why.
+  // ("Simulation stopped by user." is the kernel's only info message.)
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 }
 
 void report(Level level, std::string_view where, const std::string& message) {

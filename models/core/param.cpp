@@ -25,8 +25,7 @@ std::string ParamBase::name() const {
 }
 
 const ConfigEntry* ParamBase::lookup() {
-  m_source = Context::get().config().find(name());
-  if (m_source) ++m_source->uses;
+  m_source = Context::get().config().resolve(name());
   return m_source;
 }
 

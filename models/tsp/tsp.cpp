@@ -373,7 +373,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
   ++instructions;
   uint64_t next = c + 1;
   auto& tr = core::Context::get().trace();
-  std::string qname = fmt::format("queue{}", q);
+  auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
   switch (in.op) {
     case Op::NOP:
       ++nops;
@@ -382,7 +382,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     case Op::WAIT:
       ++waits;
       if (in.imm <= c) {
-        error(qname, c, fmt::format("WAIT {} issued at cycle {}: the target cycle has already passed", in.imm, c));
+        fail(fmt::format("WAIT {} issued at cycle {}: the target cycle has already passed", in.imm, c));
         return;
       }
       next = in.imm;
@@ -409,8 +409,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       uint64_t queued = backlog ? (backlog + ser.ps(1) - 1) / ser.ps(1) : 0;
       p.tx_peak_backlog.note_max(queued);
       if (backlog > ser.ps(tx_buffer_vectors)) {
-        error(qname, c,
-              fmt::format("TX buffer overflow on c2c{}: SEND of {} vectors issued while the serializer is busy for "
+        fail(fmt::format("TX buffer overflow on c2c{}: SEND of {} vectors issued while the serializer is busy for "
                           "another {} ps ({} packets; tx_buffer_vectors = {})",
                           in.port, in.count, backlog, queued, tx_buffer_vectors.get()));
         return;
@@ -433,8 +432,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       Port& p = *m_ports[in.port];
       uint64_t take = m_clock.ps(c);
       if (p.rx_busy(take)) {
-        error(qname, c,
-              fmt::format("RECV on c2c{} issued while the previous RECV is still taking vectors (until cycle {})",
+        fail(fmt::format("RECV on c2c{} issued while the previous RECV is still taking vectors (until cycle {})",
                           in.port, m_clock.cycle_at_or_after(p.rx_busy_until())));
         return;
       }
@@ -456,8 +454,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       ++adds;
       auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
       if (alu == m_alu_free.end()) {
-        error(qname, c,
-              fmt::format("ADD issued while all {} vector ALUs are busy (next free at cycle {})", m_alu_free.size(),
+        fail(fmt::format("ADD issued while all {} vector ALUs are busy (next free at cycle {})", m_alu_free.size(),
                           *std::min_element(m_alu_free.begin(), m_alu_free.end())));
         return;
       }

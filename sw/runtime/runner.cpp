@@ -71,12 +71,6 @@ uint64_t write_effective_config(const std::string& path, const RunOptions& opt) 
   return hash;
 }
 
-struct Mismatch {
-  uint32_t chip;
-  uint64_t byte;
-  double expected, got;
-};
-
 }  // namespace
 
 uint64_t parse_bytes(const std::string& s) {
@@ -163,6 +157,37 @@ sched::Machine machine_of(const platform::System& sys) {
     m.link[w.b_chip][w.a_chip] = sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()};
   }
   return m;
+}
+
+CheckResult check_outputs(platform::Host& host, const std::vector<std::vector<sched::Region>>& outputs,
+                          bool sliced, const std::vector<uint8_t>& expected, tsp::Dtype dt) {
+  CheckResult res;
+  const uint32_t es = tsp::dtype_bytes(dt);
+  std::vector<uint8_t> got(std::min<uint64_t>(std::max<uint64_t>(expected.size(), 1), 4u << 20));
+  for (uint32_t c = 0; c < outputs.size(); ++c) {
+    const uint8_t* want = expected.data();
+    if (sliced) want += c * outputs[c][0].bytes;
+    uint64_t bad = 0, pos = 0;
+    for (const auto& r : outputs[c]) {
+      for (uint64_t done = 0; done < r.bytes;) {
+        uint64_t len = std::min<uint64_t>(got.size(), r.bytes - done);
+        host.read(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + done, got.data(), len);
+        if (std::memcmp(got.data(), want + pos, len) != 0) {
+          for (uint64_t b = 0; b < len; b += es)
+            if (std::memcmp(got.data() + b, want + pos + b, es) != 0) {
+              if (res.first.size() < 8)
+                res.first.push_back({c, pos + b, element_value(dt, want + pos + b), element_value(dt, got.data() + b)});
+              ++bad;
+            }
+        }
+        done += len;
+        pos += len;
+      }
+    }
+    res.mismatched += bad;
+    if (!bad) ++res.chips_ok;
+  }
+  return res;
 }
 
 namespace {
@@ -285,36 +310,10 @@ int run_impl(const RunOptions& opt) {
 
   // ---- check ----
   auto check0 = std::chrono::steady_clock::now();
-  uint64_t mismatched = 0;
-  uint32_t chips_ok = 0;
-  std::vector<Mismatch> first;
-  if (collective && hw_ok) {
-    uint32_t es = tsp::dtype_bytes(dt);
-    std::vector<uint8_t> got(std::min<uint64_t>(expected.size(), 4u << 20));
-    for (uint32_t c = 0; c < n; ++c) {
-      const uint8_t* want = expected.data();
-      if (req.kind == sched::Kind::reducescatter) want += c * plan.outputs[c][0].bytes;
-      uint64_t bad = 0, pos = 0;
-      for (const auto& r : plan.outputs[c]) {
-        for (uint64_t done = 0; done < r.bytes;) {
-          uint64_t len = std::min<uint64_t>(got.size(), r.bytes - done);
-          sys.host.read(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + done, got.data(), len);
-          if (std::memcmp(got.data(), want + pos, len) != 0) {
-            for (uint64_t b = 0; b < len; b += es)
-              if (std::memcmp(got.data() + b, want + pos + b, es) != 0) {
-                if (first.size() < 8)
-                  first.push_back(Mismatch{c, pos + b, element_value(dt, want + pos + b), element_value(dt, got.data() + b)});
-                ++bad;
-              }
-          }
-          done += len;
-          pos += len;
-        }
-      }
-      mismatched += bad;
-      if (!bad) ++chips_ok;
-    }
-  }
+  CheckResult check;
+  if (collective && hw_ok)
+    check = check_outputs(sys.host, plan.outputs, req.kind == sched::Kind::reducescatter, expected, dt);
+  const uint64_t mismatched = check.mismatched;
   double check_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - check0).count();
   bool verified = collective && hw_ok && mismatched == 0;
   bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
@@ -435,10 +434,10 @@ int run_impl(const RunOptions& opt) {
                  ctx.hw_errors()[0].where, ctx.hw_errors()[0].message);
     } else if (collective) {
       if (verified)
-        fmt::print("  result       verified: {}/{} chips bit-exact against the host reference\n", chips_ok, n);
+        fmt::print("  result       verified: {}/{} chips bit-exact against the host reference\n", check.chips_ok, n);
       else
-        fmt::print("  result       MISMATCH: {} element(s) differ on {} chip(s)\n", mismatched, n - chips_ok);
-      for (const auto& m : first)
+        fmt::print("  result       MISMATCH: {} element(s) differ on {} chip(s)\n", mismatched, n - check.chips_ok);
+      for (const auto& m : check.first)
         fmt::print("               {} byte {}: expected {} got {}\n", sys.chips[m.chip]->name(), m.byte, m.expected,
                    m.got);
       fmt::print("  completion   simulated {} ({} ps), predicted {} ({})\n", human_time(completion), completion,

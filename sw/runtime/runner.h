@@ -12,10 +12,12 @@
 
 namespace fabricvp::platform {
 class System;
-}
+class Host;
+}  // namespace fabricvp::platform
 namespace fabricvp::sched {
 struct Machine;
-}
+struct Region;
+}  // namespace fabricvp::sched
 
 namespace fabricvp::runtime {
 
@@ -55,6 +57,22 @@ struct RunParams {
   core::Param<uint32_t> chunk_vectors;
   core::Param<uint32_t> staging_chunks;
 };
+
+struct CheckResult {
+  struct Mismatch {
+    uint32_t chip;
+    uint64_t byte;  ///< offset in the chip's output stream
+    double expected, got;
+  };
+  uint64_t mismatched = 0;     ///< elements that differ, over all chips
+  uint32_t chips_ok = 0;       ///< chips whose output is bit-exact
+  std::vector<Mismatch> first; ///< the first few differences
+};
+
+/// Compare every chip's output regions (read through the host) element by
+/// element with `expected` (chip c's slice of it when `sliced`).
+CheckResult check_outputs(platform::Host& host, const std::vector<std::vector<sched::Region>>& outputs, bool sliced,
+                          const std::vector<uint8_t>& expected, tsp::Dtype dt);
 
 /// The scheduler's view of an elaborated platform.
 sched::Machine machine_of(const platform::System& sys);

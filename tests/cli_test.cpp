@@ -1,0 +1,249 @@
+// The command line as users run it: exit codes, error messages that name file,
+// line and key, stats.json contents, determinism, traces.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness.h"
+
+namespace fs = std::filesystem;
+using namespace fabricvp;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result sh(const std::string& args) {
+  std::string cmd = std::string(FABRICVP_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class TempDir {
+ public:
+  TempDir() : path(fs::temp_directory_path() / ("fabricvp-cli-" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+  std::string operator/(const std::string& s) const { return (path / s).string(); }
+  fs::path path;
+};
+
+const std::string kNode = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+
+nlohmann::json load(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+}  // namespace
+
+TEST(Cli, StatsJsonHasTheManifestAndEveryModule) {
+  TempDir t;
+  Result r = sh("run " + kNode + " --workload allreduce --bytes 100KiB --dtype bf16 --seed 7 -q -o " + (t / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = load(t / "o/stats.json");
+  for (const char* k : {"version", "config_hash", "seed", "wall_s", "sim_time_ps", "peak_rss_mib", "status"})
+    EXPECT_TRUE(j["run"].contains(k)) << k;
+  for (const char* k : {"kind", "bytes", "dtype", "verified", "predicted_ps", "simulated_ps", "algbw_GBps",
+                        "busbw_GBps"})
+    EXPECT_TRUE(j["workload"].contains(k)) << k;
+  EXPECT_EQ(j["run"]["seed"], 7);
+  EXPECT_EQ(j["workload"]["bytes"], 102400);
+  EXPECT_EQ(j["workload"]["dtype"], "bf16");
+  EXPECT_TRUE(j["workload"]["verified"].get<bool>());
+  EXPECT_EQ(j["workload"]["predicted_ps"], j["workload"]["simulated_ps"]);
+  double algbw = 102400.0 / (j["workload"]["simulated_ps"].get<double>() * 1e-12) / 1e9;
+  EXPECT_NEAR(j["workload"]["algbw_GBps"].get<double>(), algbw, 1e-9);
+  EXPECT_NEAR(j["workload"]["busbw_GBps"].get<double>(), algbw * 14 / 8, 1e-9);
+  // every module's statistics, with kind and a schema entry
+  const auto& tsp3 = j["sys"]["node0"]["tsp3"];
+  EXPECT_EQ(tsp3["kind"], "tsp");
+  EXPECT_GT(tsp3["vectors_sent"].get<uint64_t>(), 0u);
+  EXPECT_EQ(tsp3["c2c2"]["kind"], "tsp.c2c");
+  EXPECT_EQ(j["sys"]["node0"]["link2_5"]["kind"], "c2c.link");
+  EXPECT_GT(j["sys"]["node0"]["link2_5"]["a_to_b"]["packets"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["schema"]["tsp.vectors_sent"]["unit"], "vectors");
+  EXPECT_EQ(j["schema"]["c2c.link.a_to_b.busy_ps"]["unit"], "ps");
+  EXPECT_EQ(j["schema"]["run.wall_s"]["unit"], "s");
+  // the effective configuration and the programs are written next to it
+  EXPECT_TRUE(fs::exists(t / "o/config.yaml"));
+  EXPECT_TRUE(fs::exists(t / "o/programs/sys.node0.tsp7.s"));
+}
+
+TEST(Cli, SameSeedGivesIdenticalStatisticsApartFromWallClock) {
+  TempDir t;
+  std::string args = " --workload reducescatter --bytes 256KiB --dtype fp16 --seed 42 -q -o ";
+  ASSERT_EQ(sh("run " + kNode + args + (t / "a")).code, 0);
+  ASSERT_EQ(sh("run " + kNode + args + (t / "b")).code, 0);
+  nlohmann::json a = load(t / "a/stats.json"), b = load(t / "b/stats.json");
+  for (auto* j : {&a, &b})
+    for (const char* k : {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_s", "sim_ns_per_wall_s",
+                          "peak_rss_mib"})
+      (*j)["run"].erase(k);
+  EXPECT_EQ(a, b);
+  auto text = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  EXPECT_EQ(text(t / "a/config.yaml"), text(t / "b/config.yaml"));
+  EXPECT_EQ(text(t / "a/programs/sys.node0.tsp4.s"), text(t / "b/programs/sys.node0.tsp4.s"));
+}
+
+TEST(Cli, UnknownKeyInPlatformFileNamesFileLineAndKey) {
+  TempDir t;
+  std::string plat = t.file("bad.yaml", "sys:\n  node0:\n    link*:\n      lane_gpbs: 30\n");
+  Result r = sh("run " + plat + " -q -o " + (t / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("bad.yaml:4:7: unknown key 'sys.node0.link*.lane_gpbs': it matches no parameter (did you "
+                       "mean 'sys.node0.link*.lane_gbps'?)"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, WrongTypeAndMissingFileAndBadOverride) {
+  TempDir t;
+  std::string plat = t.file("bad.yaml", "sys:\n  tsps_per_node: eight\n");
+  Result r = sh("run " + plat + " -q -o " + (t / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("bad.yaml:2:3: key 'sys.tsps_per_node'"), std::string::npos) << r.out;
+  r = sh("run " + (t / "missing.yaml") + " -q");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("missing.yaml"), std::string::npos) << r.out;
+  r = sh("run " + kNode + " -p sys.node0.tsp*.clock=1000 -q -o " + (t / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("-p sys.node0.tsp*.clock=1000: unknown key"), std::string::npos) << r.out;
+  r = sh("run " + kNode + " -p sys.tsps_per_node=9 -q -o " + (t / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("out of range [2, 8]"), std::string::npos) << r.out;
+  r = sh("run " + kNode + " --bytes 10 --dtype fp32 -q -o " + (t / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("not a whole number of fp32 elements"), std::string::npos) << r.out;
+}
+
+TEST(Cli, OverridingAFileKeyOnTheCommandLineIsNotAnUnknownKey) {
+  TempDir t;
+  Result r = sh("run " + kNode + " -p sys.tsps_per_node=4 --bytes 4KiB -o " + (t / "o"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(4 TSPs, 6 links)"), std::string::npos) << r.out;
+  std::ifstream f(t / "o/config.yaml");
+  std::string cfg((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(cfg.find("sys.tsps_per_node: 4  # TSPs; "), std::string::npos);
+  EXPECT_NE(cfg.find("[-p sys.tsps_per_node=4]"), std::string::npos);
+}
+
+TEST(Cli, EffectiveConfigurationRunsAsAPlatformFile) {
+  TempDir t;
+  ASSERT_EQ(sh("run " + kNode + " -p sys.node0.link*.lanes=2 --bytes 64KiB -q -o " + (t / "a")).code, 0);
+  Result r = sh("run " + (t / "a/config.yaml") + " --bytes 64KiB -q -o " + (t / "b"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json a = load(t / "a/stats.json"), b = load(t / "b/stats.json");
+  EXPECT_EQ(a["run"]["config_hash"], b["run"]["config_hash"]);
+  EXPECT_EQ(a["workload"]["simulated_ps"], b["workload"]["simulated_ps"]);
+}
+
+TEST(Cli, WrongProgramFailsWithAHardwareError) {
+  TempDir t;
+  fs::create_directories(t.path / "progs");
+  t.file("progs/sys.node0.tsp0.s", ".queue 0\nSEND p0, @0, 4\n");
+  t.file("progs/sys.node0.tsp1.s", ".tsp sys.node0.tsp1\n.queue 11\nWAIT 300\nRECV p0, @0, 4\n");
+  Result r = sh("run " + kNode + " --programs " + (t / "progs") + " -o " + (t / "o"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("sys.node0.tsp1.c2c0] hardware error at cycle 300"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("RX underflow"), std::string::npos) << r.out;
+  nlohmann::json j = load(t / "o/stats.json");
+  EXPECT_EQ(j["run"]["status"], "hardware_error");
+  EXPECT_EQ(j["run"]["hardware_errors"], 1);
+}
+
+TEST(Cli, HandWrittenProgramsRunToCompletion) {
+  TempDir t;
+  fs::create_directories(t.path / "progs");
+  t.file("progs/sys.node0.tsp0.s", ".queue 0\nSEND p0, @0, 4\n");
+  t.file("progs/sys.node0.tsp1.s", ".queue 11\nWAIT 445\nRECV p0, @0, 4\n");
+  Result r = sh("run " + kNode + " --programs " + (t / "progs") + " -o " + (t / "o"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("last SRAM write at 800.943 ns"), std::string::npos) << r.out;  // T(650) + 3 x 26.24 ns
+}
+
+TEST(Cli, ProgramForAnotherChipIsRejected) {
+  TempDir t;
+  fs::create_directories(t.path / "progs");
+  t.file("progs/sys.node0.tsp0.s", ".tsp sys.node0.tsp5\n.queue 0\nNOP\n");
+  Result r = sh("run " + kNode + " --programs " + (t / "progs") + " -q -o " + (t / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("program is for 'sys.node0.tsp5' but was loaded on 'sys.node0.tsp0'"), std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, TraceIsValidChromeTraceJson) {
+  TempDir t;
+  ASSERT_EQ(sh("run " + kNode + " --bytes 32KiB --trace -q -o " + (t / "o")).code, 0);
+  nlohmann::json tr = load(t / "o/trace.json");
+  size_t spans = 0, bursts = 0;
+  for (const auto& e : tr["traceEvents"]) {
+    if (e["ph"] == "X") ++spans;
+    if (e["ph"] == "X" && e["name"] == "burst") ++bursts;
+  }
+  EXPECT_GT(spans, 100u);
+  EXPECT_EQ(bursts, 2u * 56);  // one burst per link direction in each phase
+}
+
+TEST(Cli, ParamsListsEveryParameterWithItsOrigin) {
+  Result r = sh("params " + kNode + " -p sys.node0.tsp3.add_latency=20");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sys.node0.tsp3.add_latency"), std::string::npos);
+  EXPECT_NE(r.out.find("-p sys.node0.tsp3.add_latency=20"), std::string::npos);
+  EXPECT_NE(r.out.find("groq-node.yaml:14"), std::string::npos) << r.out;  // clock_mhz from the file
+  EXPECT_NE(r.out.find("sched.chunk_vectors"), std::string::npos);
+}
+
+TEST(Cli, AsmReportsFileAndLine) {
+  TempDir t;
+  Result r = sh("asm " + t.file("p.s", ".queue 0\nNOP\nSEND p1, [0,0,0,0]\n"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("p.s:3: SEND takes 3 operand(s), got 2"), std::string::npos) << r.out;
+  r = sh("asm " + t.file("q.s", ".queue 2\nSEND p1, [0,0,0,0], 8\nADD.fp16 @0, @8, @16, 8\n"));
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("2 instructions in 1 queue(s)"), std::string::npos) << r.out;
+}
+
+TEST(Checker, CountsEveryDifferingElement) {
+  // The result check must be able to fail: plant differences and count them.
+  test::Bench b(test::node_yaml(2));
+  std::vector<uint8_t> expected = test::pattern(9, 3);
+  b.write_vec(0, 10, expected);
+  std::vector<uint8_t> wrong = expected;
+  wrong[4] ^= 1;           // element 1
+  wrong[2 * 320 + 7] ^= 0x80;  // element 161
+  b.write_vec(1, 10, wrong);
+  std::vector<std::vector<sched::Region>> outputs = {{sched::Region{10, 3 * 320}}, {sched::Region{10, 3 * 320}}};
+  runtime::CheckResult r = runtime::check_outputs(b.sys->host, outputs, false, expected, tsp::Dtype::fp32);
+  EXPECT_EQ(r.mismatched, 2u);
+  EXPECT_EQ(r.chips_ok, 1u);
+  ASSERT_EQ(r.first.size(), 2u);
+  EXPECT_EQ(r.first[0].chip, 1u);
+  EXPECT_EQ(r.first[0].byte, 4u);
+  EXPECT_EQ(r.first[1].byte, 644u);
+  // Sliced comparison (reduce-scatter): chip c checks its own slice of `expected`.
+  std::vector<std::vector<sched::Region>> halves = {{sched::Region{10, 320}}, {sched::Region{11, 320}}};
+  b.write_vec(1, 11, std::vector<uint8_t>(expected.begin() + 320, expected.begin() + 640));
+  EXPECT_EQ(runtime::check_outputs(b.sys->host, halves, true, expected, tsp::Dtype::fp32).mismatched, 0u);
+}

@@ -1,0 +1,78 @@
+// Test harness: elaborate a node from YAML text, load hand-written assembly,
+// run, and inspect SRAM, statistics and hardware errors. One per process.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/core/context.h"
+#include "platforms/system.h"
+#include "sw/asm/program.h"
+#include "sw/sched/collectives.h"
+#include "sw/runtime/runner.h"
+
+namespace fabricvp::test {
+
+/// A node of `tsps` chips with the given extra YAML (nested under sys.node0).
+inline std::string node_yaml(uint32_t tsps, const std::string& extra = "") {
+  return "sys:\n  tsps_per_node: " + std::to_string(tsps) + "\n" + extra;
+}
+
+class Bench {
+ public:
+  explicit Bench(const std::string& yaml, const std::string& name = "bench.yaml") {
+    auto& ctx = core::Context::get();
+    ctx.config().load_string(yaml, name);
+    params = std::make_unique<runtime::RunParams>();
+    sys = std::make_unique<platform::System>("sys");
+    ctx.config().check_all_used(platform::parameter_names());
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  }
+
+  tsp::Tsp& chip(uint32_t i) { return *sys->chips.at(i); }
+  const core::Clock& clk(uint32_t i = 0) { return chip(i).clock(); }
+
+  void load(uint32_t c, const std::string& text) {
+    sw::Program p = sw::assemble(text, "chip" + std::to_string(c) + ".s");
+    for (uint32_t q = 0; q < p.queues.size(); ++q) {
+      auto img = sw::encode_queue(p.queues[q]);
+      sys->host.write(c, tsp::kImemBase + q * tsp::kImemStride, img.data(), img.size());
+    }
+    loaded.push_back(c);
+  }
+  void write_vec(uint32_t c, uint32_t vec, const std::vector<uint8_t>& data) {
+    sys->host.write(c, uint64_t(vec) * tsp::kVectorBytes, data.data(), data.size());
+  }
+  std::vector<uint8_t> read_vec(uint32_t c, uint32_t vec, uint32_t count = 1) {
+    std::vector<uint8_t> out(count * tsp::kVectorBytes);
+    sys->host.read(c, uint64_t(vec) * tsp::kVectorBytes, out.data(), out.size());
+    return out;
+  }
+  /// Start the loaded chips, simulate to the end, apply everything.
+  void run() {
+    for (uint32_t c : loaded) chip(c).start();
+    sc_core::sc_start();
+    for (auto* t : sys->chips) t->finish();
+  }
+  const std::vector<core::HardwareError>& errors() const { return core::Context::get().hw_errors(); }
+  uint64_t now_ps() const { return sc_core::sc_time_stamp().value(); }
+
+  std::unique_ptr<runtime::RunParams> params;
+  std::unique_ptr<platform::System> sys;
+  std::vector<uint32_t> loaded;
+};
+
+/// A vector whose 80 fp32/int32 lanes (or 160 16-bit lanes) hold a recognizable pattern.
+inline std::vector<uint8_t> pattern(uint32_t seed, uint32_t vectors = 1) {
+  std::vector<uint8_t> v(vectors * tsp::kVectorBytes);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i * 131 + seed * 17 + 1) & 0xff);
+  return v;
+}
+
+}  // namespace fabricvp::test

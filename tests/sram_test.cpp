@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "models/tsp/sram.h"
+
+using namespace fabricvp::tsp;
+
+TEST(Sram, GeometryIs220MiB) {
+  EXPECT_EQ(kVectors, 720896u);
+  EXPECT_EQ(kSramBytes, 220ull * 1024 * 1024);
+}
+
+TEST(Sram, AddressesRoundTripAndOffsetsVaryFastest) {
+  for (uint32_t v = 0; v < kVectors; v += 997) EXPECT_EQ(VecAddr::from_linear(v).linear(), v);
+  EXPECT_EQ((VecAddr{0, 0, 0, 1}.linear()), 1u);
+  EXPECT_EQ((VecAddr{0, 0, 1, 0}.linear()), 4096u);
+  EXPECT_EQ((VecAddr{0, 1, 0, 0}.linear()), 8192u);
+  EXPECT_EQ((VecAddr{1, 0, 0, 0}.linear()), 44u * 8192u);
+  EXPECT_EQ((VecAddr{1, 43, 1, 4095}.linear()), kVectors - 1);
+  EXPECT_FALSE((VecAddr{2, 0, 0, 0}.valid()));
+  EXPECT_FALSE((VecAddr{0, 44, 0, 0}.valid()));
+  EXPECT_EQ((VecAddr{1, 2, 1, 7}.str()), "[1,2,1,7]");
+}
+
+TEST(Sram, UntouchedMemoryReadsZeroWithoutAllocating) {
+  Sram s;
+  for (uint32_t v = 0; v < kVectors; v += 4093)
+    for (uint32_t b = 0; b < kVectorBytes; ++b) ASSERT_EQ(s.read(v)[b], 0);
+  EXPECT_EQ(s.pages(), 0u);
+  EXPECT_LT(s.bytes_allocated(), 4096u);  // a table of bank pointers only
+}
+
+TEST(Sram, StorageIsSparseInPagesOf64Vectors) {
+  Sram s;
+  s.write(0)[0] = 1;
+  s.write(63)[0] = 2;  // same page
+  EXPECT_EQ(s.pages(), 1u);
+  s.write(64)[0] = 3;          // next page
+  s.write(kVectors - 1)[0] = 4;  // last bank
+  EXPECT_EQ(s.pages(), 3u);
+  EXPECT_EQ(s.read(0)[0], 1);
+  EXPECT_EQ(s.read(63)[0], 2);
+  EXPECT_EQ(s.read(64)[0], 3);
+  EXPECT_EQ(s.read(kVectors - 1)[0], 4);
+  EXPECT_EQ(s.read(1)[0], 0);
+  // 3 pages of 20 KiB plus page tables for 2 banks
+  EXPECT_GE(s.bytes_allocated(), 3u * Sram::kPageBytes);
+  EXPECT_LT(s.bytes_allocated(), 3u * Sram::kPageBytes + 4096u);
+}
+
+TEST(Sram, ByteAccessCrossesVectorAndPageBoundaries) {
+  Sram s;
+  std::vector<uint8_t> in(100000), out(100000);
+  std::mt19937 rng(5);
+  for (auto& b : in) b = static_cast<uint8_t>(rng());
+  uint64_t addr = 63ull * kVectorBytes + 17;
+  s.write_bytes(addr, in.data(), in.size());
+  s.read_bytes(addr, out.data(), out.size());
+  EXPECT_EQ(in, out);
+  uint8_t x = 0;
+  s.read_bytes(addr - 1, &x, 1);
+  EXPECT_EQ(x, 0);
+  EXPECT_THROW(s.read_bytes(kSramBytes - 10, out.data(), 11), std::out_of_range);
+  EXPECT_THROW(s.write_bytes(kSramBytes, in.data(), 1), std::out_of_range);
+}

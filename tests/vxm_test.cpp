@@ -1,0 +1,134 @@
+// Vector ALU arithmetic: IEEE round-to-nearest-even, subnormals, overflow,
+// canonical NaN, int32 wrap — and agreement with the independent host reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "models/tsp/vxm.h"
+#include "sw/runtime/reference.h"
+
+using namespace fabricvp::tsp;
+using namespace fabricvp::tsp::vxm;
+using fabricvp::runtime::round_to;
+
+namespace {
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float flt(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+bool is_nan16(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff); }
+bool is_nanbf(uint16_t h) { return (h & 0x7f80) == 0x7f80 && (h & 0x7f); }
+}  // namespace
+
+TEST(Vxm, Fp16ConversionRoundTripsEveryValue) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if (is_nan16(static_cast<uint16_t>(h))) {
+      EXPECT_EQ(f32_to_f16(f16_to_f32(static_cast<uint16_t>(h))), kNaN16);
+      continue;
+    }
+    ASSERT_EQ(f32_to_f16(f16_to_f32(static_cast<uint16_t>(h))), h) << std::hex << h;
+  }
+}
+
+TEST(Vxm, Fp16RoundsToNearestEven) {
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1).
+  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+  // 1 + 3*2^-11 is halfway between 1+2^-10 (odd) and 1+2^-9: rounds up to even.
+  EXPECT_EQ(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  // Just above the halfway point rounds up.
+  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  // Subnormal results: 2^-24 is the smallest; 2^-25 ties to 0, 3*2^-25 ties to 2*2^-24.
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);
+  EXPECT_EQ(f32_to_f16(3 * std::ldexp(1.0f, -25)), 0x0002);
+  EXPECT_EQ(f32_to_f16(-std::ldexp(1.0f, -26)), 0x8000);
+  // Largest finite 65504; 65520 is halfway to 65536 and overflows to infinity.
+  EXPECT_EQ(f32_to_f16(65504.0f), 0x7bff);
+  EXPECT_EQ(f32_to_f16(65519.0f), 0x7bff);
+  EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);
+  EXPECT_EQ(f32_to_f16(-1e9f), 0xfc00);
+}
+
+TEST(Vxm, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16(flt(0x3f808000)), 0x3f80);  // tie, even stays
+  EXPECT_EQ(f32_to_bf16(flt(0x3f818000)), 0x3f82);  // tie, odd rounds up
+  EXPECT_EQ(f32_to_bf16(flt(0x3f808001)), 0x3f81);
+  EXPECT_EQ(f32_to_bf16(flt(0x7f7fffff)), 0x7f80);  // overflow to +inf
+  EXPECT_EQ(f32_to_bf16(flt(0x00010000)), 0x0001);  // subnormal kept
+  EXPECT_EQ(f32_to_bf16(flt(0x7fa00000)), kNaNbf16);
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if (!is_nanbf(static_cast<uint16_t>(h))) {
+      ASSERT_EQ(f32_to_bf16(bf16_to_f32(static_cast<uint16_t>(h))), h);
+    }
+  }
+}
+
+TEST(Vxm, AdditionSpecialCases) {
+  // fp32
+  EXPECT_EQ(add_fp32(bits(INFINITY), bits(-INFINITY)), kNaN32);
+  EXPECT_EQ(add_fp32(0xffc00001u, bits(1.0f)), kNaN32);  // any NaN becomes the canonical one
+  EXPECT_EQ(add_fp32(bits(3.4e38f), bits(3.4e38f)), bits(INFINITY));
+  EXPECT_EQ(add_fp32(bits(0.0f), bits(-0.0f)), bits(0.0f));
+  EXPECT_EQ(add_fp32(bits(-0.0f), bits(-0.0f)), bits(-0.0f));
+  EXPECT_EQ(add_fp32(0x00000001u, 0x00000001u), 0x00000002u);  // subnormals kept (no FTZ)
+  EXPECT_EQ(add_fp32(bits(1.0f), bits(-1.0f)), 0u);  // exact cancellation is +0
+  // fp16
+  EXPECT_EQ(add_fp16(0x7bff, 0x7bff), 0x7c00);  // 65504 + 65504 overflows
+  EXPECT_EQ(add_fp16(0x7c00, 0xfc00), kNaN16);
+  EXPECT_EQ(add_fp16(0x0001, 0x0001), 0x0002);
+  EXPECT_EQ(add_fp16(0x3c00, 0x1000), 0x3c00);  // 1 + 2^-11 ties to 1
+  // bf16
+  EXPECT_EQ(add_bf16(0x7f80, 0xff80), kNaNbf16);
+  EXPECT_EQ(add_bf16(0x3f80, 0x3b80), 0x3f80);  // 1 + 2^-8 ties to even
+  // int32 wraps
+  EXPECT_EQ(add_int32(0x7fffffffu, 1u), 0x80000000u);
+  EXPECT_EQ(add_int32(0xffffffffu, 1u), 0u);
+}
+
+TEST(Vxm, AgreesWithIndependentReferenceOnRandomOperands) {
+  // Random bit patterns cover normals, subnormals, infinities and NaNs.
+  uint64_t seed = 20261122;
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int i = 0; i < 300000; ++i) {
+    uint32_t a = static_cast<uint32_t>(rng()), b = static_cast<uint32_t>(rng());
+    if (i % 3 == 0) b = (b & 0x807fffffu) | (a & 0x7f800000u);  // same exponent: cancellation
+    double sa = fabricvp::runtime::element_value(Dtype::fp32, reinterpret_cast<uint8_t*>(&a));
+    double sb = fabricvp::runtime::element_value(Dtype::fp32, reinterpret_cast<uint8_t*>(&b));
+    ASSERT_EQ(add_fp32(a, b), round_to(Dtype::fp32, sa + sb)) << std::hex << a << " " << b;
+    uint16_t x = static_cast<uint16_t>(a), y = static_cast<uint16_t>(b);
+    double hx = fabricvp::runtime::element_value(Dtype::fp16, reinterpret_cast<uint8_t*>(&x));
+    double hy = fabricvp::runtime::element_value(Dtype::fp16, reinterpret_cast<uint8_t*>(&y));
+    ASSERT_EQ(add_fp16(x, y), round_to(Dtype::fp16, hx + hy)) << std::hex << x << " " << y;
+    double bx = fabricvp::runtime::element_value(Dtype::bf16, reinterpret_cast<uint8_t*>(&x));
+    double by = fabricvp::runtime::element_value(Dtype::bf16, reinterpret_cast<uint8_t*>(&y));
+    ASSERT_EQ(add_bf16(x, y), round_to(Dtype::bf16, bx + by)) << std::hex << x << " " << y;
+  }
+}
+
+TEST(Vxm, VectorAddUsesLittleEndianLanes) {
+  uint8_t a[kVectorBytes], b[kVectorBytes], d[kVectorBytes];
+  for (unsigned i = 0; i < 80; ++i) {
+    float x = static_cast<float>(i) + 0.5f, y = 2.0f * static_cast<float>(i);
+    std::memcpy(a + 4 * i, &x, 4);
+    std::memcpy(b + 4 * i, &y, 4);
+  }
+  add(Dtype::fp32, d, a, b);
+  for (unsigned i = 0; i < 80; ++i) {
+    float z;
+    std::memcpy(&z, d + 4 * i, 4);
+    EXPECT_EQ(z, 3.0f * static_cast<float>(i) + 0.5f);
+  }
+  add(Dtype::fp32, a, a, a);  // in place
+  float z;
+  std::memcpy(&z, a + 4, 4);
+  EXPECT_EQ(z, 3.0f);
+}
