@@ -33,7 +33,7 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
         return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
       }) {
   m_out.bind(m_bw);
-  m_ring.resize(64 * kVectorBytes);
+  m_ring.reset(new uint8_t[64 * kVectorBytes]);
   m_mask = 63;
 }
 
@@ -43,15 +43,15 @@ uint8_t* Channel::push_slot() {
   size_t cap = m_mask + 1;
   if (m_tail - m_head == cap) {
     // Grow (rare: only while a consumer lags behind its producer in host time).
-    std::vector<uint8_t> bigger(cap * 2 * kVectorBytes);
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[cap * 2 * kVectorBytes]);
     for (size_t i = m_head; i != m_tail; ++i)
-      std::memcpy(&bigger[((i - m_head)) * kVectorBytes], &m_ring[(i & m_mask) * kVectorBytes], kVectorBytes);
+      std::memcpy(bigger.get() + (i - m_head) * kVectorBytes, m_ring.get() + (i & m_mask) * kVectorBytes, kVectorBytes);
     m_tail -= m_head;
     m_head = 0;
-    m_ring.swap(bigger);
+    m_ring = std::move(bigger);
     m_mask = cap * 2 - 1;
   }
-  uint8_t* slot = &m_ring[(m_tail & m_mask) * kVectorBytes];
+  uint8_t* slot = m_ring.get() + (m_tail & m_mask) * kVectorBytes;
   ++m_tail;
   peak_in_flight.note_max(m_tail - m_head);
   return slot;

@@ -47,7 +47,7 @@ class Channel : public FwIf {
   // from SRAM; the consumer takes it at the time the receiver writes it to SRAM.
   uint8_t* push_slot();
   bool empty() const { return m_head == m_tail; }
-  const uint8_t* front() const { return &m_ring[(m_head & m_mask) * kVectorBytes]; }
+  const uint8_t* front() const { return m_ring.get() + (m_head & m_mask) * kVectorBytes; }
   void pop() { ++m_head; }
   size_t in_flight() const { return m_tail - m_head; }
   Producer* producer() const { return m_producer; }
@@ -80,7 +80,7 @@ class Channel : public FwIf {
   Bw m_bw;
   TxSocket m_out;
 
-  std::vector<uint8_t> m_ring;
+  std::unique_ptr<uint8_t[]> m_ring;  // power-of-two ring of vector slots, written before read
   size_t m_mask = 0, m_head = 0, m_tail = 0;
 
  public:

@@ -31,13 +31,6 @@ uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 uint64_t Context::stream_seed(std::string_view stream) const { return splitmix64(m_seed ^ fnv1a64(stream)); }
 
 size_t Context::register_param(ParamBase* p) {

@@ -61,6 +61,12 @@ class Context {
 };
 
 uint64_t fnv1a64(std::string_view s);
-uint64_t splitmix64(uint64_t x);
+/// SplitMix64 finalizer of x + golden gamma: draw i of a stream is splitmix64(seed + i * gamma).
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 }  // namespace fabricvp::core

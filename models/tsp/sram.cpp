@@ -1,7 +1,10 @@
 #include "models/tsp/sram.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace fabricvp::tsp {
@@ -9,6 +12,17 @@ namespace fabricvp::tsp {
 const uint8_t* Sram::zero() {
   static const uint8_t z[kVectorBytes] = {};
   return z;
+}
+
+Sram::~Sram() {
+  for (uint8_t* b : m_banks)
+    if (b) munmap(b, kBankBytes);
+}
+
+void Sram::map(uint32_t bank) {
+  void* p = mmap(nullptr, kBankBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  m_banks[bank] = static_cast<uint8_t*>(p);
 }
 
 void Sram::read_bytes(uint64_t addr, uint8_t* out, uint64_t len) const {
@@ -37,11 +51,12 @@ void Sram::write_bytes(uint64_t addr, const uint8_t* in, uint64_t len) {
   }
 }
 
-uint64_t Sram::bytes_allocated() const {
-  uint64_t tables = 0;
-  for (const auto& t : m_banks)
-    if (t) tables += sizeof(PageTable);
-  return sizeof(*this) + tables + m_pages * kPageBytes;
+uint64_t Sram::pages() const {
+  uint64_t n = 0;
+  for (uint64_t m : m_written) n += static_cast<uint64_t>(__builtin_popcountll(m));
+  return n;
 }
+
+uint64_t Sram::bytes_allocated() const { return sizeof(*this) + pages() * kPageBytes; }
 
 }  // namespace fabricvp::tsp

@@ -76,7 +76,7 @@ class AddCursor final : public Cursor {
         m_n(n),
         m_c0(c0),
         m_lat(latency),
-        m_ring((std::min<uint64_t>(n, latency + 1)) * kVectorBytes),
+        m_ring(new uint8_t[std::min<uint64_t>(n, latency + 1) * kVectorBytes]),  // filled before read
         m_slots(std::min<uint64_t>(n, latency + 1)),
         m_last(last_write) {
     key = OpKey{clk.ps(c0), kRead, seq};
@@ -108,7 +108,7 @@ class AddCursor final : public Cursor {
   uint32_t m_dst, m_a, m_b, m_n;
   uint64_t m_c0;
   uint32_t m_lat;
-  std::vector<uint8_t> m_ring;
+  std::unique_ptr<uint8_t[]> m_ring;
   uint64_t m_slots;
   uint32_t m_r = 0, m_w = 0;
   uint64_t& m_last;

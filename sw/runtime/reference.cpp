@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "models/core/context.h"
 
@@ -128,31 +129,33 @@ namespace {
 // Element i of the stream draws its bits from word i / per (splitmix64 of the
 // stream position), so any slice can be generated independently.
 template <typename T, int kPer, typename Make>
-void fill(uint64_t seed, uint8_t* out, uint64_t n, Make make) {
+void fill(uint64_t seed, uint8_t* out, uint64_t n, uint64_t first_word, Make make) {
   T buf[kPer];
   for (uint64_t i = 0; i < n; i += kPer) {
-    uint64_t r = core::splitmix64(seed + (i / kPer) * 0x9e3779b97f4a7c15ULL);
+    uint64_t r = core::splitmix64(seed + (first_word + i / kPer) * 0x9e3779b97f4a7c15ULL);
     for (int k = 0; k < kPer; ++k) buf[k] = make(static_cast<uint32_t>(r >> (k * 64 / kPer)));
     std::memcpy(out + i * sizeof(T), buf, sizeof(T) * std::min<uint64_t>(kPer, n - i));
   }
 }
 }  // namespace
 
-void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes) {
+void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset) {
+  if (offset % 8) throw std::invalid_argument("input stream slices start at multiples of 8 bytes");
+  const uint64_t w = offset / 8;
   switch (dt) {
-    case tsp::Dtype::int32: fill<uint32_t, 2>(seed, out, bytes / 4, [](uint32_t w) { return w; }); break;
+    case tsp::Dtype::int32: fill<uint32_t, 2>(seed, out, bytes / 4, w, [](uint32_t w) { return w; }); break;
     case tsp::Dtype::fp32:  // |x| in [2^-8, 2^9): 17 binades, 23 random fraction bits
-      fill<uint32_t, 2>(seed, out, bytes / 4, [](uint32_t w) {
+      fill<uint32_t, 2>(seed, out, bytes / 4, w, [](uint32_t w) {
         return (w & 0x80000000u) | ((127u - 8u + (((w >> 23) & 31u) * 17u >> 5)) << 23) | (w & 0x7fffffu);
       });
       break;
     case tsp::Dtype::bf16:  // |x| in [2^-8, 2^9)
-      fill<uint16_t, 4>(seed, out, bytes / 2, [](uint32_t w) {
+      fill<uint16_t, 4>(seed, out, bytes / 2, w, [](uint32_t w) {
         return static_cast<uint16_t>((w & 0x8000u) | ((127u - 8u + (((w >> 7) & 31u) * 17u >> 5)) << 7) | (w & 0x7fu));
       });
       break;
     case tsp::Dtype::fp16:  // |x| in [2^-6, 2^7): a sum of eight stays below 65504
-      fill<uint16_t, 4>(seed, out, bytes / 2, [](uint32_t w) {
+      fill<uint16_t, 4>(seed, out, bytes / 2, w, [](uint32_t w) {
         return static_cast<uint16_t>((w & 0x8000u) | ((15u - 6u + (((w >> 10) & 15u) * 13u >> 4)) << 10) |
                                      (w & 0x3ffu));
       });

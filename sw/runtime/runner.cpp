@@ -272,28 +272,38 @@ int run_impl(const RunOptions& opt) {
   double setup_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   auto load0 = std::chrono::steady_clock::now();
   // ---- data: seeded inputs into SRAM, reference on the host ----
+  // Inputs are generated slice by slice straight into each chip's SRAM (the
+  // stream of chip c is seeded from its hierarchical name), and the reference
+  // is accumulated from the same slices in rank order.
   std::vector<uint8_t> expected;
   tsp::Dtype dt = opt.dtype;
   if (collective) {
-    std::vector<uint8_t> input(plan.input_bytes);
-    bool sum = req.kind == sched::Kind::allreduce || req.kind == sched::Kind::reducescatter;
-    if (sum || req.kind == sched::Kind::allgather) expected.assign(req.kind == sched::Kind::allgather ? req.bytes : plan.input_bytes, 0);
+    const bool gather = req.kind == sched::Kind::allgather;
+    expected.assign(gather ? req.bytes : plan.input_bytes, 0);
+    std::vector<uint8_t> slice(std::min<uint64_t>(plan.input_bytes, 1u << 20));
+    bool first = true;
     for (uint32_t c = 0; c < n; ++c) {
       if (plan.inputs[c].empty()) continue;
-      generate(dt, ctx.stream_seed(std::string("workload/input/") + sys.chips[c]->name()), input.data(), input.size());
-      uint64_t pos = 0;
-      for (const sched::Region& r : plan.inputs[c]) {
-        sys.host.write(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes, input.data() + pos, r.bytes);
-        pos += r.bytes;
+      uint64_t seed = sys.chips[c]->seed_for("workload_input");
+      for (uint64_t pos = 0; pos < plan.input_bytes; pos += slice.size()) {
+        uint64_t len = std::min<uint64_t>(slice.size(), plan.input_bytes - pos);
+        generate(dt, seed, slice.data(), len, pos);
+        // Scatter stream bytes [pos, pos + len) over the chip's input regions.
+        uint64_t base = 0;
+        for (const sched::Region& r : plan.inputs[c]) {
+          uint64_t lo = std::max(pos, base), hi = std::min(pos + len, base + r.bytes);
+          if (lo < hi)
+            sys.host.write(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + (lo - base), slice.data() + (lo - pos),
+                           hi - lo);
+          base += r.bytes;
+        }
+        uint8_t* ref = expected.data() + (gather ? c * plan.input_bytes : 0) + pos;
+        if (gather || first)
+          std::memcpy(ref, slice.data(), len);
+        else
+          reference_add(dt, ref, slice.data(), len);
       }
-      if (req.kind == sched::Kind::allgather)
-        std::memcpy(expected.data() + c * input.size(), input.data(), input.size());
-      else if (req.kind == sched::Kind::broadcast)
-        expected = input;
-      else if (c == 0)
-        expected = input;
-      else
-        reference_add(dt, expected.data(), input.data(), input.size());
+      first = false;
     }
   }
 
