@@ -14,6 +14,7 @@ packages=(
   libgtest-dev          # unit tests
   verilator             # RTL co-simulation (ACE datapath)
   time                  # /usr/bin/time for benchmarks (peak RSS)
+  jq                    # benchmarks read stats.json
 )
 
 missing=()

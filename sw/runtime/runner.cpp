@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "fabricvp_version.h"
+
 #include "models/core/context.h"
 #include "models/core/module.h"
 #include "platforms/system.h"
@@ -372,7 +374,7 @@ int run_impl(const RunOptions& opt) {
   double link_GBps = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
   double peak_bus = (n - 1) * link_GBps;
   std::unique_ptr<core::Value<std::string>> w_kind, w_dtype;
-  std::unique_ptr<core::Value<uint64_t>> w_bytes, w_pred, w_simd, w_root, w_mis, w_chunk;
+  std::unique_ptr<core::Value<uint64_t>> w_bytes, w_pred, w_simd, w_root, w_mis, w_chunk, w_ring;
   std::unique_ptr<core::Value<bool>> w_ver;
   std::unique_ptr<core::Value<double>> w_alg, w_bus, w_factor, w_peak, w_pct;
   double algbw = 0, busbw = 0;
@@ -405,6 +407,8 @@ int run_impl(const RunOptions& opt) {
                                                   "busbw / peak_busbw");
     w_chunk = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "chunk_vectors", "vectors",
                                                       "reduction chunk used by the scheduler");
+    w_ring = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "staging_chunks", "chunks",
+                                                     "receive ring per source used by the reduction (0: none)");
     w_kind->set(opt.workload);
     w_bytes->set(req.bytes);
     w_dtype->set(tsp::dtype_name(dt));
@@ -419,6 +423,7 @@ int run_impl(const RunOptions& opt) {
     w_peak->set(peak_bus);
     w_pct->set(peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0);
     w_chunk->set(plan.chunk_vectors);
+    w_ring->set(plan.staging_chunks);
   }
   {
     nlohmann::json j = core::stats_json();
@@ -433,9 +438,13 @@ int run_impl(const RunOptions& opt) {
                opt.seed);
     if (!sys.description.get().empty()) fmt::print("  {}\n", sys.description.get());
     if (collective) {
-      fmt::print("  workload     {} {} {} ({} bytes){}, chunk {} vectors\n", opt.workload, human_bytes(req.bytes),
-                 tsp::dtype_name(dt), req.bytes, req.kind == sched::Kind::broadcast ? fmt::format(", root {}", req.root) : "",
-                 plan.chunk_vectors);
+      std::string detail;
+      if (req.kind == sched::Kind::broadcast) detail = fmt::format(", root {}", req.root);
+      if (plan.chunk_vectors)
+        detail = fmt::format(", reduced in chunks of {} vectors, staging ring {}", plan.chunk_vectors,
+                             plan.staging_chunks);
+      fmt::print("  workload     {} {} {} ({} bytes){}\n", opt.workload, human_bytes(req.bytes), tsp::dtype_name(dt),
+                 req.bytes, detail);
     } else {
       fmt::print("  programs     {} ({} instructions)\n", opt.programs_dir, instructions);
     }

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <systemc>
 
+#include "fabricvp_version.h"
+
 #include "models/core/context.h"
 #include "models/core/module.h"
 #include "platforms/system.h"
