@@ -33,30 +33,6 @@ uint64_t fnv1a64(std::string_view s) {
 
 uint64_t Context::stream_seed(std::string_view stream) const { return splitmix64(m_seed ^ fnv1a64(stream)); }
 
-size_t Context::register_param(ParamBase* p) {
-  m_params.push_back(p);
-  return m_params.size() - 1;
-}
-void Context::unregister_param(size_t slot) { m_params[slot] = nullptr; }
-std::vector<const ParamBase*> Context::params() const {
-  std::vector<const ParamBase*> out;
-  for (auto* p : m_params)
-    if (p) out.push_back(p);
-  return out;
-}
-
-size_t Context::register_stat(StatBase* s) {
-  m_stats.push_back(s);
-  return m_stats.size() - 1;
-}
-void Context::unregister_stat(size_t slot) { m_stats[slot] = nullptr; }
-std::vector<const StatBase*> Context::stats() const {
-  std::vector<const StatBase*> out;
-  for (auto* s : m_stats)
-    if (s) out.push_back(s);
-  return out;
-}
-
 void Context::hw_error(HardwareError e) {
   std::string msg = e.cycle >= 0 ? fmt::format("hardware error at cycle {} ({} ps): {}", e.cycle, e.time_ps, e.message)
                                  : fmt::format("hardware error at {} ps: {}", e.time_ps, e.message);

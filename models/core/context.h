@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/core/config.h"
+#include "models/core/named.h"
 #include "models/core/trace.h"
 
 namespace fabricvp::core {
@@ -35,12 +36,8 @@ class Context {
   /// Deterministic seed for a named random stream (hierarchical name + purpose).
   uint64_t stream_seed(std::string_view stream) const;
 
-  size_t register_param(ParamBase* p);
-  void unregister_param(size_t slot);
-  std::vector<const ParamBase*> params() const;
-  size_t register_stat(StatBase* s);
-  void unregister_stat(size_t slot);
-  std::vector<const StatBase*> stats() const;
+  Registry<ParamBase>& params() { return m_params; }
+  Registry<StatBase>& stats() { return m_stats; }
 
   Trace& trace() { return m_trace; }
 
@@ -53,8 +50,8 @@ class Context {
  private:
   Config m_config;
   uint64_t m_seed = 1;
-  std::vector<ParamBase*> m_params;
-  std::vector<StatBase*> m_stats;
+  Registry<ParamBase> m_params;
+  Registry<StatBase> m_stats;
   Trace m_trace;
   std::vector<HardwareError> m_errors;
   bool m_halted = false;

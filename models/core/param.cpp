@@ -13,16 +13,10 @@ namespace fabricvp::core {
 
 ParamBase::ParamBase(const sc_core::sc_object* owner, const char* prefix, const char* leaf, const char* unit,
                      const char* desc)
-    : m_owner(owner), m_prefix(prefix), m_leaf(leaf), m_unit(unit), m_desc(desc) {
-  m_slot = Context::get().register_param(this);
-}
+    : Named(owner, prefix, leaf, unit, desc), m_slot(Context::get().params().add(this)) {}
 
-ParamBase::~ParamBase() { Context::get().unregister_param(m_slot); }
+ParamBase::~ParamBase() { Context::get().params().remove(m_slot); }
 
-std::string ParamBase::name() const {
-  std::string base = m_owner ? m_owner->name() : (m_prefix ? m_prefix : "");
-  return base.empty() ? m_leaf : base + "." + m_leaf;
-}
 
 const ConfigEntry* ParamBase::lookup() {
   m_source = Context::get().config().resolve(name());
@@ -33,7 +27,7 @@ void ParamBase::fail(const ConfigEntry& e, const std::string& why) const {
   throw ConfigError(fmt::format("{}: key '{}' (parameter {}): {}", e.origin.str(), e.key, name(), why));
 }
 
-std::vector<const ParamBase*> all_params() { return Context::get().params(); }
+std::vector<const ParamBase*> all_params() { return Context::get().params().all(); }
 
 namespace detail {
 

@@ -14,24 +14,17 @@
 #include <vector>
 
 #include "models/core/config.h"
-
-namespace sc_core {
-class sc_object;
-}
+#include "models/core/named.h"
 
 namespace fabricvp::core {
 
-class ParamBase {
+class ParamBase : public Named {
  public:
   ParamBase(const sc_core::sc_object* owner, const char* prefix, const char* leaf, const char* unit, const char* desc);
   virtual ~ParamBase();
   ParamBase(const ParamBase&) = delete;
   ParamBase& operator=(const ParamBase&) = delete;
 
-  std::string name() const;
-  const char* leaf() const { return m_leaf; }
-  const char* unit() const { return m_unit; }
-  const char* description() const { return m_desc; }
   /// Entry that set the value, or nullptr when the default is in effect.
   const ConfigEntry* source() const { return m_source; }
   virtual std::string value_str() const = 0;
@@ -44,11 +37,6 @@ class ParamBase {
   [[noreturn]] void fail(const ConfigEntry& e, const std::string& why) const;
 
  private:
-  const sc_core::sc_object* m_owner;
-  const char* m_prefix;
-  const char* m_leaf;
-  const char* m_unit;
-  const char* m_desc;
   const ConfigEntry* m_source = nullptr;
   size_t m_slot;
 };

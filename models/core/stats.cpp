@@ -3,33 +3,24 @@
 #include <systemc>
 
 #include "models/core/context.h"
-#include "models/core/module.h"
 
 namespace fabricvp::core {
 
 StatBase::StatBase(const sc_core::sc_object* owner, const char* prefix, const char* leaf, const char* unit,
                    const char* desc)
-    : m_owner(owner), m_prefix(prefix), m_leaf(leaf), m_unit(unit), m_desc(desc) {
-  m_slot = Context::get().register_stat(this);
-}
+    : Named(owner, prefix, leaf, unit, desc), m_slot(Context::get().stats().add(this)) {}
 
-StatBase::~StatBase() { Context::get().unregister_stat(m_slot); }
-
-std::string StatBase::name() const {
-  std::string base = m_owner ? m_owner->name() : (m_prefix ? m_prefix : "");
-  return base.empty() ? m_leaf : base + "." + m_leaf;
-}
+StatBase::~StatBase() { Context::get().stats().remove(m_slot); }
 
 std::string StatBase::kind() const {
-  if (!m_owner) return m_prefix ? m_prefix : "";
-  if (auto* m = dynamic_cast<const Module*>(m_owner)) return m->kind();
-  return m_owner->kind();
+  if (!owner()) return prefix() ? prefix() : "";
+  return owner()->kind();  // Module overrides sc_object::kind()
 }
 
 nlohmann::json stats_json() {
   nlohmann::json root = nlohmann::json::object();
   nlohmann::json schema = nlohmann::json::object();
-  for (const StatBase* s : Context::get().stats()) {
+  for (const StatBase* s : Context::get().stats().all()) {
     std::string full = s->name();
     nlohmann::json* node = &root;
     size_t start = 0;

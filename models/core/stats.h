@@ -13,13 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace sc_core {
-class sc_object;
-}
+#include "models/core/named.h"
 
 namespace fabricvp::core {
 
-class StatBase {
+class StatBase : public Named {
  public:
   /// Statistic of a module, or (owner == nullptr) of the group `prefix` (e.g. "run").
   StatBase(const sc_core::sc_object* owner, const char* prefix, const char* leaf, const char* unit, const char* desc);
@@ -27,21 +25,11 @@ class StatBase {
   StatBase(const StatBase&) = delete;
   StatBase& operator=(const StatBase&) = delete;
 
-  std::string name() const;
   /// Kind of the owner ("tsp", "c2c.link", "run"), used as the schema key prefix.
   std::string kind() const;
-  const sc_core::sc_object* owner() const { return m_owner; }
-  const char* leaf() const { return m_leaf; }
-  const char* unit() const { return m_unit; }
-  const char* description() const { return m_desc; }
   virtual nlohmann::json value() const = 0;
 
  private:
-  const sc_core::sc_object* m_owner;
-  const char* m_prefix;
-  const char* m_leaf;
-  const char* m_unit;
-  const char* m_desc;
   size_t m_slot;
 };
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <systemc>
 
 #include "fabricvp_version.h"
@@ -194,8 +195,177 @@ CheckResult check_outputs(platform::Host& host, const std::vector<std::vector<sc
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// run.* — the manifest of every run.
+struct RunStats {
+  core::Value<std::string> version{nullptr, "run", "version", "", "fabricvp version"};
+  core::Value<std::string> config_hash{nullptr, "run", "config_hash", "", "FNV-1a 64 of the effective configuration"};
+  core::Value<std::string> platform{nullptr, "run", "platform", "", "platform file"};
+  core::Value<uint64_t> seed{nullptr, "run", "seed", "", "random seed of the run"};
+  core::Value<std::string> status{nullptr, "run", "status", "", "ok | hardware_error | mismatch | timing_mismatch"};
+  core::Value<uint64_t> hardware_errors{nullptr, "run", "hardware_errors", "errors", "hardware errors raised"};
+  core::Value<uint64_t> chips{nullptr, "run", "chips", "chips", "TSPs in the platform"};
+  core::Value<uint64_t> links{nullptr, "run", "links", "links", "C2C links in the platform"};
+  core::Value<uint64_t> instructions{nullptr, "run", "program_instructions", "instructions", "instructions loaded"};
+  core::Value<uint64_t> sim_time_ps{nullptr, "run", "sim_time_ps", "ps", "simulated time at the end of the run"};
+  core::Value<double> wall_s{nullptr, "run", "wall_s", "s", "host wall-clock time of the whole run"};
+  core::Value<double> setup_wall_s{nullptr, "run", "setup_wall_s", "s",
+                                   "host time to elaborate, schedule and load programs"};
+  core::Value<double> load_wall_s{nullptr, "run", "load_wall_s", "s",
+                                  "host time to generate inputs, load them and compute the reference"};
+  core::Value<double> sim_wall_s{nullptr, "run", "sim_wall_s", "s", "host wall-clock time inside sc_start"};
+  core::Value<double> check_wall_s{nullptr, "run", "check_wall_s", "s", "host time to check every chip's result"};
+  core::Value<double> sim_ns_per_wall_s{nullptr, "run", "sim_ns_per_wall_s", "ns/s",
+                                        "simulated ns per host second in sc_start"};
+  core::Value<double> peak_rss_mib{nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process"};
+};
+
+/// workload.* — a collective run.
+struct WorkloadStats {
+  core::Value<std::string> kind{nullptr, "workload", "kind", "", "collective"};
+  core::Value<uint64_t> bytes{nullptr, "workload", "bytes", "bytes", "collective size (nccl-tests convention)"};
+  core::Value<std::string> dtype{nullptr, "workload", "dtype", "", "element type"};
+  core::Value<uint64_t> root{nullptr, "workload", "root", "", "broadcast root chip index"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "",
+                             "every chip's result is bit-exact against the host reference"};
+  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
+                                   "result elements that differ from the reference"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the scheduler"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
+                                     "simulated completion: last result vector written"};
+  core::Value<double> algbw{nullptr, "workload", "algbw_GBps", "GB/s", "bytes / simulated_ps (1 GB = 1e9 B)"};
+  core::Value<double> busbw{nullptr, "workload", "busbw_GBps", "GB/s", "algbw x bus_factor (nccl-tests)"};
+  core::Value<double> bus_factor{nullptr, "workload", "bus_factor", "",
+                                 "allreduce 2(n-1)/n, allgather and reducescatter (n-1)/n, broadcast 1"};
+  core::Value<double> peak_busbw{nullptr, "workload", "peak_busbw_GBps", "GB/s",
+                                 "(n-1) x one link direction's payload rate"};
+  core::Value<double> busbw_pct{nullptr, "workload", "busbw_pct_of_peak", "%", "busbw / peak_busbw"};
+  core::Value<uint64_t> chunk_vectors{nullptr, "workload", "chunk_vectors", "vectors",
+                                      "reduction chunk used by the scheduler"};
+  core::Value<uint64_t> staging_chunks{nullptr, "workload", "staging_chunks", "chunks",
+                                       "receive ring per source used by the reduction (0: none)"};
+};
+
+/// Compile the collective into programs (written to <out>/programs/ and loaded
+/// back from that text), or assemble hand-written ones from --programs.
+std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::System& sys, const sched::Plan* plan) {
+  const uint32_t n = static_cast<uint32_t>(sys.chips.size());
+  std::vector<sw::Program> programs(n);
+  if (plan) {
+    fs::path dir = fs::path(opt.out_dir) / "programs";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    for (uint32_t c = 0; c < n; ++c) {
+      std::string text = sw::disassemble(plan->programs[c]);
+      fs::path file = dir / (std::string(sys.chips[c]->name()) + ".s");
+      std::ofstream(file) << text;
+      programs[c] = sw::assemble(text, file.string());
+    }
+    return programs;
+  }
+  bool any = false;
+  for (uint32_t c = 0; c < n; ++c) {
+    fs::path file = fs::path(opt.programs_dir) / (std::string(sys.chips[c]->name()) + ".s");
+    if (!fs::exists(file)) continue;
+    programs[c] = sw::assemble_file(file.string());
+    if (!programs[c].target.empty() && programs[c].target != sys.chips[c]->name())
+      throw core::ConfigError(fmt::format("{}: program is for '{}' but was loaded on '{}'", file.string(),
+                                          programs[c].target, sys.chips[c]->name()));
+    any = true;
+  }
+  if (!any)
+    throw core::ConfigError(fmt::format("{}: no program files (expected <chip name>.s, e.g. {}.s)", opt.programs_dir,
+                                        sys.chips[0]->name()));
+  return programs;
+}
+
+/// Write every queue's image into its chip's instruction memory through the host
+/// socket and start the chips that have a program. Returns the instruction count.
+size_t load_programs(platform::System& sys, const std::vector<sw::Program>& programs) {
+  size_t instructions = 0;
+  for (uint32_t c = 0; c < programs.size(); ++c) {
+    const sw::Program& p = programs[c];
+    const tsp::Tsp& chip = *sys.chips[c];
+    if (p.queues.size() > chip.queues)
+      throw core::ConfigError(fmt::format("{}: program uses queue {} but the chip has {} queues", chip.name(),
+                                          p.queues.size() - 1, chip.queues.get()));
+    for (uint32_t q = 0; q < p.queues.size(); ++q) {
+      if (p.queues[q].size() + 1 > chip.imem_instructions)
+        throw core::ConfigError(fmt::format("{}: queue {} has {} instructions; imem_instructions is {}", chip.name(), q,
+                                            p.queues[q].size(), chip.imem_instructions.get()));
+      std::vector<uint8_t> image = sw::encode_queue(p.queues[q]);
+      sys.host.write(c, tsp::kImemBase + q * tsp::kImemStride, image.data(), image.size());
+    }
+    instructions += p.instructions();
+  }
+  for (uint32_t c = 0; c < programs.size(); ++c)
+    if (!programs[c].queues.empty()) sys.chips[c]->start();
+  return instructions;
+}
+
+/// Generate every chip's seeded input slice by slice straight into its SRAM
+/// (chip c's stream is seeded from its hierarchical name) and accumulate the
+/// host reference from the same slices, in rank order. Returns the expected
+/// output: the whole buffer (allreduce, broadcast, allgather) or the sum whose
+/// piece j chip j must hold (reducescatter).
+std::vector<uint8_t> load_inputs(platform::System& sys, const sched::Plan& plan, const sched::Request& req) {
+  const bool gather = req.kind == sched::Kind::allgather;
+  std::vector<uint8_t> expected(gather ? req.bytes : plan.input_bytes);
+  std::vector<uint8_t> slice(std::min<uint64_t>(plan.input_bytes, 1u << 20));
+  bool first = true;
+  for (uint32_t c = 0; c < sys.chips.size(); ++c) {
+    if (plan.inputs[c].empty()) continue;
+    uint64_t seed = sys.chips[c]->seed_for("workload_input");
+    for (uint64_t pos = 0; pos < plan.input_bytes; pos += slice.size()) {
+      uint64_t len = std::min<uint64_t>(slice.size(), plan.input_bytes - pos);
+      generate(req.dtype, seed, slice.data(), len, pos);
+      uint64_t base = 0;  // scatter stream bytes [pos, pos + len) over the chip's input regions
+      for (const sched::Region& r : plan.inputs[c]) {
+        uint64_t lo = std::max(pos, base), hi = std::min(pos + len, base + r.bytes);
+        if (lo < hi)
+          sys.host.write(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + (lo - base), slice.data() + (lo - pos),
+                         hi - lo);
+        base += r.bytes;
+      }
+      uint8_t* ref = expected.data() + (gather ? c * plan.input_bytes : 0) + pos;
+      if (gather || first)
+        std::memcpy(ref, slice.data(), len);
+      else
+        reference_add(req.dtype, ref, slice.data(), len);
+    }
+    first = false;
+  }
+  return expected;
+}
+
+void print_links(const platform::System& sys, uint64_t sim_end) {
+  auto util = [&](const c2c::Channel& ch) {
+    return sim_end ? 100.0 * static_cast<double>(ch.busy_ps.get()) / static_cast<double>(sim_end) : 0.0;
+  };
+  fmt::print("\n  {:<28} {:>8} {:>8} {:>10}   (busy share of {} simulated)\n", "link", "a->b", "b->a", "vectors",
+             human_time(sim_end));
+  if (sys.links.size() <= 64) {
+    for (const c2c::Link* l : sys.links)
+      fmt::print("  {:<28} {:>7.1f}% {:>7.1f}% {:>10}\n", l->name(), util(l->a_to_b), util(l->b_to_a),
+                 l->a_to_b.packets.get() + l->b_to_a.packets.get());
+    return;
+  }
+  double lo = 100, hi = 0, sum = 0;
+  for (const c2c::Link* l : sys.links)
+    for (const c2c::Channel* ch : {&l->a_to_b, &l->b_to_a}) {
+      double u = util(*ch);
+      lo = std::min(lo, u);
+      hi = std::max(hi, u);
+      sum += u;
+    }
+  fmt::print("  {} link directions: utilization min {:.1f}% mean {:.1f}% max {:.1f}%\n", 2 * sys.links.size(), lo,
+             sum / (2 * sys.links.size()), hi);
+}
+
 int run_impl(const RunOptions& opt) {
-  auto wall0 = std::chrono::steady_clock::now();
+  const auto wall0 = Clock::now();
   core::Context& ctx = core::Context::get();
   ctx.set_seed(opt.seed);
   ctx.config().load_file(opt.platform);
@@ -206,230 +376,105 @@ int run_impl(const RunOptions& opt) {
   if (ec) throw core::ConfigError(fmt::format("{}: cannot create output directory: {}", opt.out_dir, ec.message()));
   if (opt.trace) ctx.trace().open((fs::path(opt.out_dir) / "trace.json").string(), opt.trace_from_ps, opt.trace_to_ps);
 
+  // ---- elaborate ----
   RunParams rp;
   platform::System sys("sys");
   ctx.config().check_all_used(platform::parameter_names());
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // complete elaboration: sockets are bound from here on
-  uint64_t config_hash = write_effective_config((fs::path(opt.out_dir) / "config.yaml").string(), opt);
+  const uint64_t config_hash = write_effective_config((fs::path(opt.out_dir) / "config.yaml").string(), opt);
   const uint32_t n = static_cast<uint32_t>(sys.chips.size());
 
-  // ---- software: compile the collective, or assemble hand-written programs ----
-  bool collective = opt.programs_dir.empty();
+  // ---- software ----
+  const bool collective = opt.programs_dir.empty();
   sched::Request req;
   sched::Plan plan;
-  std::vector<sw::Program> programs(n);
-  fs::path progdir = fs::path(opt.out_dir) / "programs";
   if (collective) {
     if (!sched::parse_kind(opt.workload, req.kind))
-      throw core::ConfigError(fmt::format(
-          "--workload '{}': expected allreduce, allgather, reducescatter or broadcast", opt.workload));
+      throw core::ConfigError(
+          fmt::format("--workload '{}': expected allreduce, allgather, reducescatter or broadcast", opt.workload));
     req.bytes = opt.bytes;
     req.dtype = opt.dtype;
     req.root = opt.root;
     req.chunk_vectors = rp.chunk_vectors;
     req.staging_chunks = rp.staging_chunks;
     plan = sched::plan(machine_of(sys), req);
-    fs::create_directories(progdir, ec);
-    for (uint32_t c = 0; c < n; ++c) {
-      // Programs are data: written as assembly and loaded from that text.
-      std::string text = sw::disassemble(plan.programs[c]);
-      fs::path file = progdir / (std::string(sys.chips[c]->name()) + ".s");
-      std::ofstream(file) << text;
-      programs[c] = sw::assemble(text, file.string());
-    }
-  } else {
-    bool any = false;
-    for (uint32_t c = 0; c < n; ++c) {
-      fs::path file = fs::path(opt.programs_dir) / (std::string(sys.chips[c]->name()) + ".s");
-      if (!fs::exists(file)) continue;
-      programs[c] = sw::assemble_file(file.string());
-      if (!programs[c].target.empty() && programs[c].target != sys.chips[c]->name())
-        throw core::ConfigError(fmt::format("{}: program is for '{}' but was loaded on '{}'", file.string(),
-                                            programs[c].target, sys.chips[c]->name()));
-      any = true;
-    }
-    if (!any)
-      throw core::ConfigError(fmt::format("{}: no program files (expected <chip name>.s, e.g. {}.s)",
-                                          opt.programs_dir, sys.chips[0]->name()));
   }
-  size_t instructions = 0;
-  for (uint32_t c = 0; c < n; ++c) {
-    const sw::Program& p = programs[c];
-    if (p.queues.size() > sys.chips[c]->queues)
-      throw core::ConfigError(fmt::format("{}: program uses queue {} but the chip has {} queues", sys.chips[c]->name(),
-                                          p.queues.size() - 1, sys.chips[c]->queues.get()));
-    for (uint32_t q = 0; q < p.queues.size(); ++q) {
-      if (p.queues[q].size() + 1 > sys.chips[c]->imem_instructions)
-        throw core::ConfigError(fmt::format("{}: queue {} has {} instructions; imem_instructions is {}",
-                                            sys.chips[c]->name(), q, p.queues[q].size(),
-                                            sys.chips[c]->imem_instructions.get()));
-      std::vector<uint8_t> image = sw::encode_queue(p.queues[q]);
-      sys.host.write(c, tsp::kImemBase + q * tsp::kImemStride, image.data(), image.size());
-    }
-    instructions += p.instructions();
-  }
-  for (uint32_t c = 0; c < n; ++c)
-    if (!programs[c].queues.empty()) sys.chips[c]->start();
+  const size_t instructions = load_programs(sys, make_programs(opt, sys, collective ? &plan : nullptr));
+  const double setup_wall = since(wall0);
 
-  double setup_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  auto load0 = std::chrono::steady_clock::now();
-  // ---- data: seeded inputs into SRAM, reference on the host ----
-  // Inputs are generated slice by slice straight into each chip's SRAM (the
-  // stream of chip c is seeded from its hierarchical name), and the reference
-  // is accumulated from the same slices in rank order.
+  // ---- data ----
+  const auto load0 = Clock::now();
   std::vector<uint8_t> expected;
-  tsp::Dtype dt = opt.dtype;
-  if (collective) {
-    const bool gather = req.kind == sched::Kind::allgather;
-    expected.assign(gather ? req.bytes : plan.input_bytes, 0);
-    std::vector<uint8_t> slice(std::min<uint64_t>(plan.input_bytes, 1u << 20));
-    bool first = true;
-    for (uint32_t c = 0; c < n; ++c) {
-      if (plan.inputs[c].empty()) continue;
-      uint64_t seed = sys.chips[c]->seed_for("workload_input");
-      for (uint64_t pos = 0; pos < plan.input_bytes; pos += slice.size()) {
-        uint64_t len = std::min<uint64_t>(slice.size(), plan.input_bytes - pos);
-        generate(dt, seed, slice.data(), len, pos);
-        // Scatter stream bytes [pos, pos + len) over the chip's input regions.
-        uint64_t base = 0;
-        for (const sched::Region& r : plan.inputs[c]) {
-          uint64_t lo = std::max(pos, base), hi = std::min(pos + len, base + r.bytes);
-          if (lo < hi)
-            sys.host.write(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + (lo - base), slice.data() + (lo - pos),
-                           hi - lo);
-          base += r.bytes;
-        }
-        uint8_t* ref = expected.data() + (gather ? c * plan.input_bytes : 0) + pos;
-        if (gather || first)
-          std::memcpy(ref, slice.data(), len);
-        else
-          reference_add(dt, ref, slice.data(), len);
-      }
-      first = false;
-    }
-  }
+  if (collective) expected = load_inputs(sys, plan, req);
+  const double load_wall = since(load0);
 
-  double load_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count();
   // ---- simulate ----
-  auto sim0 = std::chrono::steady_clock::now();
+  const auto sim0 = Clock::now();
   sc_core::sc_start();
   for (tsp::Tsp* t : sys.chips) t->finish();
-  double sim_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sim0).count();
-  uint64_t sim_end = sc_core::sc_time_stamp().value();
+  const double sim_wall = since(sim0);
+  const uint64_t sim_end = sc_core::sc_time_stamp().value();
   uint64_t completion = 0;
   for (tsp::Tsp* t : sys.chips) completion = std::max(completion, t->last_write_ps());
-  bool hw_ok = ctx.hw_errors().empty();
+  const bool hw_ok = ctx.hw_errors().empty();
 
   // ---- check ----
-  auto check0 = std::chrono::steady_clock::now();
+  const auto check0 = Clock::now();
   CheckResult check;
   if (collective && hw_ok)
-    check = check_outputs(sys.host, plan.outputs, req.kind == sched::Kind::reducescatter, expected, dt);
-  const uint64_t mismatched = check.mismatched;
-  double check_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - check0).count();
-  bool verified = collective && hw_ok && mismatched == 0;
-  bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
+    check = check_outputs(sys.host, plan.outputs, req.kind == sched::Kind::reducescatter, expected, req.dtype);
+  const double check_wall = since(check0);
+  const bool verified = collective && hw_ok && check.mismatched == 0;
+  const bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
+  const std::string status = !hw_ok                    ? "hardware_error"
+                             : collective && !verified ? "mismatch"
+                             : !timing_ok              ? "timing_mismatch"
+                                                       : "ok";
 
   // ---- statistics ----
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  core::Value<std::string> r_version(nullptr, "run", "version", "", "fabricvp version");
-  core::Value<std::string> r_hash(nullptr, "run", "config_hash", "", "FNV-1a 64 of the effective configuration");
-  core::Value<std::string> r_platform(nullptr, "run", "platform", "", "platform file");
-  core::Value<uint64_t> r_seed(nullptr, "run", "seed", "", "random seed of the run");
-  core::Value<double> r_wall(nullptr, "run", "wall_s", "s", "host wall-clock time of the whole run");
-  core::Value<double> r_setup_wall(nullptr, "run", "setup_wall_s", "s",
-                                   "host time to elaborate, schedule and load programs");
-  core::Value<double> r_load_wall(nullptr, "run", "load_wall_s", "s",
-                                  "host time to generate inputs, load them and compute the reference");
-  core::Value<double> r_sim_wall(nullptr, "run", "sim_wall_s", "s", "host wall-clock time inside sc_start");
-  core::Value<double> r_check_wall(nullptr, "run", "check_wall_s", "s", "host time to check every chip's result");
-  core::Value<uint64_t> r_sim(nullptr, "run", "sim_time_ps", "ps", "simulated time at the end of the run");
-  core::Value<double> r_rate(nullptr, "run", "sim_ns_per_wall_s", "ns/s", "simulated ns per host second in sc_start");
-  core::Value<double> r_rss(nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process");
-  core::Value<uint64_t> r_chips(nullptr, "run", "chips", "chips", "TSPs in the platform");
-  core::Value<uint64_t> r_links(nullptr, "run", "links", "links", "C2C links in the platform");
-  core::Value<uint64_t> r_instr(nullptr, "run", "program_instructions", "instructions", "instructions loaded");
-  core::Value<uint64_t> r_hw(nullptr, "run", "hardware_errors", "errors", "hardware errors raised");
-  core::Value<std::string> r_status(nullptr, "run", "status", "",
-                                    "ok | hardware_error | mismatch | timing_mismatch");
-  r_version.set(kVersion);
-  r_hash.set(fmt::format("{:016x}", config_hash));
-  r_platform.set(opt.platform);
-  r_seed.set(opt.seed);
-  r_wall.set(wall);
-  r_setup_wall.set(setup_wall);
-  r_load_wall.set(load_wall);
-  r_sim_wall.set(sim_wall);
-  r_check_wall.set(check_wall);
-  r_sim.set(sim_end);
-  r_rate.set(sim_wall > 0 ? sim_end / 1e3 / sim_wall : 0.0);
-  r_rss.set(peak_rss_mib());
-  r_chips.set(n);
-  r_links.set(sys.links.size());
-  r_instr.set(instructions);
-  r_hw.set(ctx.hw_errors().size());
-  std::string status = !hw_ok ? "hardware_error" : (collective && !verified) ? "mismatch" : !timing_ok ? "timing_mismatch" : "ok";
-  r_status.set(status);
+  RunStats rs;
+  rs.version.set(kVersion);
+  rs.config_hash.set(fmt::format("{:016x}", config_hash));
+  rs.platform.set(opt.platform);
+  rs.seed.set(opt.seed);
+  rs.status.set(status);
+  rs.hardware_errors.set(ctx.hw_errors().size());
+  rs.chips.set(n);
+  rs.links.set(sys.links.size());
+  rs.instructions.set(instructions);
+  rs.sim_time_ps.set(sim_end);
+  rs.setup_wall_s.set(setup_wall);
+  rs.load_wall_s.set(load_wall);
+  rs.sim_wall_s.set(sim_wall);
+  rs.check_wall_s.set(check_wall);
+  rs.sim_ns_per_wall_s.set(sim_wall > 0 ? sim_end / 1e3 / sim_wall : 0.0);
+  rs.peak_rss_mib.set(peak_rss_mib());
+  rs.wall_s.set(since(wall0));
 
-  double link_GBps = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
-  double peak_bus = (n - 1) * link_GBps;
-  std::unique_ptr<core::Value<std::string>> w_kind, w_dtype;
-  std::unique_ptr<core::Value<uint64_t>> w_bytes, w_pred, w_simd, w_root, w_mis, w_chunk, w_ring;
-  std::unique_ptr<core::Value<bool>> w_ver;
-  std::unique_ptr<core::Value<double>> w_alg, w_bus, w_factor, w_peak, w_pct;
-  double algbw = 0, busbw = 0;
+  const double link_GBps = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
+  const double peak_bus = (n - 1) * link_GBps;
+  const double algbw = completion ? static_cast<double>(req.bytes) / (completion * 1e-12) / 1e9 : 0.0;
+  const double busbw = algbw * plan.bus_factor;
+  std::optional<WorkloadStats> ws;
   if (collective) {
-    algbw = completion ? static_cast<double>(req.bytes) / (completion * 1e-12) / 1e9 : 0.0;
-    busbw = algbw * plan.bus_factor;
-    w_kind = std::make_unique<core::Value<std::string>>(nullptr, "workload", "kind", "", "collective");
-    w_bytes = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "bytes", "bytes",
-                                                      "collective size (nccl-tests convention)");
-    w_dtype = std::make_unique<core::Value<std::string>>(nullptr, "workload", "dtype", "", "element type");
-    w_root = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "root", "", "broadcast root chip index");
-    w_ver = std::make_unique<core::Value<bool>>(nullptr, "workload", "verified", "",
-                                                "every chip's result is bit-exact against the host reference");
-    w_mis = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "mismatched_elements", "elements",
-                                                    "result elements that differ from the reference");
-    w_pred = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "predicted_ps", "ps",
-                                                     "completion predicted by the scheduler");
-    w_simd = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "simulated_ps", "ps",
-                                                     "simulated completion: last result vector written");
-    w_alg = std::make_unique<core::Value<double>>(nullptr, "workload", "algbw_GBps", "GB/s",
-                                                  "bytes / simulated_ps (1 GB = 1e9 B)");
-    w_bus = std::make_unique<core::Value<double>>(nullptr, "workload", "busbw_GBps", "GB/s",
-                                                  "algbw x bus_factor (nccl-tests)");
-    w_factor = std::make_unique<core::Value<double>>(nullptr, "workload", "bus_factor", "",
-                                                     "allreduce 2(n-1)/n, allgather and reducescatter (n-1)/n, "
-                                                     "broadcast 1");
-    w_peak = std::make_unique<core::Value<double>>(nullptr, "workload", "peak_busbw_GBps", "GB/s",
-                                                   "(n-1) x one link direction's payload rate");
-    w_pct = std::make_unique<core::Value<double>>(nullptr, "workload", "busbw_pct_of_peak", "%",
-                                                  "busbw / peak_busbw");
-    w_chunk = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "chunk_vectors", "vectors",
-                                                      "reduction chunk used by the scheduler");
-    w_ring = std::make_unique<core::Value<uint64_t>>(nullptr, "workload", "staging_chunks", "chunks",
-                                                     "receive ring per source used by the reduction (0: none)");
-    w_kind->set(opt.workload);
-    w_bytes->set(req.bytes);
-    w_dtype->set(tsp::dtype_name(dt));
-    w_root->set(req.root);
-    w_ver->set(verified);
-    w_mis->set(mismatched);
-    w_pred->set(plan.predicted_ps);
-    w_simd->set(completion);
-    w_alg->set(algbw);
-    w_bus->set(busbw);
-    w_factor->set(plan.bus_factor);
-    w_peak->set(peak_bus);
-    w_pct->set(peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0);
-    w_chunk->set(plan.chunk_vectors);
-    w_ring->set(plan.staging_chunks);
+    ws.emplace();
+    ws->kind.set(opt.workload);
+    ws->bytes.set(req.bytes);
+    ws->dtype.set(tsp::dtype_name(req.dtype));
+    ws->root.set(req.root);
+    ws->verified.set(verified);
+    ws->mismatched.set(check.mismatched);
+    ws->predicted_ps.set(plan.predicted_ps);
+    ws->simulated_ps.set(completion);
+    ws->algbw.set(algbw);
+    ws->busbw.set(busbw);
+    ws->bus_factor.set(plan.bus_factor);
+    ws->peak_busbw.set(peak_bus);
+    ws->busbw_pct.set(peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0);
+    ws->chunk_vectors.set(plan.chunk_vectors);
+    ws->staging_chunks.set(plan.staging_chunks);
   }
-  {
-    nlohmann::json j = core::stats_json();
-    std::ofstream f(fs::path(opt.out_dir) / "stats.json");
-    f << j.dump(1) << "\n";
-  }
+  std::ofstream(fs::path(opt.out_dir) / "stats.json") << core::stats_json().dump(1) << "\n";
   ctx.trace().close();
 
   // ---- summary ----
@@ -443,8 +488,8 @@ int run_impl(const RunOptions& opt) {
       if (plan.chunk_vectors)
         detail = fmt::format(", reduced in chunks of {} vectors, staging ring {}", plan.chunk_vectors,
                              plan.staging_chunks);
-      fmt::print("  workload     {} {} {} ({} bytes){}\n", opt.workload, human_bytes(req.bytes), tsp::dtype_name(dt),
-                 req.bytes, detail);
+      fmt::print("  workload     {} {} {} ({} bytes){}\n", opt.workload, human_bytes(req.bytes),
+                 tsp::dtype_name(req.dtype), req.bytes, detail);
     } else {
       fmt::print("  programs     {} ({} instructions)\n", opt.programs_dir, instructions);
     }
@@ -455,13 +500,15 @@ int run_impl(const RunOptions& opt) {
       if (verified)
         fmt::print("  result       verified: {}/{} chips bit-exact against the host reference\n", check.chips_ok, n);
       else
-        fmt::print("  result       MISMATCH: {} element(s) differ on {} chip(s)\n", mismatched, n - check.chips_ok);
+        fmt::print("  result       MISMATCH: {} element(s) differ on {} chip(s)\n", check.mismatched,
+                   n - check.chips_ok);
       for (const auto& m : check.first)
         fmt::print("               {} byte {}: expected {} got {}\n", sys.chips[m.chip]->name(), m.byte, m.expected,
                    m.got);
       fmt::print("  completion   simulated {} ({} ps), predicted {} ({})\n", human_time(completion), completion,
                  human_time(plan.predicted_ps),
-                 timing_ok ? "equal" : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - plan.predicted_ps)));
+                 timing_ok ? "equal"
+                           : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - plan.predicted_ps)));
       fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s = {:.1f}% of {} x {:.3f} GB/s link payload\n",
                  algbw, busbw, peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0, n - 1, link_GBps);
     } else {
@@ -469,31 +516,9 @@ int run_impl(const RunOptions& opt) {
     }
     fmt::print("  host         wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}, check {:.2f}), peak RSS {:.0f} "
                "MiB\n               {:.0f} simulated ns per wall second of simulation\n",
-               wall, setup_wall, load_wall, sim_wall, check_wall, peak_rss_mib(),
-               sim_wall > 0 ? sim_end / 1e3 / sim_wall : 0.0);
-    if (!sys.links.empty()) {
-      fmt::print("\n  {:<28} {:>8} {:>8} {:>10}   (busy share of {} simulated)\n", "link", "a->b", "b->a",
-                 "vectors", human_time(sim_end));
-      auto util = [&](const c2c::Channel& ch) {
-        return sim_end ? 100.0 * static_cast<double>(ch.busy_ps.get()) / static_cast<double>(sim_end) : 0.0;
-      };
-      if (sys.links.size() <= 64) {
-        for (const c2c::Link* l : sys.links)
-          fmt::print("  {:<28} {:>7.1f}% {:>7.1f}% {:>10}\n", l->name(), util(l->a_to_b), util(l->b_to_a),
-                     l->a_to_b.packets.get() + l->b_to_a.packets.get());
-      } else {
-        double lo = 100, hi = 0, sum = 0;
-        for (const c2c::Link* l : sys.links)
-          for (const c2c::Channel* ch : {&l->a_to_b, &l->b_to_a}) {
-            double u = util(*ch);
-            lo = std::min(lo, u);
-            hi = std::max(hi, u);
-            sum += u;
-          }
-        fmt::print("  {} link directions: utilization min {:.1f}% mean {:.1f}% max {:.1f}%\n", 2 * sys.links.size(), lo,
-                   sum / (2 * sys.links.size()), hi);
-      }
-    }
+               rs.wall_s.get(), setup_wall, load_wall, sim_wall, check_wall, rs.peak_rss_mib.get(),
+               rs.sim_ns_per_wall_s.get());
+    if (!sys.links.empty()) print_links(sys, sim_end);
     fmt::print("\n  outputs      {}/stats.json  {}/config.yaml{}{}\n", opt.out_dir, opt.out_dir,
                collective ? fmt::format("  {}/programs/", opt.out_dir) : "",
                opt.trace ? fmt::format("  {}/trace.json", opt.out_dir) : "");
