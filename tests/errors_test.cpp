@@ -128,3 +128,16 @@ TEST(HardwareErrors, DataPathStopsAtTheFirstError) {
   ASSERT_EQ(b.errors().size(), 1u);
   EXPECT_EQ(b.read_vec(1, 0), std::vector<uint8_t>(tsp::kVectorBytes, 0));  // nothing written after the fault
 }
+
+TEST(HardwareErrors, AnErrorFoundWhileAnotherChipPullsDataStopsCleanly) {
+  // tsp0 never drains on its own before tsp1 needs its data (huge drain
+  // interval); tsp1's pull makes tsp0 sweep its receive buffer and find its
+  // own underflow at cycle 10 before it has read the vectors tsp1 wants.
+  Bench b(test::node_yaml(2, "  node0:\n    tsp0:\n      drain_interval_ns: 1000000000\n"));
+  b.load(0, ".queue 0\nSEND p0, @0, 200\n.queue 11\nWAIT 10\nRECV p0, @1000, 1\n");
+  b.load(1, ".queue 11\nWAIT 445\nRECV p0, @0, 200\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u) << first_error(b);
+  EXPECT_EQ(b.errors()[0].where, "sys.node0.tsp0.c2c0");
+  EXPECT_EQ(b.errors()[0].cycle, 10);
+}

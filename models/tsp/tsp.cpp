@@ -43,8 +43,15 @@ class RecvCursor final : public Cursor {
     key = OpKey{write, kWrite, seq};
   }
   bool step() override {
-    if (m_ch.empty()) m_ch.producer()->drain(m_take + m_ch.rate().ps(m_i));
-    if (m_ch.empty()) throw std::logic_error("C2C channel " + m_ch.name() + " has no data for a checked RECV");
+    if (m_ch.empty()) {
+      m_ch.producer()->drain(m_take + m_ch.rate().ps(m_i));
+      if (m_ch.empty()) {
+        // The producer found a hardware error of its own while applying its
+        // operations and stopped: the run is failing, leave the data path.
+        if (core::Context::get().halted()) return true;
+        throw std::logic_error("C2C channel " + m_ch.name() + " has no data for a checked RECV");
+      }
+    }
     std::memcpy(m_sram.write(m_addr + m_i), m_ch.front(), kVectorBytes);
     m_ch.pop();
     m_last = key.t;

@@ -541,6 +541,10 @@ int run(const RunOptions& opt) {
   } catch (const core::ConfigError& e) {
     fmt::print(stderr, "fabricvp: error: {}\n", e.what());
     return kInputError;
+  } catch (const std::exception& e) {
+    // A model invariant broke (a fabricvp bug, never a user error): say so plainly.
+    fmt::print(stderr, "fabricvp: internal error: {}\n", e.what());
+    return kInternalError;
   }
 }
 

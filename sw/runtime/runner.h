@@ -46,6 +46,7 @@ enum Exit : int {
   kHardwareError = 2,  ///< the model raised a hardware error (overflow, underflow, hazard, ...)
   kMismatch = 3,       ///< the result differs from the host reference
   kTimingMismatch = 4, ///< simulated completion differs from the scheduler's prediction
+  kInternalError = 5,  ///< a model invariant failed (a fabricvp bug; please report it)
 };
 
 int run(const RunOptions& opt);
