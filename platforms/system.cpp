@@ -2,7 +2,51 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <sstream>
+
 namespace fabricvp::platform {
+
+namespace {
+
+/// Cable that still has to be bound: endpoints as (rack, node, tsp) + port.
+struct Pending {
+  Coord a;
+  uint32_t pa;
+  Coord b;
+  uint32_t pb;
+  c2c::Link* link;
+};
+
+// Wires recorded while modules are constructed (SystemC builds children inside
+// their parent's constructor); System binds them once every chip exists.
+std::vector<Pending>* g_pending = nullptr;
+
+struct NodeShape {
+  uint32_t tsps, local_ports, global_ports;
+  std::string wiring;
+  uint32_t ring_links;
+};
+const NodeShape* g_shape = nullptr;
+
+/// Global port g (0 .. tsps*global_ports-1) of a node: on TSP g % tsps, spread over the TSPs.
+std::pair<uint32_t, uint32_t> global_port(uint32_t g) {
+  return {g % g_shape->tsps, g_shape->local_ports + g / g_shape->tsps};
+}
+
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" \t[]"), e = item.find_last_not_of(" \t[]");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
 
 Host::Host(const sc_core::sc_module_name& nm) : core::Module(nm, "host"), mem("mem") {}
 
@@ -46,50 +90,270 @@ void Host::read(size_t chip, uint64_t addr, void* data, uint64_t len) {
 
 Node::Node(const sc_core::sc_module_name& nm, uint32_t tsps) : core::Module(nm, "node") {
   for (uint32_t i = 0; i < tsps; ++i) tsp.push_back(std::make_unique<tsp::Tsp>(fmt::format("tsp{}", i).c_str()));
-  for (uint32_t i = 0; i < tsps; ++i)
-    for (uint32_t j = i + 1; j < tsps; ++j)
-      link.push_back(std::make_unique<c2c::Link>(fmt::format("link{}_{}", i, j).c_str(), tsp[i]->name(),
-                                                 tsp[j]->name()));
+  const NodeShape& s = *g_shape;
+  auto add = [&](const std::string& lname, uint32_t a, uint32_t pa, uint32_t b, uint32_t pb) {
+    link.push_back(std::make_unique<c2c::Link>(lname.c_str(), tsp[a]->name(), tsp[b]->name()));
+    g_pending->push_back(Pending{Coord{0, 0, a}, pa, Coord{0, 0, b}, pb, link.back().get()});
+  };
+  if (s.wiring == "full") {
+    for (uint32_t i = 0; i < tsps; ++i)
+      for (uint32_t j = i + 1; j < tsps; ++j) add(fmt::format("link{}_{}", i, j), i, j - 1, j, i);
+  } else {  // ring: port k of TSP i goes to the next TSP, port ring_links + k to the previous one
+    for (uint32_t i = 0; i < tsps; ++i) {
+      uint32_t j = (i + 1) % tsps;
+      if (tsps == 2 && i == 1) break;  // a ring of two is one bundle
+      for (uint32_t k = 0; k < s.ring_links; ++k)
+        add(fmt::format("link{}_{}_{}", std::min(i, j), std::max(i, j), k), i, k, j, s.ring_links + k);
+    }
+  }
+}
+
+Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps) : core::Module(nm, "rack") {
+  for (uint32_t n = 0; n < nodes; ++n) node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), tsps));
+  // Half of every node's global ports join the nodes of the rack, evenly.
+  uint32_t half = g_shape->tsps * g_shape->global_ports / 2;
+  if (nodes < 2) return;
+  uint32_t per_pair = half / (nodes - 1);
+  if (per_pair == 0)
+    throw core::ConfigError(fmt::format("{}: {} nodes per rack need at least {} intra-rack global ports per node, "
+                                        "there are {}",
+                                        name(), nodes, nodes - 1, half));
+  for (uint32_t a = 0; a < nodes; ++a)
+    for (uint32_t b = a + 1; b < nodes; ++b)
+      for (uint32_t k = 0; k < per_pair; ++k) {
+        auto [ta, pa] = global_port((b - 1) * per_pair + k);  // b is a's (b-1)-th peer
+        auto [tb, pb] = global_port(a * per_pair + k);        // a is b's a-th peer
+        link.push_back(std::make_unique<c2c::Link>(fmt::format("rlink{}_{}_{}", a, b, k).c_str(),
+                                                   node[a]->tsp[ta]->name(), node[b]->tsp[tb]->name()));
+        g_pending->push_back(Pending{Coord{0, a, ta}, pa, Coord{0, b, tb}, pb, link.back().get()});
+      }
 }
 
 System::System(const sc_core::sc_module_name& nm)
     : core::Module(nm, "system"),
       description(this, "description", "", "", "free text shown in the run summary"),
-      topology(this, "topology", "groq_node", "", "topology generator", {"groq_node"}),
-      tsps_per_node(this, "tsps_per_node", 8, "TSPs",
-                    "TSPs in a node, all pairs directly linked (seed 000 §2.2: 8)", 2, 8),
+      topology(this, "topology", "groq_node", "", "groq_node (one node) or dragonfly", {"groq_node", "dragonfly"}),
+      tsps_per_node(this, "tsps_per_node", 8, "TSPs", "TSPs in a node (seed 000 §2.2: 8)", 2, 8),
+      node_wiring(this, "node_wiring", "full", "",
+                  "full: every pair of a node's TSPs one cable (Fig 6a); ring: radix-n ring (Fig 6b)",
+                  {"full", "ring"}),
+      ring_links(this, "ring_links", 3, "cables", "cables per neighbour pair in a ring node (Fig 6b: 3)", 1, 32),
+      failed_nodes(this, "failed_nodes", "", "",
+                   "comma-separated node paths below sys marked dead, e.g. node5 or rack3.node2"),
+      failed_links(this, "failed_links", "", "",
+                   "comma-separated cable paths below sys marked dead, e.g. glink0_5_0 or node2.link1_3"),
       host("host") {
-  node.push_back(std::make_unique<Node>("node0", tsps_per_node));
-  Node& n = *node[0];
-  for (auto& t : n.tsp) chips.push_back(t.get());
-  uint32_t count = static_cast<uint32_t>(chips.size());
-  for (uint32_t i = 0; i < count; ++i)
-    if (chips[i]->local_ports < count - 1)
-      throw core::ConfigError(fmt::format("{}: a node of {} TSPs needs {} local ports per chip, {} has local_ports = {}",
-                                          name(), count, count - 1, chips[i]->name(), chips[i]->local_ports.get()));
-  m_port.assign(count, std::vector<int>(count, -1));
-  size_t l = 0;
-  for (uint32_t i = 0; i < count; ++i)
-    for (uint32_t j = i + 1; j < count; ++j) connect(i, j - 1, j, i, *n.link[l++]);
+  if (topology.get() == "dragonfly") {
+    racks = std::make_unique<core::Param<uint32_t>>(this, "racks", 1, "racks",
+                                                    "racks (seed 000: 1 rack of 33 nodes = 264 TSPs, or 145 racks of 9 "
+                                                    "nodes = 10,440 TSPs)",
+                                                    1, 4096);
+    nodes_per_rack = std::make_unique<core::Param<uint32_t>>(this, "nodes_per_rack", 33, "nodes",
+                                                             "nodes per rack (with one rack: nodes in the system)", 1,
+                                                             4096);
+    spares = std::make_unique<core::Param<std::string>>(
+        this, "spares", "none", "", "hot-spare nodes kept out of the job: none, per_rack or per_system (seed 000 §4.5)",
+        std::initializer_list<const char*>{"none", "per_rack", "per_system"});
+    m_racks = *racks;
+    m_nodes = *nodes_per_rack;
+  }
+  m_tsps = tsps_per_node;
+
+  std::vector<Pending> pending;
+  g_pending = &pending;
+  // The generators wire the TSP's 7 local and 4 global ports (checked below).
+  NodeShape shape{m_tsps, 7, 4, node_wiring, ring_links};
+  g_shape = &shape;
+  struct Reset {
+    ~Reset() {
+      g_pending = nullptr;
+      g_shape = nullptr;
+    }
+  } reset;
+
+  // Nodes record their cables with node 0 and racks with rack 0; place them.
+  if (m_racks == 1) {
+    for (uint32_t n = 0; n < m_nodes; ++n) {
+      size_t before = pending.size();
+      node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), m_tsps));
+      for (size_t i = before; i < pending.size(); ++i) pending[i].a.node = pending[i].b.node = n;
+    }
+  } else {
+    for (uint32_t r = 0; r < m_racks; ++r) {
+      size_t before = pending.size();
+      rack.push_back(std::make_unique<Rack>(fmt::format("rack{}", r).c_str(), m_nodes, m_tsps));
+      size_t k = before;
+      for (uint32_t n = 0; n < m_nodes; ++n)
+        for (size_t l = 0; l < rack.back()->node[n]->link.size(); ++l, ++k) pending[k].a.node = pending[k].b.node = n;
+      for (size_t i = before; i < pending.size(); ++i) pending[i].a.rack = pending[i].b.rack = r;
+    }
+  }
+  for (uint32_t r = 0; r < m_racks; ++r)
+    for (uint32_t n = 0; n < m_nodes; ++n)
+      for (uint32_t t = 0; t < m_tsps; ++t) {
+        tsp::Tsp& c = chip_at(r, n, t);
+        chips.push_back(&c);
+        coord.push_back(Coord{r, n, t});
+      }
+  for (tsp::Tsp* c : chips)
+    if (c->local_ports != chips[0]->local_ports || c->global_ports != chips[0]->global_ports)
+      throw core::ConfigError(fmt::format("{}: every chip must have the same port counts; {} has {} local + {} global, "
+                                          "{} has {} + {}",
+                                          name(), c->name(), c->local_ports.get(), c->global_ports.get(),
+                                          chips[0]->name(), chips[0]->local_ports.get(), chips[0]->global_ports.get()));
+  if (chips[0]->local_ports != shape.local_ports || chips[0]->global_ports != shape.global_ports) {
+    throw core::ConfigError(fmt::format("{}: the node and Dragonfly generators assume 7 local and 4 global ports per "
+                                        "TSP (seed 000); {} has {} + {}",
+                                        name(), chips[0]->name(), chips[0]->local_ports.get(),
+                                        chips[0]->global_ports.get()));
+  }
+  uint32_t need_local = node_wiring.get() == "full" ? m_tsps - 1 : 2 * ring_links;
+  if (need_local > 7)
+    throw core::ConfigError(fmt::format("{}: {} wiring of {} TSPs needs {} local ports per chip, a TSP has 7", name(),
+                                        node_wiring.get(), m_tsps, need_local));
+  if (topology.get() == "dragonfly") wire_global(m_tsps * shape.global_ports);
+
+  chip_failed.assign(chips.size(), false);
+  for (const Pending& p : pending) {
+    uint32_t a = chip_index(p.a.rack, p.a.node, p.a.tsp), b = chip_index(p.b.rack, p.b.node, p.b.tsp);
+    tsp::Port& A = chips[a]->port(p.pa);
+    tsp::Port& B = chips[b]->port(p.pb);
+    A.tx.bind(p.link->a_tx);
+    B.tx.bind(p.link->b_tx);
+    p.link->a_to_b.bind_out(B.rx);
+    p.link->b_to_a.bind_out(A.rx);
+    A.attach(p.link->a_to_b, p.link->b_to_a, chips[b]->name());
+    B.attach(p.link->b_to_a, p.link->a_to_b, chips[a]->name());
+    wires.push_back(Wire{a, p.pa, b, p.pb, p.link, false});
+    links.push_back(p.link);
+  }
   for (auto* t : chips) host.mem.bind(t->ctrl);
+  apply_failures_and_spares();
 }
 
-void System::connect(uint32_t a, uint32_t pa, uint32_t b, uint32_t pb, c2c::Link& l) {
-  tsp::Port& A = chips[a]->port(pa);
-  tsp::Port& B = chips[b]->port(pb);
-  A.tx.bind(l.a_tx);
-  B.tx.bind(l.b_tx);
-  l.a_to_b.bind_out(B.rx);
-  l.b_to_a.bind_out(A.rx);
-  A.attach(l.a_to_b, l.b_to_a, chips[b]->name());
-  B.attach(l.b_to_a, l.a_to_b, chips[a]->name());
-  m_port[a][b] = static_cast<int>(pa);
-  m_port[b][a] = static_cast<int>(pb);
-  wires.push_back(Wire{a, pa, b, pb, &l});
-  links.push_back(&l);
+tsp::Tsp& System::chip_at(uint32_t r, uint32_t n, uint32_t t) {
+  return m_racks == 1 ? *node[n]->tsp[t] : *rack[r]->node[n]->tsp[t];
 }
 
-int System::port_between(uint32_t a, uint32_t b) const { return m_port.at(a).at(b); }
+std::string System::node_path(uint32_t r, uint32_t n) const {
+  return m_racks == 1 ? fmt::format("node{}", n) : fmt::format("rack{}.node{}", r, n);
+}
+
+void System::wire_global(uint32_t gports) {
+  auto add = [&](const std::string& lname, Coord a, uint32_t ga, Coord b, uint32_t gb) {
+    auto [ta, pa] = global_port(ga);
+    auto [tb, pb] = global_port(gb);
+    a.tsp = ta;
+    b.tsp = tb;
+    link.push_back(std::make_unique<c2c::Link>(lname.c_str(), chip_at(a.rack, a.node, ta).name(),
+                                               chip_at(b.rack, b.node, tb).name()));
+    g_pending->push_back(Pending{a, pa, b, pb, link.back().get()});
+  };
+  if (m_racks == 1) {
+    if (m_nodes < 2) return;
+    uint32_t per_pair = gports / (m_nodes - 1);
+    if (per_pair == 0)
+      throw core::ConfigError(fmt::format("{}: {} nodes need at least {} global ports per node, there are {}", name(),
+                                          m_nodes, m_nodes - 1, gports));
+    for (uint32_t a = 0; a < m_nodes; ++a)
+      for (uint32_t b = a + 1; b < m_nodes; ++b)
+        for (uint32_t k = 0; k < per_pair; ++k)
+          add(fmt::format("glink{}_{}_{}", a, b, k), Coord{0, a, 0}, (b - 1) * per_pair + k, Coord{0, b, 0},
+              a * per_pair + k);
+    return;
+  }
+  // Between racks: the other half of the ports; port q of a rack (q < nodes * half)
+  // is on node q % nodes, global port half + q / nodes.
+  uint32_t half = gports / 2;
+  uint32_t per_pair = m_nodes * half / (m_racks - 1);
+  if (per_pair == 0)
+    throw core::ConfigError(fmt::format("{}: {} racks need at least {} inter-rack ports per rack, there are {}", name(),
+                                        m_racks, m_racks - 1, m_nodes * half));
+  auto port_of = [&](uint32_t q) { return std::pair<uint32_t, uint32_t>{q % m_nodes, half + q / m_nodes}; };
+  for (uint32_t a = 0; a < m_racks; ++a)
+    for (uint32_t b = a + 1; b < m_racks; ++b)
+      for (uint32_t k = 0; k < per_pair; ++k) {
+        auto [na, ga] = port_of((b - 1) * per_pair + k);
+        auto [nb, gb] = port_of(a * per_pair + k);
+        add(fmt::format("xlink{}_{}_{}", a, b, k), Coord{a, na, 0}, ga, Coord{b, nb, 0}, gb);
+      }
+}
+
+void System::apply_failures_and_spares() {
+  const uint32_t total_nodes = m_racks * m_nodes;
+  std::vector<bool> node_failed(total_nodes, false);
+  std::map<std::string, uint32_t> by_path;
+  for (uint32_t r = 0; r < m_racks; ++r)
+    for (uint32_t n = 0; n < m_nodes; ++n) by_path[node_path(r, n)] = r * m_nodes + n;
+  auto where = [](const core::ParamBase& p) { return p.source() ? p.source()->origin.str() + ": " : std::string(); };
+  for (const std::string& item : split_list(failed_nodes)) {
+    std::string key = item.rfind("sys.", 0) == 0 ? item.substr(4) : item;
+    auto it = by_path.find(key);
+    if (it == by_path.end())
+      throw core::ConfigError(fmt::format("{}sys.failed_nodes: no node named '{}' (nodes are {} .. {})",
+                                          where(failed_nodes), item, node_path(0, 0),
+                                          node_path(m_racks - 1, m_nodes - 1)));
+    node_failed[it->second] = true;
+  }
+  std::map<std::string, size_t> wire_by_path;
+  for (size_t w = 0; w < wires.size(); ++w) wire_by_path[std::string(wires[w].link->name()).substr(4)] = w;
+  for (const std::string& item : split_list(failed_links)) {
+    std::string key = item.rfind("sys.", 0) == 0 ? item.substr(4) : item;
+    auto it = wire_by_path.find(key);
+    if (it == wire_by_path.end())
+      throw core::ConfigError(fmt::format("{}sys.failed_links: no cable named '{}'", where(failed_links), item));
+    wires[it->second].failed = true;
+  }
+  for (size_t c = 0; c < chips.size(); ++c) chip_failed[c] = node_failed[c / m_tsps];
+  for (Wire& w : wires)
+    if (chip_failed[w.a_chip] || chip_failed[w.b_chip]) w.failed = true;
+
+  // Spares and the logical machine.
+  std::string policy = spares ? spares->get() : "none";
+  std::vector<bool> is_spare(total_nodes, false);
+  if (policy == "per_system") is_spare[total_nodes - 1] = true;
+  if (policy == "per_rack")
+    for (uint32_t r = 0; r < m_racks; ++r) is_spare[r * m_nodes + m_nodes - 1] = true;
+  std::vector<uint32_t> logical;  // physical node of each logical node slot
+  std::vector<uint32_t> slot_rack;
+  for (uint32_t g = 0; g < total_nodes; ++g) {
+    if (is_spare[g]) continue;
+    uint32_t phys = g;
+    if (node_failed[g]) {
+      // Take a healthy unused spare: the rack's own (per_rack) or the system's.
+      phys = total_nodes;
+      for (uint32_t s = 0; s < total_nodes; ++s) {
+        bool same_scope = policy == "per_system" || s / m_nodes == g / m_nodes;
+        if (is_spare[s] && same_scope && !node_failed[s]) {
+          phys = s;
+          is_spare[s] = false;  // used
+          break;
+        }
+      }
+      if (phys == total_nodes)
+        throw core::ConfigError(fmt::format("{}sys.failed_nodes: node {} failed and no healthy spare is left "
+                                            "(spares: {})",
+                                            where(failed_nodes), node_path(g / m_nodes, g % m_nodes), policy));
+      log(core::Level::info, "failed node {} replaced by spare {}", node_path(g / m_nodes, g % m_nodes),
+          node_path(phys / m_nodes, phys % m_nodes));
+    }
+    logical.push_back(phys);
+    slot_rack.push_back(g / m_nodes);
+  }
+  // Logical coordinates: racks keep their slots; a job with unequal racks is flattened to one rack.
+  std::vector<uint32_t> per_rack(m_racks, 0);
+  for (uint32_t r : slot_rack) ++per_rack[r];
+  bool equal = std::all_of(per_rack.begin(), per_rack.end(), [&](uint32_t c) { return c == per_rack[0]; });
+  logical_racks = equal ? m_racks : 1;
+  logical_nodes_per_rack = equal ? per_rack[0] : static_cast<uint32_t>(logical.size());
+  ranks.clear();
+  rank_coord.clear();
+  for (uint32_t s = 0; s < logical.size(); ++s)
+    for (uint32_t t = 0; t < m_tsps; ++t) {
+      ranks.push_back(logical[s] * m_tsps + t);
+      rank_coord.push_back(equal ? Coord{s / per_rack[0], s % per_rack[0], t} : Coord{0, s, t});
+    }
+}
 
 std::vector<std::string> parameter_names() {
   std::vector<std::string> out;

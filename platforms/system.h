@@ -1,13 +1,29 @@
-// Platform elaboration: the `sys` module tree built from a platform file.
+// Platform elaboration: the `sys` module tree generated from a few parameters.
 //
-// The topology is generated from a few parameters, never enumerated by hand.
-// Today: `sys.topology: groq_node` — one GroqNode of `tsps_per_node` TSPs
-// (seed 000 §2.2: 8), every pair joined by one C2C link on local ports:
-//   sys.node0.tsp<i>            TSP i
-//   sys.node0.link<i>_<j>       link between TSP i and TSP j (i < j); side a = i
-//   sys.host                    host interface: loads programs and data, reads results
-// TSP i reaches TSP j on its local port (j < i ? j : j - 1), so port k of every
-// chip leads to the k-th other chip in index order.
+// Topologies (seed 000 §2.2, Fig 6):
+//   groq_node   one node of `tsps_per_node` TSPs (the GroqNode: 8)
+//   dragonfly   `racks` x `nodes_per_rack` nodes. A node's global ports
+//               (tsps x global_ports = 32) form a virtual router. With one rack,
+//               every pair of nodes is joined by floor(32 / (nodes - 1)) global
+//               links (33 nodes: 1 each, 264 TSPs). With several racks, half of
+//               each node's global ports join the nodes of its rack (two per
+//               pair for 9 nodes) and the other half, round-robin over the
+//               rack's nodes, join the other racks (145 racks: one link per
+//               pair of racks, 10,440 TSPs).
+// Inside a node the TSPs are wired `node_wiring: full` (every pair one cable on
+// the local ports, Fig 6a) or `ring` (each neighbour pair `ring_links` cables,
+// the radix-8 local group of Fig 6b).
+//
+// Names: sys.node<N>.tsp<T> (one rack) or sys.rack<R>.node<N>.tsp<T>; local
+// cables <node>.link<i>_<j> (ring: link<i>_<j>_<k>); global cables
+// sys.glink<a>_<b>_<k> (one rack), sys.rack<R>.rlink<a>_<b>_<k> (inside a rack)
+// and sys.xlink<R1>_<R2>_<k> (between racks). Port use: local ports first,
+// then global ports; global port g of a node (0..31) is on TSP g % tsps.
+//
+// Resilience (seed 000 §4.5): `spares` keeps one hot-spare node per rack or per
+// system out of the job; `failed_nodes` and `failed_links` mark hardware dead.
+// A failed node's logical place is taken by a spare, and routes avoid dead
+// links and nodes, so the job runs on the remaining hardware.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -39,13 +55,26 @@ class Node : public core::Module {
  public:
   Node(const sc_core::sc_module_name& nm, uint32_t tsps);
   std::vector<std::unique_ptr<tsp::Tsp>> tsp;
-  std::vector<std::unique_ptr<c2c::Link>> link;
+  std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this node's TSPs
 };
 
-/// One physical link between two chip ports (global chip indices).
+class Rack : public core::Module {
+ public:
+  Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps);
+  std::vector<std::unique_ptr<Node>> node;
+  std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this rack's nodes
+};
+
+/// Physical position of a chip.
+struct Coord {
+  uint32_t rack = 0, node = 0, tsp = 0;
+};
+
+/// One cable between two chip ports (global chip indices).
 struct Wire {
   uint32_t a_chip, a_port, b_chip, b_port;
   c2c::Link* link;
+  bool failed;  ///< marked dead (failed_links, or an end on a failed node)
 };
 
 class System : public core::Module {
@@ -55,24 +84,56 @@ class System : public core::Module {
   core::Param<std::string> description;
   core::Param<std::string> topology;
   core::Param<uint32_t> tsps_per_node;
+  core::Param<std::string> node_wiring;
+  core::Param<uint32_t> ring_links;
+  core::Param<std::string> failed_nodes;
+  core::Param<std::string> failed_links;
+  // dragonfly only
+  std::unique_ptr<core::Param<uint32_t>> racks;
+  std::unique_ptr<core::Param<uint32_t>> nodes_per_rack;
+  std::unique_ptr<core::Param<std::string>> spares;
 
-  std::vector<std::unique_ptr<Node>> node;
+  std::vector<std::unique_ptr<Rack>> rack;       ///< several racks
+  std::vector<std::unique_ptr<Node>> node;       ///< one rack (also groq_node)
+  std::vector<std::unique_ptr<c2c::Link>> link;  ///< glink / xlink cables
   Host host;
 
-  // Flat views in global chip order.
+  // Flat views, physical chip order (rack, node, tsp).
   std::vector<tsp::Tsp*> chips;
+  std::vector<Coord> coord;
   std::vector<Wire> wires;
   std::vector<c2c::Link*> links;
+  std::vector<bool> chip_failed;
 
-  /// Port of chip a that has a direct link to chip b, or -1.
-  int port_between(uint32_t a, uint32_t b) const;
+  uint32_t rack_count() const { return m_racks; }
+  uint32_t nodes_in_rack() const { return m_nodes; }
+  /// Path of a node below sys: "node5" or "rack3.node2".
+  std::string node_path(uint32_t rack, uint32_t node) const;
+
+  /// The job's chips: rank r runs on physical chip ranks[r] (spares mapped in,
+  /// failed nodes mapped out), with its logical coordinates in rank_coord[r].
+  std::vector<uint32_t> ranks;
+  std::vector<Coord> rank_coord;
+  /// Active (logical) nodes per rack, and racks (1 if a spare maps across racks).
+  uint32_t logical_racks = 1, logical_nodes_per_rack = 1;
 
  private:
-  void connect(uint32_t a, uint32_t pa, uint32_t b, uint32_t pb, c2c::Link& l);
-  std::vector<std::vector<int>> m_port;
+  tsp::Tsp& chip_at(uint32_t rack, uint32_t node, uint32_t t);
+  uint32_t chip_index(uint32_t rack, uint32_t node, uint32_t t) const {
+    return (rack * m_nodes + node) * m_tsps + t;
+  }
+  void wire_node(Node& n, uint32_t rack, uint32_t node);
+  void wire_global(uint32_t global_ports_per_node);
+  c2c::Link& cable(std::vector<std::unique_ptr<c2c::Link>>& owner, const std::string& name, uint32_t a,
+                   uint32_t pa, uint32_t b, uint32_t pb);
+  void apply_failures_and_spares();
+  uint32_t m_racks = 1, m_nodes = 1, m_tsps = 8;
 };
 
 /// Names of all declared parameters (for "did you mean" suggestions).
 std::vector<std::string> parameter_names();
+
+/// Split a list parameter ("a, b,c") into its items.
+std::vector<std::string> split_list(const std::string& s);
 
 }  // namespace fabricvp::platform

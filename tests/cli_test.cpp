@@ -231,19 +231,19 @@ TEST(Checker, CountsEveryDifferingElement) {
   std::vector<uint8_t> expected = test::pattern(9, 3);
   b.write_vec(0, 10, expected);
   std::vector<uint8_t> wrong = expected;
-  wrong[4] ^= 1;           // element 1
+  wrong[4] ^= 1;               // element 1
   wrong[2 * 320 + 7] ^= 0x80;  // element 161
   b.write_vec(1, 10, wrong);
   std::vector<std::vector<sched::Region>> outputs = {{sched::Region{10, 3 * 320}}, {sched::Region{10, 3 * 320}}};
-  runtime::CheckResult r = runtime::check_outputs(b.sys->host, outputs, false, expected, tsp::Dtype::fp32);
+  auto same = [&](uint32_t, uint64_t pos, uint8_t* out, uint64_t len) { std::memcpy(out, expected.data() + pos, len); };
+  runtime::CheckResult r = runtime::check_outputs(b.sys->host, {0, 1}, outputs, same, tsp::Dtype::fp32);
   EXPECT_EQ(r.mismatched, 2u);
-  EXPECT_EQ(r.chips_ok, 1u);
+  EXPECT_EQ(r.ranks_ok, 1u);
+  EXPECT_EQ(r.ranks_checked, 2u);
   ASSERT_EQ(r.first.size(), 2u);
-  EXPECT_EQ(r.first[0].chip, 1u);
+  EXPECT_EQ(r.first[0].rank, 1u);
   EXPECT_EQ(r.first[0].byte, 4u);
   EXPECT_EQ(r.first[1].byte, 644u);
-  // Sliced comparison (reduce-scatter): chip c checks its own slice of `expected`.
-  std::vector<std::vector<sched::Region>> halves = {{sched::Region{10, 320}}, {sched::Region{11, 320}}};
-  b.write_vec(1, 11, std::vector<uint8_t>(expected.begin() + 320, expected.begin() + 640));
-  EXPECT_EQ(runtime::check_outputs(b.sys->host, halves, true, expected, tsp::Dtype::fp32).mismatched, 0u);
+  // Ranks map to chips: rank 0 on chip 1 sees the planted differences.
+  EXPECT_EQ(runtime::check_outputs(b.sys->host, {1, 0}, outputs, same, tsp::Dtype::fp32).first[0].rank, 0u);
 }

@@ -62,6 +62,7 @@ const char* op_name(Op op) {
     case Op::ADD: return "ADD";
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
+    case Op::COPY: return "COPY";
   }
   return "?";
 }

@@ -48,7 +48,7 @@ struct VecAddr {
   std::string str() const;
 };
 
-enum class Op : uint8_t { END = 0, NOP = 1, WAIT = 2, SEND = 3, RECV = 4, ADD = 5, SYNC = 6, NOTIFY = 7 };
+enum class Op : uint8_t { END = 0, NOP = 1, WAIT = 2, SEND = 3, RECV = 4, ADD = 5, SYNC = 6, NOTIFY = 7, COPY = 8 };
 enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4 };
 
 constexpr uint32_t kInstrBytes = 32;
@@ -58,7 +58,7 @@ struct Instr {
   Dtype dtype = Dtype::none;
   uint16_t port = 0;
   uint32_t count = 0;
-  uint32_t a = 0, b = 0, c = 0;  ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources)
+  uint32_t a = 0, b = 0, c = 0;  ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src)
   uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle
   uint32_t line = 0;             ///< source line of the assembly text (0 if none)
 

@@ -68,8 +68,8 @@ class RecvCursor final : public Cursor {
   uint64_t& m_last;
 };
 
-/// ADD: vector i's operands are read at cycle c0 + i and the sum is written at
-/// cycle c0 + i + latency; results in the pipeline wait in a small ring.
+/// ADD (and COPY): vector i's operands are read at cycle c0 + i and the result is
+/// written at cycle c0 + i + latency; results in the pipeline wait in a small ring.
 class AddCursor final : public Cursor {
  public:
   AddCursor(Sram& sram, const core::Clock& clk, Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n,
@@ -90,7 +90,11 @@ class AddCursor final : public Cursor {
   }
   bool step() override {
     if (key.phase == kRead) {
-      vxm::add(m_dt, &m_ring[(m_r % m_slots) * kVectorBytes], m_sram.read(m_a + m_r), m_sram.read(m_b + m_r));
+      uint8_t* out = &m_ring[(m_r % m_slots) * kVectorBytes];
+      if (m_dt == Dtype::none)
+        std::memcpy(out, m_sram.read(m_a + m_r), kVectorBytes);  // COPY
+      else
+        vxm::add(m_dt, out, m_sram.read(m_a + m_r), m_sram.read(m_b + m_r));
       ++m_r;
     } else {
       std::memcpy(m_sram.write(m_dst + m_w), &m_ring[(m_w % m_slots) * kVectorBytes], kVectorBytes);
@@ -158,6 +162,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       sends(this, nullptr, "sends", "instructions", "SEND instructions"),
       recvs(this, nullptr, "recvs", "instructions", "RECV instructions"),
       adds(this, nullptr, "adds", "instructions", "ADD instructions"),
+      copies(this, nullptr, "copies", "instructions", "COPY instructions"),
       nops(this, nullptr, "nops", "instructions", "NOP instructions"),
       waits(this, nullptr, "waits", "instructions", "WAIT instructions"),
       syncs(this, nullptr, "syncs", "instructions", "SYNC instructions"),
@@ -273,6 +278,11 @@ void Tsp::load_queues() {
           range(in.a, "destination");
           range(in.b, "source");
           range(in.c, "source");
+          break;
+        case Op::COPY:
+          if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
+          range(in.a, "destination");
+          range(in.b, "source");
           break;
         default: program_error(q, pc, in, fmt::format("unknown opcode {}", static_cast<int>(in.op)));
       }
@@ -457,23 +467,26 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
                             in.count));
       break;
     }
-    case Op::ADD: {
-      ++adds;
+    case Op::ADD:
+    case Op::COPY: {
+      const bool copy = in.op == Op::COPY;
+      ++(copy ? copies : adds);
       auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
       if (alu == m_alu_free.end()) {
-        fail(fmt::format("ADD issued while all {} vector ALUs are busy (next free at cycle {})", m_alu_free.size(),
-                          *std::min_element(m_alu_free.begin(), m_alu_free.end())));
+        fail(fmt::format("{} issued while all {} vector ALUs are busy (next free at cycle {})", op_name(in.op),
+                         m_alu_free.size(), *std::min_element(m_alu_free.begin(), m_alu_free.end())));
         return;
       }
       *alu = c + in.count;
       alu_busy_cycles += in.count;
-      vectors_added += in.count;
-      m_timeline.add(std::make_unique<AddCursor>(m_sram, m_clock, in.dtype, in.a, in.b, in.c, in.count, c,
-                                                 add_latency, m_timeline.next_seq(), m_last_write));
+      if (!copy) vectors_added += in.count;
+      // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
+      m_timeline.add(std::make_unique<AddCursor>(m_sram, m_clock, copy ? Dtype::none : in.dtype, in.a, in.b, in.c,
+                                                 in.count, c, add_latency, m_timeline.next_seq(), m_last_write));
       uint64_t end = m_clock.ps(c + in.count - 1 + add_latency);
       extend(end);
       if (tr.enabled())
-        tr.span(m_pid, q, "ADD", "tsp", m_clock.ps(c), end - m_clock.ps(c),
+        tr.span(m_pid, q, op_name(in.op), "tsp", m_clock.ps(c), end - m_clock.ps(c),
                 fmt::format(R"("dtype":"{}","dst":"{}","vectors":{})", dtype_name(in.dtype),
                             VecAddr::from_linear(in.a).str(), in.count));
       break;

@@ -118,7 +118,7 @@ class Tsp : public core::Module, public c2c::Producer {
   uint32_t m_pid = 0;
 
  public:
-  core::Counter instructions, sends, recvs, adds, nops, waits, syncs, notifies;
+  core::Counter instructions, sends, recvs, adds, copies, nops, waits, syncs, notifies;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
   core::Derived sram_pages, sram_bytes, last_write;
 };

@@ -180,15 +180,23 @@ Program assemble(const std::string& text, const std::string& file) {
       ins.b = P.address(ops[1]);
       ins.c = P.address(ops[2]);
       ins.count = P.count(ops[3]);
+    } else if (base == "COPY") {
+      want(3);
+      ins.op = Op::COPY;
+      ins.a = P.address(ops[0]);
+      ins.b = P.address(ops[1]);
+      ins.count = P.count(ops[2]);
     } else if (base == "SYNC" || base == "NOTIFY") {
       want(0);
       ins.op = base == "SYNC" ? Op::SYNC : Op::NOTIFY;
     } else {
       P.fail(fmt::format("unknown instruction '{}'", mnem));
     }
-    if (ins.op == Op::SEND || ins.op == Op::RECV || ins.op == Op::ADD) {
-      for (uint32_t addr : {ins.a, ins.b, ins.c}) {
-        if (ins.op != Op::ADD && addr != ins.a) continue;
+    if (ins.op == Op::SEND || ins.op == Op::RECV || ins.op == Op::ADD || ins.op == Op::COPY) {
+      const uint32_t operands = ins.op == Op::ADD ? 3 : ins.op == Op::COPY ? 2 : 1;
+      const uint32_t addrs[3] = {ins.a, ins.b, ins.c};
+      for (uint32_t k = 0; k < operands; ++k) {
+        uint32_t addr = addrs[k];
         if (static_cast<uint64_t>(addr) + ins.count > tsp::kVectors)
           P.fail(fmt::format("{} vectors from {} run past the end of SRAM", ins.count,
                              tsp::VecAddr::from_linear(addr).str()));
@@ -217,6 +225,7 @@ std::string format_instr(const Instr& in) {
     case Op::ADD:
       return fmt::format("ADD.{} {}, {}, {}, {}", tsp::dtype_name(in.dtype), addr(in.a), addr(in.b), addr(in.c),
                          in.count);
+    case Op::COPY: return fmt::format("COPY {}, {}, {}", addr(in.a), addr(in.b), in.count);
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
     case Op::END: return "END";

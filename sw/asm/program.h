@@ -8,6 +8,7 @@
 //   SEND p2, [0,1,0,100], 64     port, address, vectors
 //   RECV p2, @70000, 64          address as [hemisphere,slice,bank,offset] or @linear
 //   ADD.fp32 [0,0,0,0], @100, @200, 64   dst, a, b, vectors (fp32|bf16|fp16|int32)
+//   COPY @300, @100, 64          dst, src, vectors
 //   SYNC / NOTIFY
 // Mnemonics are case-insensitive. docs/isa.md describes semantics and timing.
 #pragma once

@@ -126,37 +126,48 @@ double element_value(tsp::Dtype dt, const uint8_t* p) {
 }
 
 namespace {
-// Element i of the stream draws its bits from word i / per (splitmix64 of the
-// stream position), so any slice can be generated independently.
+// Element e of the stream takes its bits from word e / kPer of a splitmix64
+// stream (word w = splitmix64(seed + w * gamma)), so any slice can be made alone.
 template <typename T, int kPer, typename Make>
-void fill(uint64_t seed, uint8_t* out, uint64_t n, uint64_t first_word, Make make) {
-  T buf[kPer];
-  for (uint64_t i = 0; i < n; i += kPer) {
-    uint64_t r = core::splitmix64(seed + (first_word + i / kPer) * 0x9e3779b97f4a7c15ULL);
-    for (int k = 0; k < kPer; ++k) buf[k] = make(static_cast<uint32_t>(r >> (k * 64 / kPer)));
-    std::memcpy(out + i * sizeof(T), buf, sizeof(T) * std::min<uint64_t>(kPer, n - i));
+void fill(uint64_t seed, uint8_t* out, uint64_t n, uint64_t e0, Make make) {
+  constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
+  uint64_t w = e0 / kPer;
+  int k = static_cast<int>(e0 % kPer);
+  uint64_t r = core::splitmix64(seed + w * kGamma);
+  for (uint64_t i = 0; i < n; ++i) {
+    T v = make(static_cast<uint32_t>(r >> (k * 64 / kPer)));
+    std::memcpy(out + i * sizeof(T), &v, sizeof(T));
+    if (++k == kPer) {
+      k = 0;
+      r = core::splitmix64(seed + ++w * kGamma);
+    }
   }
 }
 }  // namespace
 
-void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset) {
-  if (offset % 8) throw std::invalid_argument("input stream slices start at multiples of 8 bytes");
-  const uint64_t w = offset / 8;
+void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset, uint32_t ranks) {
+  const uint32_t es = tsp::dtype_bytes(dt);
+  // fp16: the largest binade, 2^top, is chosen so that `ranks` values cannot overflow 65504.
+  uint32_t top = 7;
+  while (top > 0 && (static_cast<uint64_t>(ranks) << top) > 65504) --top;
+  const uint32_t binades = top + 6;
+  if (offset % es) throw std::invalid_argument("input stream slices start at element boundaries");
+  const uint64_t e0 = offset / es, n = bytes / es;
   switch (dt) {
-    case tsp::Dtype::int32: fill<uint32_t, 2>(seed, out, bytes / 4, w, [](uint32_t w) { return w; }); break;
+    case tsp::Dtype::int32: fill<uint32_t, 2>(seed, out, n, e0, [](uint32_t w) { return w; }); break;
     case tsp::Dtype::fp32:  // |x| in [2^-8, 2^9): 17 binades, 23 random fraction bits
-      fill<uint32_t, 2>(seed, out, bytes / 4, w, [](uint32_t w) {
+      fill<uint32_t, 2>(seed, out, n, e0, [](uint32_t w) {
         return (w & 0x80000000u) | ((127u - 8u + (((w >> 23) & 31u) * 17u >> 5)) << 23) | (w & 0x7fffffu);
       });
       break;
     case tsp::Dtype::bf16:  // |x| in [2^-8, 2^9)
-      fill<uint16_t, 4>(seed, out, bytes / 2, w, [](uint32_t w) {
+      fill<uint16_t, 4>(seed, out, n, e0, [](uint32_t w) {
         return static_cast<uint16_t>((w & 0x8000u) | ((127u - 8u + (((w >> 7) & 31u) * 17u >> 5)) << 7) | (w & 0x7fu));
       });
       break;
-    case tsp::Dtype::fp16:  // |x| in [2^-6, 2^7): a sum of eight stays below 65504
-      fill<uint16_t, 4>(seed, out, bytes / 2, w, [](uint32_t w) {
-        return static_cast<uint16_t>((w & 0x8000u) | ((15u - 6u + (((w >> 10) & 15u) * 13u >> 4)) << 10) |
+    case tsp::Dtype::fp16:  // |x| in [2^-6, 2^top)
+      fill<uint16_t, 4>(seed, out, n, e0, [binades](uint32_t w) {
+        return static_cast<uint16_t>((w & 0x8000u) | ((15u - 6u + (((w >> 10) & 15u) * binades >> 4)) << 10) |
                                      (w & 0x3ffu));
       });
       break;

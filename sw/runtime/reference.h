@@ -17,10 +17,10 @@ namespace fabricvp::runtime {
 
 /// Bytes [offset, offset + bytes) of the seeded input stream of type dt
 /// (splitmix64, counter based, so any slice can be generated on its own;
-/// offset must be a multiple of 8): floats with random sign and significand and
-/// exponents in a range that cannot overflow when 8 are summed; int32 uniformly
-/// random (sums wrap).
-void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset = 0);
+/// offset must be a whole number of elements): floats with random sign and
+/// significand over several binades, small enough that the sum over `ranks`
+/// inputs cannot overflow; int32 uniformly random (sums wrap).
+void generate(tsp::Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset = 0, uint32_t ranks = 8);
 
 /// acc[i] = acc[i] + x[i] element-wise (reference arithmetic), `bytes` bytes.
 void reference_add(tsp::Dtype dt, uint8_t* acc, const uint8_t* x, uint64_t bytes);

@@ -129,14 +129,23 @@ RunParams::RunParams()
     : chunk_vectors("sched", "chunk_vectors", 64, "vectors",
                     "reduction granularity of the collective scheduler (raised to fit imem)", 1, 1u << 20),
       staging_chunks("sched", "staging_chunks", 4, "chunks",
-                     "receive ring per source in the reduction (doubled while the reduction lags)", 1, 1u << 20) {
+                     "receive ring per source in the reduction (doubled while the reduction lags)", 1, 1u << 20),
+      routing("sched", "routing", "auto", "",
+              "p2p and alltoall routes: minimal, spread (equal shares over sched.paths routes) or auto (as many "
+              "routes as shorten the transfer, decided from tensor size and route latencies)",
+              {"minimal", "spread", "auto"}),
+      paths("sched", "paths", 7, "routes", "most routes one tensor is spread over (minimal + detours)", 1, 64),
+      save_programs_max_chips("run", "save_programs_max_chips", 1024, "chips",
+                              "write <out>/programs/*.s and load them from that text for platforms up to this size "
+                              "(larger ones load the binary directly)",
+                              0, 1u << 30) {
   core::default_log_level();
 }
 
 sched::Machine machine_of(const platform::System& sys) {
   sched::Machine m;
-  uint32_t n = static_cast<uint32_t>(sys.chips.size());
-  for (const tsp::Tsp* t : sys.chips) {
+  for (size_t i = 0; i < sys.chips.size(); ++i) {
+    const tsp::Tsp* t = sys.chips[i];
     sched::ChipSpec c;
     c.name = t->name();
     c.clock = t->clock();
@@ -148,38 +157,50 @@ sched::Machine machine_of(const platform::System& sys) {
     c.tx_buffer = t->tx_buffer_vectors;
     c.rx_buffer = t->rx_buffer_vectors;
     c.imem = t->imem_instructions;
-    c.ports = t->port_count();
-    m.chips.push_back(c);
+    c.node = sys.coord[i].rack * sys.nodes_in_rack() + sys.coord[i].node;
+    c.failed = sys.chip_failed[i];
+    c.ports.resize(t->port_count());
+    m.chips.push_back(std::move(c));
   }
-  m.port.assign(n, std::vector<int>(n, -1));
-  m.link.assign(n, std::vector<sched::LinkSpec>(n));
   for (const platform::Wire& w : sys.wires) {
-    m.port[w.a_chip][w.b_chip] = static_cast<int>(w.a_port);
-    m.port[w.b_chip][w.a_chip] = static_cast<int>(w.b_port);
-    m.link[w.a_chip][w.b_chip] = sched::LinkSpec{w.link->a_to_b.rate(), w.link->a_to_b.latency_ps()};
-    m.link[w.b_chip][w.a_chip] = sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()};
+    m.chips[w.a_chip].ports[w.a_port] =
+        sched::PortSpec{w.b_chip, w.b_port, sched::LinkSpec{w.link->a_to_b.rate(), w.link->a_to_b.latency_ps()},
+                        w.failed};
+    m.chips[w.b_chip].ports[w.b_port] =
+        sched::PortSpec{w.a_chip, w.a_port, sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()},
+                        w.failed};
   }
+  m.ranks = sys.ranks;
+  for (const platform::Coord& c : sys.rank_coord) m.coord.push_back(sched::Coord{c.rack, c.node, c.tsp});
+  m.racks = sys.logical_racks;
+  m.nodes_per_rack = sys.logical_nodes_per_rack;
+  m.tsps_per_node = sys.chips.empty() ? 1 : static_cast<uint32_t>(sys.tsps_per_node.get());
   return m;
 }
 
-CheckResult check_outputs(platform::Host& host, const std::vector<std::vector<sched::Region>>& outputs,
-                          bool sliced, const std::vector<uint8_t>& expected, tsp::Dtype dt) {
+CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chips,
+                          const std::vector<std::vector<sched::Region>>& outputs, const Expected& expected,
+                          tsp::Dtype dt) {
   CheckResult res;
   const uint32_t es = tsp::dtype_bytes(dt);
-  std::vector<uint8_t> got(std::min<uint64_t>(std::max<uint64_t>(expected.size(), 1), 4u << 20));
-  for (uint32_t c = 0; c < outputs.size(); ++c) {
-    const uint8_t* want = expected.data();
-    if (sliced) want += c * outputs[c][0].bytes;
+  constexpr uint64_t kSlice = 4u << 20;
+  std::vector<uint8_t> got, want;
+  for (uint32_t r = 0; r < outputs.size(); ++r) {
+    if (outputs[r].empty()) continue;
+    ++res.ranks_checked;
     uint64_t bad = 0, pos = 0;
-    for (const auto& r : outputs[c]) {
-      for (uint64_t done = 0; done < r.bytes;) {
-        uint64_t len = std::min<uint64_t>(got.size(), r.bytes - done);
-        host.read(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + done, got.data(), len);
-        if (std::memcmp(got.data(), want + pos, len) != 0) {
+    for (const auto& reg : outputs[r]) {
+      for (uint64_t done = 0; done < reg.bytes;) {
+        uint64_t len = std::min<uint64_t>(kSlice, reg.bytes - done);
+        got.resize(len);
+        want.resize(len);
+        host.read(chips[r], static_cast<uint64_t>(reg.vec) * tsp::kVectorBytes + done, got.data(), len);
+        expected(r, pos, want.data(), len);
+        if (std::memcmp(got.data(), want.data(), len) != 0) {
           for (uint64_t b = 0; b < len; b += es)
-            if (std::memcmp(got.data() + b, want + pos + b, es) != 0) {
+            if (std::memcmp(got.data() + b, want.data() + b, es) != 0) {
               if (res.first.size() < 8)
-                res.first.push_back({c, pos + b, element_value(dt, want + pos + b), element_value(dt, got.data() + b)});
+                res.first.push_back({r, pos + b, element_value(dt, want.data() + b), element_value(dt, got.data() + b)});
               ++bad;
             }
         }
@@ -188,7 +209,7 @@ CheckResult check_outputs(platform::Host& host, const std::vector<std::vector<sc
       }
     }
     res.mismatched += bad;
-    if (!bad) ++res.chips_ok;
+    if (!bad) ++res.ranks_ok;
   }
   return res;
 }
@@ -227,7 +248,7 @@ struct WorkloadStats {
   core::Value<std::string> kind{nullptr, "workload", "kind", "", "collective"};
   core::Value<uint64_t> bytes{nullptr, "workload", "bytes", "bytes", "collective size (nccl-tests convention)"};
   core::Value<std::string> dtype{nullptr, "workload", "dtype", "", "element type"};
-  core::Value<uint64_t> root{nullptr, "workload", "root", "", "broadcast root chip index"};
+  core::Value<uint64_t> root{nullptr, "workload", "root", "", "broadcast root rank, p2p source rank"};
   core::Value<bool> verified{nullptr, "workload", "verified", "",
                              "every chip's result is bit-exact against the host reference"};
   core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
@@ -240,19 +261,31 @@ struct WorkloadStats {
   core::Value<double> bus_factor{nullptr, "workload", "bus_factor", "",
                                  "allreduce 2(n-1)/n, allgather and reducescatter (n-1)/n, broadcast 1"};
   core::Value<double> peak_busbw{nullptr, "workload", "peak_busbw_GBps", "GB/s",
-                                 "(n-1) x one link direction's payload rate"};
+                                 "one fully wired node: (n-1) x one link direction's payload rate; else 0"};
   core::Value<double> busbw_pct{nullptr, "workload", "busbw_pct_of_peak", "%", "busbw / peak_busbw"};
   core::Value<uint64_t> chunk_vectors{nullptr, "workload", "chunk_vectors", "vectors",
                                       "reduction chunk used by the scheduler"};
   core::Value<uint64_t> staging_chunks{nullptr, "workload", "staging_chunks", "chunks",
                                        "receive ring per source used by the reduction (0: none)"};
+  core::Value<uint64_t> ranks{nullptr, "workload", "ranks", "ranks", "chips in the job (spares and failed nodes out)"};
+  core::Value<std::string> levels{nullptr, "workload", "levels", "",
+                                  "group size per hierarchy level, innermost first (e.g. 8x32)"};
+  core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route a tensor took"};
+  core::Value<uint64_t> paths{nullptr, "workload", "paths", "routes", "p2p: routes the tensor was spread over"};
+  core::Value<uint64_t> peer{nullptr, "workload", "peer", "", "p2p destination rank"};
+  core::Value<uint64_t> bursts{nullptr, "workload", "bursts", "bursts", "SEND bursts in the schedule"};
+  core::Value<uint64_t> forwarded{nullptr, "workload", "forwarded_vectors", "vectors",
+                                  "vectors received and sent on by intermediate chips (cut-through)"};
 };
 
 /// Compile the collective into programs (written to <out>/programs/ and loaded
-/// back from that text), or assemble hand-written ones from --programs.
-std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::System& sys, const sched::Plan* plan) {
+/// back from that text, unless `text` is off for very large platforms), or
+/// assemble hand-written ones from --programs.
+std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::System& sys, const sched::Plan* plan,
+                                       bool text) {
   const uint32_t n = static_cast<uint32_t>(sys.chips.size());
   std::vector<sw::Program> programs(n);
+  if (plan && !text) return plan->programs;
   if (plan) {
     fs::path dir = fs::path(opt.out_dir) / "programs";
     std::error_code ec;
@@ -305,40 +338,95 @@ size_t load_programs(platform::System& sys, const std::vector<sw::Program>& prog
   return instructions;
 }
 
-/// Generate every chip's seeded input slice by slice straight into its SRAM
-/// (chip c's stream is seeded from its hierarchical name) and accumulate the
-/// host reference from the same slices, in rank order. Returns the expected
-/// output: the whole buffer (allreduce, broadcast, allgather) or the sum whose
-/// piece j chip j must hold (reducescatter).
-std::vector<uint8_t> load_inputs(platform::System& sys, const sched::Plan& plan, const sched::Request& req) {
-  const bool gather = req.kind == sched::Kind::allgather;
-  std::vector<uint8_t> expected(gather ? req.bytes : plan.input_bytes);
-  std::vector<uint8_t> slice(std::min<uint64_t>(plan.input_bytes, 1u << 20));
-  bool first = true;
-  for (uint32_t c = 0; c < sys.chips.size(); ++c) {
-    if (plan.inputs[c].empty()) continue;
-    uint64_t seed = sys.chips[c]->seed_for("workload_input");
-    for (uint64_t pos = 0; pos < plan.input_bytes; pos += slice.size()) {
-      uint64_t len = std::min<uint64_t>(slice.size(), plan.input_bytes - pos);
-      generate(req.dtype, seed, slice.data(), len, pos);
-      uint64_t base = 0;  // scatter stream bytes [pos, pos + len) over the chip's input regions
-      for (const sched::Region& r : plan.inputs[c]) {
-        uint64_t lo = std::max(pos, base), hi = std::min(pos + len, base + r.bytes);
-        if (lo < hi)
-          sys.host.write(c, static_cast<uint64_t>(r.vec) * tsp::kVectorBytes + (lo - base), slice.data() + (lo - pos),
-                         hi - lo);
-        base += r.bytes;
+/// Seeded inputs, loaded slice by slice straight into each rank's SRAM, and the
+/// host reference of every rank's output. Chip inputs are seeded from the
+/// chip's hierarchical name; reductions follow the schedule's order: the TSPs
+/// of a node in order, then the nodes of a rack, then the racks.
+class Workload {
+ public:
+  Workload(platform::System& sys, const sched::Machine& m, const sched::Plan& plan, const sched::Request& req)
+      : m_sys(sys), m_m(m), m_plan(plan), m_req(req) {}
+
+  void load() {
+    using sched::Kind;
+    const uint32_t P = m_m.size();
+    const uint64_t N = m_plan.input_bytes;
+    const bool sum = m_req.kind == Kind::allreduce || m_req.kind == Kind::reducescatter;
+    if (sum) m_acc.assign(3, std::vector<uint8_t>(N));
+    if (m_req.kind == Kind::allgather) m_ref.resize(static_cast<uint64_t>(P) * N);
+    if (m_req.kind == Kind::broadcast || m_req.kind == Kind::p2p) m_ref.resize(N);
+    std::vector<uint8_t> slice(std::min<uint64_t>(std::max<uint64_t>(N, 1), 1u << 20));
+    for (uint32_t r = 0; r < P; ++r) {
+      if (m_plan.inputs[r].empty()) continue;
+      const sched::Coord c = m_m.coord[r];
+      for (uint64_t pos = 0; pos < N; pos += slice.size()) {
+        uint64_t len = std::min<uint64_t>(slice.size(), N - pos);
+        generate(m_req.dtype, seed(r), slice.data(), len, pos, P);
+        uint64_t base = 0;  // scatter stream bytes [pos, pos + len) over the rank's input regions
+        for (const sched::Region& reg : m_plan.inputs[r]) {
+          uint64_t lo = std::max(pos, base), hi = std::min(pos + len, base + reg.bytes);
+          if (lo < hi)
+            m_sys.host.write(m_m.ranks[r], static_cast<uint64_t>(reg.vec) * tsp::kVectorBytes + (lo - base),
+                             slice.data() + (lo - pos), hi - lo);
+          base += reg.bytes;
+        }
+        if (sum)
+          fold(m_acc[0].data() + pos, slice.data(), len, c.tsp == 0);
+        else if (m_req.kind == Kind::allgather)
+          std::memcpy(m_ref.data() + m_plan.collective_rank[r] * N + pos, slice.data(), len);
+        else if (!m_ref.empty())
+          std::memcpy(m_ref.data() + pos, slice.data(), len);
       }
-      uint8_t* ref = expected.data() + (gather ? c * plan.input_bytes : 0) + pos;
-      if (gather || first)
-        std::memcpy(ref, slice.data(), len);
-      else
-        reference_add(req.dtype, ref, slice.data(), len);
+      if (sum && c.tsp + 1 == m_m.tsps_per_node) {
+        fold(m_acc[1].data(), m_acc[0].data(), N, c.node == 0);
+        if (c.node + 1 == m_m.nodes_per_rack) fold(m_acc[2].data(), m_acc[1].data(), N, c.rack == 0);
+      }
     }
-    first = false;
   }
-  return expected;
-}
+
+  /// Expected bytes [pos, pos + len) of rank r's output stream.
+  void expected(uint32_t r, uint64_t pos, uint8_t* out, uint64_t len) const {
+    using sched::Kind;
+    const uint64_t N = m_plan.input_bytes;
+    switch (m_req.kind) {
+      case Kind::allreduce: std::memcpy(out, m_acc[2].data() + pos, len); break;
+      case Kind::reducescatter:
+        std::memcpy(out, m_acc[2].data() + m_plan.collective_rank[r] * (N / m_m.size()) + pos, len);
+        break;
+      case Kind::allgather:
+      case Kind::broadcast:
+      case Kind::p2p: std::memcpy(out, m_ref.data() + pos, len); break;
+      case Kind::alltoall: {
+        // Block s of rank r's output is block r of rank s's input.
+        const uint64_t block = N / m_m.size();
+        while (len) {
+          uint64_t s = pos / block, in = pos % block, n = std::min<uint64_t>(len, block - in);
+          generate(m_req.dtype, seed(static_cast<uint32_t>(s)), out, n, r * block + in, m_m.size());
+          out += n;
+          pos += n;
+          len -= n;
+        }
+        break;
+      }
+    }
+  }
+
+ private:
+  uint64_t seed(uint32_t r) const { return m_sys.chips[m_m.ranks[r]]->seed_for("workload_input"); }
+  void fold(uint8_t* acc, const uint8_t* x, uint64_t len, bool first) const {
+    if (first)
+      std::memcpy(acc, x, len);
+    else
+      reference_add(m_req.dtype, acc, x, len);
+  }
+
+  platform::System& m_sys;
+  const sched::Machine& m_m;
+  const sched::Plan& m_plan;
+  const sched::Request& m_req;
+  std::vector<std::vector<uint8_t>> m_acc;  // per level: node, rack, system partial sums
+  std::vector<uint8_t> m_ref;
+};
 
 void print_links(const platform::System& sys, uint64_t sim_end) {
   auto util = [&](const c2c::Channel& ch) {
@@ -388,24 +476,29 @@ int run_impl(const RunOptions& opt) {
   const bool collective = opt.programs_dir.empty();
   sched::Request req;
   sched::Plan plan;
+  const sched::Machine machine = machine_of(sys);
   if (collective) {
     if (!sched::parse_kind(opt.workload, req.kind))
-      throw core::ConfigError(
-          fmt::format("--workload '{}': expected allreduce, allgather, reducescatter or broadcast", opt.workload));
+      throw core::ConfigError(fmt::format(
+          "--workload '{}': expected allreduce, allgather, reducescatter, broadcast, alltoall or p2p", opt.workload));
     req.bytes = opt.bytes;
     req.dtype = opt.dtype;
     req.root = opt.root;
+    req.peer = opt.peer;
     req.chunk_vectors = rp.chunk_vectors;
     req.staging_chunks = rp.staging_chunks;
-    plan = sched::plan(machine_of(sys), req);
+    sched::parse_routing(rp.routing, req.routing);
+    req.max_paths = rp.paths;
+    plan = sched::plan(machine, req);
   }
-  const size_t instructions = load_programs(sys, make_programs(opt, sys, collective ? &plan : nullptr));
+  const bool text = n <= rp.save_programs_max_chips;
+  const size_t instructions = load_programs(sys, make_programs(opt, sys, collective ? &plan : nullptr, text));
   const double setup_wall = since(wall0);
 
   // ---- data ----
   const auto load0 = Clock::now();
-  std::vector<uint8_t> expected;
-  if (collective) expected = load_inputs(sys, plan, req);
+  Workload data(sys, machine, plan, req);
+  if (collective) data.load();
   const double load_wall = since(load0);
 
   // ---- simulate ----
@@ -422,7 +515,9 @@ int run_impl(const RunOptions& opt) {
   const auto check0 = Clock::now();
   CheckResult check;
   if (collective && hw_ok)
-    check = check_outputs(sys.host, plan.outputs, req.kind == sched::Kind::reducescatter, expected, req.dtype);
+    check = check_outputs(
+        sys.host, machine.ranks, plan.outputs,
+        [&data](uint32_t r, uint64_t pos, uint8_t* out, uint64_t len) { data.expected(r, pos, out, len); }, req.dtype);
   const double check_wall = since(check0);
   const bool verified = collective && hw_ok && check.mismatched == 0;
   const bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
@@ -452,7 +547,11 @@ int run_impl(const RunOptions& opt) {
   rs.wall_s.set(since(wall0));
 
   const double link_GBps = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
-  const double peak_bus = (n - 1) * link_GBps;
+  const uint32_t P = machine.size();
+  // The (n-1) x link bound holds for one fully wired node, where every rank has
+  // a direct cable to every other; elsewhere no single number bounds busbw.
+  const bool one_node = sys.chips.size() == P && P == sys.tsps_per_node && sys.node_wiring.get() == "full";
+  const double peak_bus = one_node ? (P - 1) * link_GBps : 0.0;
   const double algbw = completion ? static_cast<double>(req.bytes) / (completion * 1e-12) / 1e9 : 0.0;
   const double busbw = algbw * plan.bus_factor;
   std::optional<WorkloadStats> ws;
@@ -473,6 +572,15 @@ int run_impl(const RunOptions& opt) {
     ws->busbw_pct.set(peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0);
     ws->chunk_vectors.set(plan.chunk_vectors);
     ws->staging_chunks.set(plan.staging_chunks);
+    ws->ranks.set(P);
+    std::string levels;
+    for (uint32_t g : plan.levels) levels += (levels.empty() ? "" : "x") + std::to_string(g);
+    ws->levels.set(levels);
+    ws->max_hops.set(plan.max_hops);
+    ws->paths.set(plan.paths);
+    ws->bursts.set(plan.bursts);
+    ws->forwarded.set(plan.forwarded_vectors);
+    ws->peer.set(req.peer);
   }
   std::ofstream(fs::path(opt.out_dir) / "stats.json") << core::stats_json().dump(1) << "\n";
   ctx.trace().close();
@@ -484,12 +592,19 @@ int run_impl(const RunOptions& opt) {
     if (!sys.description.get().empty()) fmt::print("  {}\n", sys.description.get());
     if (collective) {
       std::string detail;
-      if (req.kind == sched::Kind::broadcast) detail = fmt::format(", root {}", req.root);
+      if (req.kind == sched::Kind::broadcast) detail = fmt::format(", root rank {}", req.root);
+      if (req.kind == sched::Kind::p2p)
+        detail = fmt::format(", rank {} -> rank {} over {} route(s)", req.root, req.peer, plan.paths);
       if (plan.chunk_vectors)
         detail = fmt::format(", reduced in chunks of {} vectors, staging ring {}", plan.chunk_vectors,
                              plan.staging_chunks);
       fmt::print("  workload     {} {} {} ({} bytes){}\n", opt.workload, human_bytes(req.bytes),
                  tsp::dtype_name(req.dtype), req.bytes, detail);
+      std::string levels;
+      for (uint32_t g : plan.levels) levels += (levels.empty() ? "" : " x ") + std::to_string(g);
+      fmt::print("  schedule     {} ranks{}, levels {}, longest route {} cables, {} bursts, {} vectors forwarded\n",
+                 P, P < n ? fmt::format(" on {} chips", n) : "", levels, plan.max_hops, plan.bursts,
+                 plan.forwarded_vectors);
     } else {
       fmt::print("  programs     {} ({} instructions)\n", opt.programs_dir, instructions);
     }
@@ -498,19 +613,24 @@ int run_impl(const RunOptions& opt) {
                  ctx.hw_errors()[0].where, ctx.hw_errors()[0].message);
     } else if (collective) {
       if (verified)
-        fmt::print("  result       verified: {}/{} chips bit-exact against the host reference\n", check.chips_ok, n);
+        fmt::print("  result       verified: {}/{} ranks bit-exact against the host reference\n", check.ranks_ok,
+                   check.ranks_checked);
       else
-        fmt::print("  result       MISMATCH: {} element(s) differ on {} chip(s)\n", check.mismatched,
-                   n - check.chips_ok);
+        fmt::print("  result       MISMATCH: {} element(s) differ on {} rank(s)\n", check.mismatched,
+                   check.ranks_checked - check.ranks_ok);
       for (const auto& m : check.first)
-        fmt::print("               {} byte {}: expected {} got {}\n", sys.chips[m.chip]->name(), m.byte, m.expected,
-                   m.got);
+        fmt::print("               rank {} ({}) byte {}: expected {} got {}\n", m.rank,
+                   sys.chips[machine.ranks[m.rank]]->name(), m.byte, m.expected, m.got);
       fmt::print("  completion   simulated {} ({} ps), predicted {} ({})\n", human_time(completion), completion,
                  human_time(plan.predicted_ps),
                  timing_ok ? "equal"
                            : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - plan.predicted_ps)));
-      fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s = {:.1f}% of {} x {:.3f} GB/s link payload\n",
-                 algbw, busbw, peak_bus > 0 ? 100.0 * busbw / peak_bus : 0.0, n - 1, link_GBps);
+      if (peak_bus > 0)
+        fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s = {:.1f}% of {} x {:.3f} GB/s link payload\n",
+                   algbw, busbw, 100.0 * busbw / peak_bus, P - 1, link_GBps);
+      else
+        fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s (link payload {:.3f} GB/s)\n", algbw, busbw,
+                   link_GBps);
     } else {
       fmt::print("  result       ran to completion; last SRAM write at {}\n", human_time(completion));
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,8 @@ struct RunOptions {
   std::string workload = "allreduce";
   uint64_t bytes = 0;
   tsp::Dtype dtype = tsp::Dtype::fp32;
-  uint32_t root = 0;
+  uint32_t root = 0;  ///< broadcast root; p2p source rank
+  uint32_t peer = 1;  ///< p2p destination rank
   // ... or hand-written programs: <programs_dir>/<chip name>.s for every chip that has one.
   std::string programs_dir;
 };
@@ -57,23 +59,31 @@ struct RunParams {
   RunParams();
   core::Param<uint32_t> chunk_vectors;
   core::Param<uint32_t> staging_chunks;
+  core::Param<std::string> routing;
+  core::Param<uint32_t> paths;
+  core::Param<uint32_t> save_programs_max_chips;
 };
 
 struct CheckResult {
   struct Mismatch {
-    uint32_t chip;
-    uint64_t byte;  ///< offset in the chip's output stream
+    uint32_t rank;
+    uint64_t byte;  ///< offset in the rank's output stream
     double expected, got;
   };
-  uint64_t mismatched = 0;     ///< elements that differ, over all chips
-  uint32_t chips_ok = 0;       ///< chips whose output is bit-exact
-  std::vector<Mismatch> first; ///< the first few differences
+  uint64_t mismatched = 0;      ///< elements that differ, over all ranks
+  uint32_t ranks_ok = 0;        ///< ranks with an output, bit-exact
+  uint32_t ranks_checked = 0;   ///< ranks with an output
+  std::vector<Mismatch> first;  ///< the first few differences
 };
 
-/// Compare every chip's output regions (read through the host) element by
-/// element with `expected` (chip c's slice of it when `sliced`).
-CheckResult check_outputs(platform::Host& host, const std::vector<std::vector<sched::Region>>& outputs, bool sliced,
-                          const std::vector<uint8_t>& expected, tsp::Dtype dt);
+/// Fills expected bytes [pos, pos + len) of a rank's output stream.
+using Expected = std::function<void(uint32_t rank, uint64_t pos, uint8_t* out, uint64_t len)>;
+
+/// Compare every rank's output regions (read through the host from chip
+/// chips[rank]) element by element with what `expected` says.
+CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chips,
+                          const std::vector<std::vector<sched::Region>>& outputs, const Expected& expected,
+                          tsp::Dtype dt);
 
 /// The scheduler's view of an elaborated platform.
 sched::Machine machine_of(const platform::System& sys);

@@ -3,14 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "models/core/config.h"
+#include "sw/sched/engine.h"
+#include "sw/sched/routing.h"
 
 namespace fabricvp::sched {
-
-using tsp::Instr;
-using tsp::Op;
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -18,13 +18,22 @@ const char* kind_name(Kind k) {
     case Kind::allgather: return "allgather";
     case Kind::reducescatter: return "reducescatter";
     case Kind::broadcast: return "broadcast";
+    case Kind::alltoall: return "alltoall";
+    case Kind::p2p: return "p2p";
   }
   return "?";
 }
 
 bool parse_kind(const std::string& s, Kind& out) {
-  for (Kind k : {Kind::allreduce, Kind::allgather, Kind::reducescatter, Kind::broadcast})
+  for (Kind k : {Kind::allreduce, Kind::allgather, Kind::reducescatter, Kind::broadcast, Kind::alltoall, Kind::p2p})
     if (s == kind_name(k)) return out = k, true;
+  return false;
+}
+
+bool parse_routing(const std::string& s, Routing& out) {
+  if (s == "minimal") return out = Routing::minimal, true;
+  if (s == "spread") return out = Routing::spread, true;
+  if (s == "auto") return out = Routing::automatic, true;
   return false;
 }
 
@@ -32,245 +41,244 @@ namespace {
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/// Schedule builder: tracks every queue's next free cycle, every link
-/// direction's serializer and every receive port, and emits instructions with
-/// the WAITs that place them at their exact cycle.
-class Builder {
- public:
-  Builder(const Machine& m, Plan& plan) : m_m(m), m_plan(plan) {
-    uint32_t n = m.size();
-    plan.programs.assign(n, sw::Program{});
-    m_qnext.assign(n, {});
-    for (uint32_t c = 0; c < n; ++c) {
-      const ChipSpec& s = m.chips[c];
-      if (s.queues < 2 * s.ports + 1)
-        throw core::ConfigError(fmt::format("{}: the collective scheduler needs {} instruction queues, chip has {}",
-                                            s.name, 2 * s.ports + 1, s.queues));
-      m_qnext[c].assign(s.queues, 0);
-      plan.programs[c].target = s.name;
-    }
-    m_tx_free.assign(n, std::vector<uint64_t>(n, 0));
-    m_rx_last.assign(n, std::vector<uint64_t>(n, 0));
-    m_rx_any.assign(n, std::vector<bool>(n, false));
-    m_alu_free.assign(n, 0);
-  }
-
-  struct Sent {
-    uint64_t cycle, start_ps, arrival0_ps;
-  };
-  struct Received {
-    uint64_t cycle, write0_ps;  // vector i readable at write0 + ser(i)
-  };
-
-  const LinkSpec& link(uint32_t a, uint32_t b) const { return m_m.link[a][b]; }
-  const core::Clock& clk(uint32_t c) const { return m_m.chips[c].clock; }
-
-  /// SEND n vectors at `addr` from a to b, no earlier than `min_cycle`, such
-  /// that vector v is read no earlier than ready[v] (empty: all ready now).
-  Sent send(uint32_t a, uint32_t b, uint32_t addr, uint32_t n, uint64_t min_cycle,
-            const std::vector<uint64_t>& ready = {}) {
-    const ChipSpec& C = m_m.chips[a];
-    const LinkSpec& L = link(a, b);
-    uint32_t p = port(a, b);
-    uint32_t q = p;
-    uint64_t need = 0;  // every vector v must be read at >= need + ser(v)
-    for (uint32_t v = 0; v < ready.size(); ++v) need = std::max(need, ready[v] - std::min(ready[v], L.rate.ps(v)));
-    uint64_t c = std::max(min_cycle, m_qnext[a][q]);
-    uint64_t start = 0;
-    for (;;) {
-      uint64_t rdy = C.clock.ps(c + C.send_latency);
-      uint64_t lead = rdy - C.clock.ps(c);
-      start = std::max(rdy, m_tx_free[a][b]);
-      uint64_t fifo = L.rate.ps(C.tx_buffer);
-      if (start - rdy > fifo) {  // transmit buffer would overflow: issue later
-        uint64_t want = start - fifo;
-        uint64_t cc = C.clock.cycle_at_or_after(want);
-        c = std::max(c + 1, cc >= C.send_latency ? cc - C.send_latency : 0);
-        continue;
-      }
-      if (start - lead < need) {  // a vector would be read before it is written
-        c = std::max(c + 1, C.clock.cycle_at_or_after(need));
-        continue;
-      }
-      break;
-    }
-    Instr in;
-    in.op = Op::SEND;
-    in.port = static_cast<uint16_t>(p);
-    in.a = addr;
-    in.count = n;
-    emit(a, q, c, in);
-    m_tx_free[a][b] = start + L.rate.ps(n);
-    return Sent{c, start, start + L.rate.ps(1) + L.latency_ps};
-  }
-
-  /// RECV on chip b of the n vectors a burst from a delivers, first arriving at arrival0.
-  Received recv(uint32_t b, uint32_t a, uint32_t addr, uint32_t n, uint64_t arrival0) {
-    const ChipSpec& C = m_m.chips[b];
-    const LinkSpec& L = link(a, b);
-    uint32_t p = port(b, a);
-    uint32_t q = C.ports + p;
-    uint64_t c = std::max(m_qnext[b][q], C.clock.cycle_at_or_after(arrival0));
-    if (m_rx_any[b][a] && C.clock.ps(c) <= m_rx_last[b][a]) c = C.clock.cycle_at_or_after(m_rx_last[b][a] + 1);
-    Instr in;
-    in.op = Op::RECV;
-    in.port = static_cast<uint16_t>(p);
-    in.a = addr;
-    in.count = n;
-    emit(b, q, c, in);
-    m_rx_last[b][a] = C.clock.ps(c) + L.rate.ps(n - 1);
-    m_rx_any[b][a] = true;
-    uint64_t w0 = C.clock.ps(c + C.recv_latency);
-    complete(w0 + L.rate.ps(n - 1));
-    return Received{c, w0};
-  }
-
-  /// ADD on chip c no earlier than min_cycle; returns the issue cycle.
-  uint64_t add(uint32_t chip, uint64_t min_cycle, tsp::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n) {
-    const ChipSpec& C = m_m.chips[chip];
-    uint32_t q = 2 * C.ports;
-    uint64_t c = std::max({min_cycle, m_qnext[chip][q], m_alu_free[chip]});
-    Instr in;
-    in.op = Op::ADD;
-    in.dtype = dt;
-    in.a = dst;
-    in.b = a;
-    in.c = b;
-    in.count = n;
-    emit(chip, q, c, in);
-    m_alu_free[chip] = c + n;
-    complete(C.clock.ps(c + n - 1 + C.add_latency));
-    return c;
-  }
-
-  void complete(uint64_t t) { m_plan.predicted_ps = std::max(m_plan.predicted_ps, t); }
-
-  uint32_t port(uint32_t a, uint32_t b) const {
-    int p = m_m.port[a][b];
-    if (p < 0) throw std::logic_error(fmt::format("no link from {} to {}", m_m.chips[a].name, m_m.chips[b].name));
-    return static_cast<uint32_t>(p);
-  }
-
-  size_t queue_length(uint32_t chip, uint32_t q) const {
-    const auto& qs = m_plan.programs[chip].queues;
-    return q < qs.size() ? qs[q].size() : 0;
-  }
-
- private:
-  void emit(uint32_t chip, uint32_t q, uint64_t cycle, Instr in) {
-    uint64_t& next = m_qnext[chip][q];
-    if (cycle < next) throw std::logic_error("scheduler emitted an instruction before its queue was free");
-    if (cycle > next) {
-      Instr w;
-      w.op = Op::WAIT;
-      w.imm = cycle;
-      m_plan.programs[chip].emit(q, w);
-    }
-    m_plan.programs[chip].emit(q, in);
-    next = cycle + 1;
-  }
-
-  const Machine& m_m;
-  Plan& m_plan;
-  std::vector<std::vector<uint64_t>> m_qnext;
-  std::vector<std::vector<uint64_t>> m_tx_free;
-  std::vector<std::vector<uint64_t>> m_rx_last;
-  std::vector<std::vector<bool>> m_rx_any;
-  std::vector<uint64_t> m_alu_free;
-};
-
-/// Split v vectors into n parts differing by at most one.
-std::vector<uint32_t> split(uint32_t v, uint32_t n) {
-  std::vector<uint32_t> s(n);
-  for (uint32_t j = 0; j < n; ++j) s[j] = v / n + (j < v % n ? 1 : 0);
-  return s;
-}
-
-void check_fits(const Machine& m, uint64_t vectors, const Request& r) {
-  if (vectors > tsp::kVectors)
-    throw core::ConfigError(fmt::format(
-        "{} of {} bytes needs {} vectors of SRAM per chip (inputs, staging and accumulators); a TSP has {} (220 MiB)",
-        kind_name(r.kind), r.bytes, vectors, tsp::kVectors));
-  (void)m;
-}
-
 /// A staging ring slot would be overwritten before the reduction has read it.
 struct RingTooSmall {};
 
-/// Reduce-scatter: chip i sends its contribution to shard j (at src(i, j)) to
-/// chip j in one burst; chip j receives it chunk by chunk into a ring of
-/// `ring` chunk slots per source, and sums the n contributions of each chunk in
-/// rank order into dst(j) as soon as the chunk has landed from every source.
-/// Returns, per chip j, the time each vector of its reduced shard is written.
-template <typename SrcFn, typename DstFn>
-std::vector<std::vector<uint64_t>> reduce_scatter(Builder& B, const Machine& m, const Request& r,
-                                                  const std::vector<uint32_t>& shard, SrcFn src, DstFn dst,
-                                                  uint32_t staging, uint32_t chunk, uint32_t ring) {
-  uint32_t n = m.size();
-  std::vector<std::vector<Builder::Sent>> sent(n, std::vector<Builder::Sent>(n));
-  for (uint32_t i = 0; i < n; ++i)
-    for (uint32_t j = 0; j < n; ++j)
-      if (i != j && shard[j]) sent[i][j] = B.send(i, j, src(i, j), shard[j], 0);
-  const uint32_t slot_vectors = ring * chunk;
-  auto slot = [](uint32_t j, uint32_t i) { return i < j ? i : i - 1; };  // ring of source i on chip j
-  auto ring_addr = [&](uint32_t j, uint32_t i, uint32_t c) {
-    return staging + slot(j, i) * slot_vectors + (c % ring) * chunk;
-  };
-  uint32_t acc = staging + (n - 1) * slot_vectors;
+struct Piece {
+  uint32_t off = 0, len = 0;  // vectors
+};
 
-  std::vector<std::vector<uint64_t>> written(n);
-  for (uint32_t j = 0; j < n; ++j) {
-    if (!shard[j]) continue;
-    const ChipSpec& C = m.chips[j];
-    written[j].assign(shard[j], 0);
-    uint32_t chunks = (shard[j] + chunk - 1) / chunk;
-    // Last cycle the reduction reads each ring slot of each source, per chunk.
-    std::vector<std::vector<uint64_t>> last_read(n, std::vector<uint64_t>(chunks, 0));
-    std::vector<std::vector<Builder::Received>> got(n, std::vector<Builder::Received>(chunks));
-    for (uint32_t c = 0; c < chunks; ++c) {
-      uint32_t base = c * chunk;
-      uint32_t len = std::min(chunk, shard[j] - base);
-      uint64_t ready = 0;  // cycle at which the chunk has landed from every source
-      for (uint32_t i = 0; i < n; ++i) {
-        if (i == j) continue;
-        const LinkSpec& L = B.link(i, j);
-        uint64_t arrival = sent[i][j].start_ps + L.rate.ps(base + 1) + L.latency_ps;
-        got[i][c] = B.recv(j, i, ring_addr(j, i, c), len, arrival);
-        if (c >= ring && C.clock.ps(last_read[i][c - ring]) >= got[i][c].write0_ps) throw RingTooSmall{};
-        ready = std::max(ready, C.clock.cycle_at_or_after(got[i][c].write0_ps + L.rate.ps(len - 1)));
+/// The job's hierarchy and the recursive split of a buffer over it.
+class Hierarchy {
+ public:
+  explicit Hierarchy(const Machine& m) : m_m(m) {
+    const uint32_t sizes[3] = {m.tsps_per_node, m.nodes_per_rack, m.racks};
+    for (uint32_t k = 0; k < 3; ++k)
+      if (sizes[k] > 1) {
+        m_coord.push_back(k);
+        m_size.push_back(sizes[k]);
       }
-      auto term = [&](uint32_t rank) { return rank == j ? dst(j) + base : ring_addr(j, rank, c); };
-      uint32_t acc_c = acc + (c % ring) * chunk;
-      uint64_t cyc = ready;
-      uint64_t last = 0;
-      for (uint32_t k = 1; k < n; ++k) {
-        uint32_t d = k == n - 1 ? dst(j) + base : acc_c;
+    for (uint32_t r = 0; r < m.size(); ++r)
+      if (rank_of(m.coord[r]) != r) throw std::logic_error("rank order does not follow (rack, node, tsp)");
+  }
+  size_t levels() const { return m_size.size(); }
+  const std::vector<uint32_t>& sizes() const { return m_size; }
+  uint32_t member(uint32_t rank, size_t l) const { return value(m_m.coord[rank], m_coord[l]); }
+  /// The ranks of `rank`'s group at level l, in member order.
+  std::vector<uint32_t> group(uint32_t rank, size_t l) const {
+    std::vector<uint32_t> g;
+    Coord c = m_m.coord[rank];
+    for (uint32_t v = 0; v < m_size[l]; ++v) {
+      value(c, m_coord[l]) = v;
+      g.push_back(rank_of(c));
+    }
+    return g;
+  }
+  /// reg[l][rank], l = 0..levels: the piece a rank is responsible for after l
+  /// levels of splitting `whole`, members weighted by the summed `weight` of
+  /// the ranks that will share their piece.
+  std::vector<std::vector<Piece>> split(Piece whole, const std::vector<uint64_t>& weight) const {
+    const uint32_t P = m_m.size();
+    std::vector<std::vector<Piece>> reg(levels() + 1, std::vector<Piece>(P));
+    for (uint32_t r = 0; r < P; ++r) reg[0][r] = whole;
+    for (size_t l = 0; l < levels(); ++l) {
+      // Subtree weight: ranks agreeing with `r` on the coordinates of levels 0..l.
+      std::map<uint64_t, uint64_t> sub;
+      for (uint32_t r = 0; r < P; ++r) sub[key(r, l)] += weight[r];
+      for (uint32_t r = 0; r < P; ++r) {
+        if (member(r, l) != 0) continue;  // split once per group, from its member 0
+        std::vector<uint32_t> g = group(r, l);
+        uint64_t total = 0;
+        std::vector<uint64_t> w(g.size());
+        for (size_t j = 0; j < g.size(); ++j) total += w[j] = sub[key(g[j], l)];
+        Piece in = reg[l][r];
+        uint64_t acc = 0;
+        for (size_t j = 0; j < g.size(); ++j) {
+          uint64_t lo = total ? in.len * acc / total : 0;
+          acc += w[j];
+          uint64_t hi = total ? in.len * acc / total : 0;
+          reg[l + 1][g[j]] = Piece{in.off + static_cast<uint32_t>(lo), static_cast<uint32_t>(hi - lo)};
+        }
+      }
+    }
+    return reg;
+  }
+
+ private:
+  static uint32_t value(const Coord& c, uint32_t k) { return k == 0 ? c.tsp : k == 1 ? c.node : c.rack; }
+  static uint32_t& value(Coord& c, uint32_t k) { return k == 0 ? c.tsp : k == 1 ? c.node : c.rack; }
+  uint32_t rank_of(const Coord& c) const {
+    return (c.rack * m_m.nodes_per_rack + c.node) * m_m.tsps_per_node + c.tsp;
+  }
+  uint64_t key(uint32_t r, size_t l) const {
+    uint64_t k = 0;
+    for (size_t i = 0; i <= l; ++i) k = k * 65536 + value(m_m.coord[r], m_coord[i]);
+    return k;
+  }
+  const Machine& m_m;
+  std::vector<uint32_t> m_coord, m_size;
+};
+
+/// Everything one plan needs while it is being built.
+struct Ctx {
+  const Machine& m;
+  const Request& r;
+  Router router;
+  Engine eng;
+  Hierarchy h;
+  uint32_t max_hops = 0;
+  Ctx(const Machine& mm, const Request& rr) : m(mm), r(rr), router(mm), eng(mm, router), h(mm) {}
+
+  uint32_t chip(uint32_t rank) const { return m.ranks[rank]; }
+  Route route(uint32_t from_rank, uint32_t to_rank) {
+    Route rt = router.minimal(chip(from_rank), chip(to_rank));
+    max_hops = std::max<uint32_t>(max_hops, static_cast<uint32_t>(rt.hops.size()));
+    return rt;
+  }
+};
+
+Ready slice(const Ready& all, uint32_t from, uint32_t len) {
+  if (all.empty()) return {};
+  return Ready(all.begin() + from, all.begin() + from + len);
+}
+
+uint64_t last_of(const Ready& r, uint32_t from, uint32_t len) {
+  uint64_t t = 0;
+  if (!r.empty())
+    for (uint32_t i = from; i < from + len; ++i) t = std::max(t, r[i]);
+  return t;
+}
+
+/// Reduce-scatter at level l: every rank sums its piece (reg[l+1]) over its
+/// group, contributions in member order, own contribution in place. Staging:
+/// per source a ring of `ring` chunks at `base`, then the accumulator ring.
+/// `prev[rank]` is the readiness of reg[l]; returns the readiness of reg[l+1].
+std::vector<Ready> reduce_scatter(Ctx& x, size_t l, const std::vector<std::vector<Piece>>& reg,
+                                  const std::vector<Ready>& prev, uint32_t base, uint32_t chunk, uint32_t ring) {
+  const uint32_t P = x.m.size();
+  const uint32_t g = x.h.sizes()[l];
+  std::vector<Ready> out(P);
+  for (uint32_t j = 0; j < P; ++j) {
+    const Piece piece = reg[l + 1][j];
+    if (!piece.len) continue;
+    const ChipSpec& C = x.m.chips[x.chip(j)];
+    const std::vector<uint32_t> grp = x.h.group(j, l);
+    const uint32_t me = x.h.member(j, l);
+    const uint32_t chunks = static_cast<uint32_t>(div_up(piece.len, chunk));
+    auto slot_of = [&](uint32_t member) { return member < me ? member : member - 1; };
+    auto ring_addr = [&](uint32_t member, uint32_t c) {
+      return base + (slot_of(member) * ring + c % ring) * chunk;
+    };
+    const uint32_t acc = base + (g - 1) * ring * chunk;
+    auto chunk_len = [&](uint32_t c) { return std::min(chunk, piece.len - c * chunk); };
+
+    std::vector<Ready> got(g);
+    for (uint32_t k = 1; k < g; ++k) {  // start with the next member: spreads the first bursts
+      uint32_t mem = (me + k) % g, src = grp[mem];
+      std::vector<Engine::Chunk> into;
+      for (uint32_t c = 0; c < chunks; ++c) into.push_back(Engine::Chunk{ring_addr(mem, c), chunk_len(c)});
+      got[mem] = x.eng.send(x.route(src, j), piece.off, into, piece.len,
+                            slice(prev[src], piece.off - reg[l][src].off, piece.len));
+    }
+    const Ready& own = prev[j];
+    const uint32_t own_off = piece.off - reg[l][j].off;
+    out[j].assign(piece.len, 0);
+    std::vector<std::vector<uint64_t>> last_read(g, std::vector<uint64_t>(chunks, 0));
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const uint32_t first = c * chunk, len = chunk_len(c);
+      uint64_t ready = C.clock.cycle_at_or_after(last_of(own, own_off + first, len));
+      for (uint32_t mem = 0; mem < g; ++mem)
+        if (mem != me) ready = std::max(ready, C.clock.cycle_at_or_after(last_of(got[mem], first, len)));
+      auto term = [&](uint32_t mem) { return mem == me ? piece.off + first : ring_addr(mem, c); };
+      const uint32_t acc_c = acc + (c % ring) * chunk;
+      uint64_t cyc = ready, last = 0;
+      for (uint32_t k = 1; k < g; ++k) {
+        uint32_t d = k == g - 1 ? piece.off + first : acc_c;
         uint32_t a = k == 1 ? term(0) : acc_c;
-        last = B.add(j, cyc, r.dtype, d, a, term(k), len);
-        if (k == 1 && j != 0) last_read[0][c] = last + len - 1;
-        if (j != k) last_read[k][c] = last + len - 1;
+        last = x.eng.add(x.chip(j), cyc, x.r.dtype, d, a, term(k), len);
+        if (k == 1 && me != 0) last_read[0][c] = last + len - 1;
+        if (me != k) last_read[k][c] = last + len - 1;
         cyc = last + std::max<uint64_t>(len, C.add_latency);
       }
-      for (uint32_t v = 0; v < len; ++v) written[j][base + v] = C.clock.ps(last + v + C.add_latency);
+      for (uint32_t v = 0; v < len; ++v) out[j][first + v] = C.clock.ps(last + v + C.add_latency);
+    }
+    // A ring slot is reused by chunk c + ring: its first write must follow the
+    // reduction's last read of chunk c.
+    for (uint32_t mem = 0; mem < g; ++mem) {
+      if (mem == me) continue;
+      for (uint32_t c = ring; c < chunks; ++c)
+        if (C.clock.ps(last_read[mem][c - ring]) >= got[mem][c * chunk]) throw RingTooSmall{};
     }
   }
-  return written;
+  return out;
 }
 
-/// Staging ring depth in chunks (never more than the shard needs).
-uint32_t ring_chunks(const Request& r, uint32_t shard, uint32_t chunk) {
-  uint32_t chunks = static_cast<uint32_t>(div_up(shard, chunk));
-  return std::max<uint32_t>(1, std::min(r.staging_chunks, chunks));
+/// All-gather at level l: every rank sends its piece reg[l+1] (readiness `cur`)
+/// to the members of its group that need it. Returns the readiness of reg[l]
+/// on every rank (not kept for the last level, where nobody needs it).
+std::vector<Ready> all_gather(Ctx& x, size_t l, const std::vector<std::vector<Piece>>& reg,
+                              const std::vector<Ready>& cur, const std::vector<bool>& needs, bool keep) {
+  const uint32_t P = x.m.size();
+  const uint32_t g = x.h.sizes()[l];
+  std::vector<Ready> out(P);
+  if (keep)
+    for (uint32_t m = 0; m < P; ++m)
+      if (needs[m]) out[m].assign(reg[l][m].len, 0);
+  for (uint32_t k = 1; k < g; ++k)  // rounds: member i sends to member i + k
+    for (uint32_t j = 0; j < P; ++j) {
+      const Piece piece = reg[l + 1][j];
+      if (!piece.len) continue;
+      const std::vector<uint32_t> grp = x.h.group(j, l);
+      uint32_t dst = grp[(x.h.member(j, l) + k) % g];
+      if (!needs[dst]) continue;
+      Ready arr = x.eng.send(x.route(j, dst), piece.off, {Engine::Chunk{piece.off, piece.len}}, piece.len, cur[j]);
+      if (keep) std::copy(arr.begin(), arr.end(), out[dst].begin() + (piece.off - reg[l][dst].off));
+    }
+  if (keep)
+    for (uint32_t j = 0; j < P; ++j) {
+      const Piece piece = reg[l + 1][j];
+      if (needs[j] && piece.len && !cur[j].empty())
+        std::copy(cur[j].begin(), cur[j].end(), out[j].begin() + (piece.off - reg[l][j].off));
+    }
+  return out;
 }
 
-uint32_t choose_chunk(const Machine& m, const Request& r, uint32_t shard) {
-  // Keep the reduction queue (a WAIT and n-1 ADDs per chunk) inside instruction memory.
-  uint32_t n = m.size();
-  uint32_t imem = m.chips[0].imem;
+uint32_t choose_chunk(const Machine& m, const Request& r, uint32_t len, uint32_t group) {
+  // Keep a reduction queue (n-1 ADDs and a WAIT per chunk and source) inside instruction memory.
+  uint32_t imem = UINT32_MAX;
   for (const auto& c : m.chips) imem = std::min(imem, c.imem);
-  uint64_t max_chunks = std::max<uint64_t>(1, (imem - 16) / n);
-  uint32_t chunk = std::max<uint32_t>(1, r.chunk_vectors);
-  return static_cast<uint32_t>(std::max<uint64_t>(chunk, div_up(shard, max_chunks)));
+  uint64_t max_chunks = std::max<uint64_t>(1, (imem - 16) / (2 * std::max<uint32_t>(group, 2)));
+  return static_cast<uint32_t>(std::max<uint64_t>(std::max<uint32_t>(1, r.chunk_vectors), div_up(len, max_chunks)));
+}
+
+void check_fits(uint64_t vectors, const Request& r) {
+  if (vectors > tsp::kVectors)
+    throw core::ConfigError(fmt::format(
+        "{} of {} bytes needs {} vectors of SRAM per chip (buffers and staging); a TSP has {} (220 MiB)",
+        kind_name(r.kind), r.bytes, vectors, tsp::kVectors));
+}
+
+/// Hierarchical reduce-scatter up every level; returns the top-level readiness.
+std::vector<Ready> rs_levels(Ctx& x, const std::vector<std::vector<Piece>>& reg, uint32_t staging, Plan& P) {
+  std::vector<Ready> ready(x.m.size());  // level 0: inputs ready at time 0
+  uint32_t base = staging;
+  for (size_t l = 0; l < x.h.levels(); ++l) {
+    uint32_t g = x.h.sizes()[l];
+    uint32_t len = 0;
+    for (const Piece& p : reg[l + 1]) len = std::max(len, p.len);
+    if (!len) continue;
+    uint32_t chunk = choose_chunk(x.m, x.r, len, g);
+    uint32_t ring = std::max<uint32_t>(1, std::min<uint32_t>(x.r.staging_chunks, div_up(len, chunk)));
+    if (l == 0) {
+      P.chunk_vectors = chunk;
+      P.staging_chunks = ring;
+    }
+    check_fits(static_cast<uint64_t>(base) + static_cast<uint64_t>(g) * ring * chunk, x.r);
+    ready = reduce_scatter(x, l, reg, ready, base, chunk, ring);
+    base += g * ring * chunk;
+  }
+  x.eng.set_scratch_base(base);
+  return ready;
 }
 
 }  // namespace
@@ -278,8 +286,8 @@ uint32_t choose_chunk(const Machine& m, const Request& r, uint32_t shard) {
 Plan plan_once(const Machine& m, const Request& r);
 
 Plan plan(const Machine& m, const Request& r) {
-  // A staging ring that the reduction cannot drain in time is doubled until
-  // it can (in the limit, every chunk has its own slot and nothing is reused).
+  // A staging ring the reduction cannot drain in time is doubled until it can
+  // (in the limit every chunk has its own slot and nothing is reused).
   Request q = r;
   for (;;) {
     try {
@@ -292,140 +300,158 @@ Plan plan(const Machine& m, const Request& r) {
 }
 
 Plan plan_once(const Machine& m, const Request& r) {
-  uint32_t n = m.size();
-  uint32_t esize = tsp::dtype_bytes(r.dtype);
-  if (n < 2) throw core::ConfigError("collectives need at least 2 chips");
-  for (uint32_t a = 0; a < n; ++a)
-    for (uint32_t b = 0; b < n; ++b)
-      if (a != b && m.port[a][b] < 0)
-        throw core::ConfigError(fmt::format("the collective scheduler needs a direct link between every pair of chips; "
-                                            "{} and {} have none",
-                                            m.chips[a].name, m.chips[b].name));
+  const uint32_t P = m.size();
+  const uint32_t esize = tsp::dtype_bytes(r.dtype);
+  if (P < 2) throw core::ConfigError("collectives need at least 2 chips in the job");
   if (esize == 0) throw core::ConfigError("unknown data type");
   if (r.bytes == 0) throw core::ConfigError("--bytes must be at least one element");
   if (r.bytes % esize)
     throw core::ConfigError(fmt::format("--bytes {} is not a whole number of {} elements ({} bytes each)", r.bytes,
                                         tsp::dtype_name(r.dtype), esize));
-  bool per_rank = r.kind == Kind::allgather || r.kind == Kind::reducescatter;
-  if (per_rank && r.bytes % (static_cast<uint64_t>(n) * esize))
+  const bool per_rank = r.kind == Kind::allgather || r.kind == Kind::reducescatter || r.kind == Kind::alltoall;
+  if (per_rank && r.bytes % (static_cast<uint64_t>(P) * esize))
     throw core::ConfigError(fmt::format("{}: --bytes {} must split into {} equal pieces of whole {} elements",
-                                        kind_name(r.kind), r.bytes, n, tsp::dtype_name(r.dtype)));
-  if (r.kind == Kind::broadcast && r.root >= n)
-    throw core::ConfigError(fmt::format("broadcast root {} does not exist ({} chips)", r.root, n));
+                                        kind_name(r.kind), r.bytes, P, tsp::dtype_name(r.dtype)));
+  if ((r.kind == Kind::broadcast || r.kind == Kind::p2p) && r.root >= P)
+    throw core::ConfigError(fmt::format("rank {} does not exist ({} ranks)", r.root, P));
+  if (r.kind == Kind::p2p && (r.peer >= P || r.peer == r.root))
+    throw core::ConfigError(fmt::format("p2p destination rank {} must exist and differ from the source {}", r.peer,
+                                        r.root));
 
-  Plan P;
-  Builder B(m, P);
-  P.inputs.assign(n, {});
-  P.outputs.assign(n, {});
+  Ctx x(m, r);
+  Plan out;
+  out.inputs.assign(P, {});
+  out.outputs.assign(P, {});
+  out.collective_rank.resize(P);
+  for (uint32_t k = 0; k < P; ++k) out.collective_rank[k] = k;
+  out.levels = x.h.sizes();
   const uint64_t VB = tsp::kVectorBytes;
+  const std::vector<uint64_t> ones(P, 1);
 
   switch (r.kind) {
     case Kind::allreduce: {
-      uint64_t V = div_up(r.bytes, VB);
-      std::vector<uint32_t> shard = split(static_cast<uint32_t>(std::min<uint64_t>(V, tsp::kVectors)), n);
-      std::vector<uint32_t> off(n, 0);
-      for (uint32_t j = 1; j < n; ++j) off[j] = off[j - 1] + shard[j - 1];
-      uint32_t smax = *std::max_element(shard.begin(), shard.end());
-      P.chunk_vectors = choose_chunk(m, r, smax);
-      uint32_t ring = ring_chunks(r, smax, P.chunk_vectors);
-      check_fits(m, V + static_cast<uint64_t>(n) * ring * P.chunk_vectors, r);
-      P.staging_chunks = ring;
-      auto written = reduce_scatter(
-          B, m, r, shard, [&](uint32_t, uint32_t j) { return off[j]; }, [&](uint32_t j) { return off[j]; },
-          static_cast<uint32_t>(V), P.chunk_vectors, ring);
-      std::vector<std::vector<Builder::Sent>> sent(n, std::vector<Builder::Sent>(n));
-      for (uint32_t j = 0; j < n; ++j)
-        for (uint32_t i = 0; i < n; ++i)
-          if (i != j && shard[j]) sent[j][i] = B.send(j, i, off[j], shard[j], 0, written[j]);
-      for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t j = 0; j < n; ++j)
-          if (i != j && shard[j]) B.recv(i, j, off[j], shard[j], sent[j][i].arrival0_ps);
-      for (uint32_t c = 0; c < n; ++c) {
-        P.inputs[c] = {Region{0, r.bytes}};
-        P.outputs[c] = {Region{0, r.bytes}};
-      }
-      P.input_bytes = r.bytes;
-      P.bus_factor = 2.0 * (n - 1) / n;
+      const uint32_t V = static_cast<uint32_t>(std::min<uint64_t>(div_up(r.bytes, VB), tsp::kVectors + 1ULL));
+      check_fits(V, r);
+      auto reg = x.h.split(Piece{0, V}, ones);
+      std::vector<Ready> ready = rs_levels(x, reg, V, out);
+      std::vector<bool> all(P, true);
+      for (size_t l = x.h.levels(); l-- > 0;) ready = all_gather(x, l, reg, ready, all, l > 0);
+      for (uint32_t k = 0; k < P; ++k) out.inputs[k] = out.outputs[k] = {Region{0, r.bytes}};
+      out.input_bytes = r.bytes;
+      out.bus_factor = 2.0 * (P - 1) / P;
       break;
     }
-    case Kind::reducescatter: {
-      uint64_t piece = r.bytes / n;
-      uint32_t vp = static_cast<uint32_t>(div_up(piece, VB));
-      std::vector<uint32_t> shard(n, vp);
-      P.chunk_vectors = choose_chunk(m, r, vp);
-      uint32_t ring = ring_chunks(r, vp, P.chunk_vectors);
-      check_fits(m, static_cast<uint64_t>(vp) * n + static_cast<uint64_t>(n) * ring * P.chunk_vectors, r);
-      P.staging_chunks = ring;
-      reduce_scatter(
-          B, m, r, shard, [&](uint32_t, uint32_t j) { return j * vp; }, [&](uint32_t j) { return j * vp; }, vp * n,
-          P.chunk_vectors, ring);
-      for (uint32_t c = 0; c < n; ++c) {
-        for (uint32_t k = 0; k < n; ++k) P.inputs[c].push_back(Region{k * vp, piece});
-        P.outputs[c] = {Region{c * vp, piece}};
-      }
-      P.input_bytes = r.bytes;
-      P.bus_factor = static_cast<double>(n - 1) / n;
-      break;
-    }
+    case Kind::reducescatter:
     case Kind::allgather: {
-      uint64_t piece = r.bytes / n;
-      uint32_t vp = static_cast<uint32_t>(div_up(piece, VB));
-      check_fits(m, static_cast<uint64_t>(vp) * n, r);
-      std::vector<std::vector<Builder::Sent>> sent(n, std::vector<Builder::Sent>(n));
-      for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t j = 0; j < n; ++j)
-          if (i != j) sent[i][j] = B.send(i, j, i * vp, vp, 0);
-      for (uint32_t j = 0; j < n; ++j)
-        for (uint32_t i = 0; i < n; ++i)
-          if (i != j) B.recv(j, i, i * vp, vp, sent[i][j].arrival0_ps);
-      for (uint32_t c = 0; c < n; ++c) {
-        P.inputs[c] = {Region{c * vp, piece}};
-        for (uint32_t k = 0; k < n; ++k) P.outputs[c].push_back(Region{k * vp, piece});
+      // One slot of vp vectors per rank; the split hands every rank one slot.
+      const uint64_t piece = r.bytes / P;
+      const uint32_t vp = static_cast<uint32_t>(div_up(piece, VB));
+      check_fits(static_cast<uint64_t>(vp) * P, r);
+      auto slots = x.h.split(Piece{0, P}, ones);
+      std::vector<std::vector<Piece>> reg(slots.size(), std::vector<Piece>(P));
+      for (size_t l = 0; l < slots.size(); ++l)
+        for (uint32_t k = 0; k < P; ++k) reg[l][k] = Piece{slots[l][k].off * vp, slots[l][k].len * vp};
+      for (uint32_t k = 0; k < P; ++k) out.collective_rank[k] = slots.back()[k].off;
+      if (r.kind == Kind::reducescatter) {
+        rs_levels(x, reg, vp * P, out);
+        for (uint32_t k = 0; k < P; ++k) {
+          for (uint32_t s = 0; s < P; ++s) out.inputs[k].push_back(Region{s * vp, piece});
+          out.outputs[k] = {Region{out.collective_rank[k] * vp, piece}};
+        }
+        out.input_bytes = r.bytes;
+      } else {
+        x.eng.set_scratch_base(vp * P);
+        std::vector<Ready> ready(P);
+        std::vector<bool> all(P, true);
+        for (size_t l = x.h.levels(); l-- > 0;) ready = all_gather(x, l, reg, ready, all, l > 0);
+        for (uint32_t k = 0; k < P; ++k) {
+          out.inputs[k] = {Region{out.collective_rank[k] * vp, piece}};
+          for (uint32_t s = 0; s < P; ++s) out.outputs[k].push_back(Region{s * vp, piece});
+        }
+        out.input_bytes = piece;
       }
-      P.input_bytes = piece;
-      P.bus_factor = static_cast<double>(n - 1) / n;
+      out.bus_factor = static_cast<double>(P - 1) / P;
       break;
     }
     case Kind::broadcast: {
-      uint64_t V = div_up(r.bytes, VB);
-      check_fits(m, V, r);
-      std::vector<uint32_t> others;
-      for (uint32_t c = 0; c < n; ++c)
-        if (c != r.root) others.push_back(c);
-      std::vector<uint32_t> part = split(static_cast<uint32_t>(V), n - 1);
-      std::vector<uint32_t> off(n - 1, 0);
-      for (uint32_t k = 1; k < n - 1; ++k) off[k] = off[k - 1] + part[k - 1];
-      std::vector<Builder::Sent> first(n - 1);
-      for (uint32_t k = 0; k < n - 1; ++k)
-        if (part[k]) first[k] = B.send(r.root, others[k], off[k], part[k], 0);
-      std::vector<Builder::Received> got(n - 1);
-      for (uint32_t k = 0; k < n - 1; ++k)
-        if (part[k]) got[k] = B.recv(others[k], r.root, off[k], part[k], first[k].arrival0_ps);
-      // Forward each part as it lands (virtual cut-through through SRAM).
-      for (uint32_t k = 0; k < n - 1; ++k) {
-        if (!part[k]) continue;
-        uint32_t src = others[k];
-        std::vector<uint64_t> ready(part[k]);
-        for (uint32_t v = 0; v < part[k]; ++v) ready[v] = got[k].write0_ps + B.link(r.root, src).rate.ps(v);
-        for (uint32_t k2 = 0; k2 < n - 1; ++k2) {
-          if (k2 == k) continue;
-          Builder::Sent s = B.send(src, others[k2], off[k], part[k], got[k].cycle, ready);
-          B.recv(others[k2], src, off[k], part[k], s.arrival0_ps);
-        }
+      const uint32_t V = static_cast<uint32_t>(std::min<uint64_t>(div_up(r.bytes, VB), tsp::kVectors + 1ULL));
+      check_fits(V, r);
+      x.eng.set_scratch_base(V);
+      std::vector<uint64_t> weight(P, 1);
+      weight[r.root] = 0;
+      auto reg = x.h.split(Piece{0, V}, weight);
+      // Scatter: the root sends every rank its finest piece.
+      std::vector<Ready> ready(P);
+      for (uint32_t k = 1; k < P; ++k) {
+        uint32_t dst = (r.root + k) % P;
+        Piece p = reg.back()[dst];
+        if (p.len) ready[dst] = x.eng.send(x.route(r.root, dst), p.off, {Engine::Chunk{p.off, p.len}}, p.len, {});
       }
-      P.inputs[r.root] = {Region{0, r.bytes}};
-      for (uint32_t c = 0; c < n; ++c) P.outputs[c] = {Region{0, r.bytes}};
-      P.input_bytes = r.bytes;
-      P.bus_factor = 1.0;
+      std::vector<bool> needs(P, true);
+      needs[r.root] = false;
+      for (size_t l = x.h.levels(); l-- > 0;) ready = all_gather(x, l, reg, ready, needs, l > 0);
+      out.inputs[r.root] = {Region{0, r.bytes}};
+      for (uint32_t k = 0; k < P; ++k) out.outputs[k] = {Region{0, r.bytes}};
+      out.input_bytes = r.bytes;
+      out.bus_factor = 1.0;
+      break;
+    }
+    case Kind::alltoall: {
+      const uint64_t piece = r.bytes / P;
+      const uint32_t vp = static_cast<uint32_t>(div_up(piece, VB));
+      const uint32_t outbase = vp * P;
+      check_fits(2ULL * vp * P, r);
+      x.eng.set_scratch_base(2 * vp * P);
+      for (uint32_t k = 0; k < P; ++k) x.eng.copy(x.chip(k), 0, outbase + k * vp, k * vp, vp);  // own block
+      for (uint32_t k = 1; k < P; ++k)
+        for (uint32_t s = 0; s < P; ++s) {
+          uint32_t d = (s + k) % P;  // block d of rank s goes to rank d, lands in its slot s
+          x.eng.send(x.route(s, d), d * vp, {Engine::Chunk{outbase + s * vp, vp}}, vp, {});
+        }
+      for (uint32_t k = 0; k < P; ++k) {
+        for (uint32_t s = 0; s < P; ++s) out.inputs[k].push_back(Region{s * vp, piece});
+        for (uint32_t s = 0; s < P; ++s) out.outputs[k].push_back(Region{outbase + s * vp, piece});
+      }
+      out.input_bytes = r.bytes;
+      out.bus_factor = static_cast<double>(P - 1) / P;
+      break;
+    }
+    case Kind::p2p: {
+      const uint32_t V = static_cast<uint32_t>(std::min<uint64_t>(div_up(r.bytes, VB), tsp::kVectors + 1ULL));
+      check_fits(V, r);
+      x.eng.set_scratch_base(V);
+      const uint32_t src = x.chip(r.root), dst = x.chip(r.peer);
+      std::vector<Route> routes = r.routing == Routing::minimal
+                                      ? std::vector<Route>{x.router.minimal(src, dst)}
+                                      : x.router.candidates(src, dst, std::max<uint32_t>(1, r.max_paths));
+      std::vector<uint32_t> share;
+      if (r.routing == Routing::spread) {  // equal shares over every candidate
+        for (size_t i = 0; i < routes.size(); ++i)
+          share.push_back(static_cast<uint32_t>(V * (i + 1) / routes.size() - V * i / routes.size()));
+      } else {
+        share = x.router.split(routes, V);
+      }
+      uint32_t off = 0;
+      for (size_t i = 0; i < routes.size(); ++i) {
+        if (!share[i]) continue;
+        x.max_hops = std::max<uint32_t>(x.max_hops, static_cast<uint32_t>(routes[i].hops.size()));
+        x.eng.send(routes[i], off, {Engine::Chunk{off, share[i]}}, share[i], {});
+        off += share[i];
+        ++out.paths;
+      }
+      out.inputs[r.root] = {Region{0, r.bytes}};
+      out.outputs[r.peer] = {Region{0, r.bytes}};
+      out.input_bytes = r.bytes;
+      out.bus_factor = 1.0;
       break;
     }
   }
-  for (uint32_t c = 0; c < n; ++c)
-    for (uint32_t q = 0; q < P.programs[c].queues.size(); ++q)
-      if (B.queue_length(c, q) + 1 > m.chips[c].imem)
-        throw core::ConfigError(fmt::format("{}: queue {} needs {} instructions; imem_instructions is {}",
-                                            m.chips[c].name, q, B.queue_length(c, q) + 1, m.chips[c].imem));
-  return P;
+  out.programs = x.eng.programs();
+  out.predicted_ps = x.eng.completion_ps();
+  out.max_hops = x.max_hops;
+  out.bursts = x.eng.bursts();
+  out.forwarded_vectors = x.eng.forwarded_vectors();
+  return out;
 }
 
 }  // namespace fabricvp::sched

@@ -1,21 +1,25 @@
-// Compile-time scheduler for collectives on a fully connected group of TSPs
-// (the 8-TSP GroqNode). It turns a collective into per-chip instruction streams
-// in which every vector's link, cycle and buffer are fixed, and predicts the
-// completion time from the documented instruction timing. The simulation must
-// complete at exactly the predicted picosecond.
+// Compile-time scheduler for collectives and transfers (docs/collectives.md).
 //
-// Algorithms (n chips, every ordered pair has its own link direction):
-//   allreduce      reduce-scatter then all-gather over the n-1 direct links of
-//                  every chip. Shard j of every chip goes to chip j, which sums
-//                  the n contributions in rank order (((x0+x1)+x2)+...) chunk by
-//                  chunk as they land, then sends the reduced shard to everyone.
-//                  Both phases keep all n(n-1) link directions busy.
-//   allgather      every chip sends its piece to every other chip directly.
-//   reducescatter  the first phase of allreduce; chip j keeps shard j.
-//   broadcast      the root splits the data into n-1 parts and sends part k to
-//                  non-root k, which forwards it to the other non-roots as it
-//                  arrives (cut-through): all links but the ones into the root busy.
-// Buffers are in-place and vector aligned (docs/collectives.md).
+// Ranks are arranged in a hierarchy of levels, innermost first: the TSPs of a
+// node, the nodes of a rack, the racks (levels of size 1 are skipped). At level
+// l a rank's group is the ranks that differ from it only in that coordinate.
+// The buffer is split recursively: level 1 splits it over a node's TSPs, level 2
+// splits each piece over the rack's nodes, level 3 over the racks.
+//
+//   allreduce      reduce-scatter up the levels (each rank sums its piece's
+//                  contributions from its group, in member order), then
+//                  all-gather down. On one node this is the 8-way
+//                  reduce-scatter + all-gather over the direct links; on a
+//                  Dragonfly it is the 3-stage hierarchical all-reduce of seed
+//                  000 §5.6 (intra-node, over the global links, intra-node).
+//   reducescatter  the reduce-scatter half; allgather the all-gather half.
+//   broadcast      the root scatters one piece to every other rank, then an
+//                  all-gather down the levels (the root receives nothing).
+//   alltoall       every rank sends block s of its buffer to rank s.
+//   p2p            one rank sends a tensor to another, over the minimal route or
+//                  spread over several routes (sched.routing).
+// Every vector's cable, cycle and buffer is fixed here, and the completion time
+// predicted; the simulation must agree to the picosecond.
 #pragma once
 
 #include <cstdint>
@@ -28,34 +32,45 @@
 
 namespace fabricvp::sched {
 
-enum class Kind { allreduce, allgather, reducescatter, broadcast };
+enum class Kind { allreduce, allgather, reducescatter, broadcast, alltoall, p2p };
 const char* kind_name(Kind k);
 bool parse_kind(const std::string& s, Kind& out);
 
+enum class Routing { minimal, spread, automatic };
+bool parse_routing(const std::string& s, Routing& out);
+
 struct Request {
   Kind kind = Kind::allreduce;
-  uint64_t bytes = 0;  ///< nccl-tests convention: total buffer size (see docs/collectives.md)
+  uint64_t bytes = 0;  ///< nccl-tests convention: total buffer size (docs/collectives.md)
   tsp::Dtype dtype = tsp::Dtype::fp32;
-  uint32_t root = 0;             ///< broadcast only
-  uint32_t chunk_vectors = 64;   ///< reduction granularity (raised to fit instruction memory)
-  uint32_t staging_chunks = 4;   ///< receive ring per source, in chunks (doubled if the reduction lags)
+  uint32_t root = 0;            ///< broadcast root rank; p2p source rank
+  uint32_t peer = 1;            ///< p2p destination rank
+  uint32_t chunk_vectors = 64;  ///< reduction granularity (raised to fit instruction memory)
+  uint32_t staging_chunks = 4;  ///< receive ring per source, in chunks (doubled if the reduction lags)
+  Routing routing = Routing::automatic;  ///< p2p and alltoall: route choice
+  uint32_t max_paths = 7;                ///< most routes one tensor is spread over
 };
 
-/// A byte range of chip SRAM starting at a vector boundary.
+/// A byte range of SRAM starting at a vector boundary.
 struct Region {
   uint32_t vec = 0;
   uint64_t bytes = 0;
 };
 
 struct Plan {
-  std::vector<sw::Program> programs;        ///< per chip
-  std::vector<std::vector<Region>> inputs;  ///< per chip: where its input bytes go, in order
-  std::vector<std::vector<Region>> outputs; ///< per chip: where its result bytes are, in order
-  uint64_t input_bytes = 0;                 ///< input bytes per participating chip
-  uint64_t predicted_ps = 0;                ///< completion: last result vector written
+  std::vector<sw::Program> programs;        ///< per physical chip
+  std::vector<std::vector<Region>> inputs;  ///< per rank: where its input bytes go, in order
+  std::vector<std::vector<Region>> outputs; ///< per rank: where its result bytes are, in order
+  std::vector<uint32_t> collective_rank;    ///< per rank: its position in allgather/reducescatter order
+  uint64_t input_bytes = 0;                 ///< input bytes per rank that has an input
+  uint64_t predicted_ps = 0;                ///< completion: last SRAM write of the schedule
   uint32_t chunk_vectors = 0;
-  uint32_t staging_chunks = 0;              ///< ring depth actually used
+  uint32_t staging_chunks = 0;
   double bus_factor = 1.0;                  ///< busbw / algbw (nccl-tests)
+  std::vector<uint32_t> levels;             ///< group size per level, innermost first
+  uint32_t paths = 0;                       ///< p2p: routes used
+  uint32_t max_hops = 0;                    ///< longest route used (cables)
+  uint64_t bursts = 0, forwarded_vectors = 0;
 };
 
 /// Throws core::ConfigError for requests the machine cannot run.

@@ -1,11 +1,13 @@
-// What the scheduler knows about the machine: the documented timing of every
-// chip and link (docs/isa.md) and which port reaches which chip. It is built
-// from the elaborated platform's effective parameters, so the schedule and the
-// simulation see the same numbers; the schedule's predicted completion is then
-// checked against the simulation.
+// What the scheduler knows about the machine: every chip's documented timing
+// (docs/isa.md), every port's cable (peer, timing, dead or alive), and the job's
+// logical chips (ranks) with their (rack, node, tsp) coordinates. Built from the
+// elaborated platform's effective parameters, so the schedule and the
+// simulation see the same numbers; the prediction is then checked against the
+// simulation.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,23 +15,40 @@
 
 namespace fabricvp::sched {
 
-struct ChipSpec {
-  std::string name;
-  core::Clock clock;
-  uint32_t send_latency = 0, recv_latency = 0, add_latency = 0;
-  uint32_t queues = 0, alus = 0, tx_buffer = 0, rx_buffer = 0, imem = 0, ports = 0;
-};
+constexpr uint32_t kNoChip = std::numeric_limits<uint32_t>::max();
 
 struct LinkSpec {
   core::SerialRate rate;
   uint64_t latency_ps = 0;  ///< end of serialization -> in the receive buffer
 };
 
+struct PortSpec {
+  uint32_t peer = kNoChip;  ///< chip at the other end, kNoChip if no cable
+  uint32_t peer_port = 0;
+  LinkSpec out;             ///< this port -> peer
+  bool failed = false;      ///< dead cable (or dead peer): never routed
+};
+
+struct ChipSpec {
+  std::string name;
+  core::Clock clock;
+  uint32_t send_latency = 0, recv_latency = 0, add_latency = 0;
+  uint32_t queues = 0, alus = 0, tx_buffer = 0, rx_buffer = 0, imem = 0;
+  uint32_t node = 0;  ///< physical node index (chips of one node share it)
+  bool failed = false;
+  std::vector<PortSpec> ports;
+};
+
+struct Coord {
+  uint32_t rack = 0, node = 0, tsp = 0;
+};
+
 struct Machine {
-  std::vector<ChipSpec> chips;
-  std::vector<std::vector<int>> port;       ///< port[a][b]: port of chip a linked to chip b, or -1
-  std::vector<std::vector<LinkSpec>> link;  ///< link[a][b]: direction a -> b
-  uint32_t size() const { return static_cast<uint32_t>(chips.size()); }
+  std::vector<ChipSpec> chips;  ///< physical chips
+  std::vector<uint32_t> ranks;  ///< job rank -> physical chip
+  std::vector<Coord> coord;     ///< job rank -> logical coordinates
+  uint32_t racks = 1, nodes_per_rack = 1, tsps_per_node = 1;  ///< logical shape of the job
+  uint32_t size() const { return static_cast<uint32_t>(ranks.size()); }
 };
 
 }  // namespace fabricvp::sched

@@ -72,10 +72,11 @@ int sc_main(int argc, char** argv) {
   std::string bytes = "64MiB", dtype = "fp32", window;
   auto* run = app.add_subcommand("run", "simulate a platform running a collective (checked) or given programs");
   run->add_option("platform", opt.platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
-  run->add_option("--workload,-w", opt.workload, "allreduce | allgather | reducescatter | broadcast");
+  run->add_option("--workload,-w", opt.workload, "allreduce | allgather | reducescatter | broadcast | alltoall | p2p");
   run->add_option("--bytes,-b", bytes, "collective size: 4096, 100KiB, 64MiB, 1GiB (nccl-tests convention)");
   run->add_option("--dtype,-t", dtype, "fp32 | bf16 | fp16 | int32");
-  run->add_option("--root", opt.root, "broadcast root chip index");
+  run->add_option("--root,--src", opt.root, "broadcast root rank; p2p source rank");
+  run->add_option("--peer,--dst", opt.peer, "p2p destination rank");
   run->add_option("--programs", opt.programs_dir,
                   "run hand-written programs <DIR>/<chip name>.s instead of a collective");
   run->add_option("--seed,-s", opt.seed, "random seed (inputs; every random stream derives from it)");

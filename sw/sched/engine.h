@@ -1,0 +1,91 @@
+// Compile-time schedule builder (seed 000 §4: scheduled, not routed).
+//
+// The engine places every burst of every tensor on every cable at an exact
+// time: each directed cable keeps its reserved serializer intervals, each chip
+// its ALU intervals, and a new burst takes the earliest free slot after its
+// data is ready. A tensor crossing several cables is forwarded by every chip on
+// the way as soon as each vector lands in its SRAM (virtual cut-through), and
+// the last chip receives it in chunks at the addresses the collective chose.
+// Timing follows docs/isa.md exactly, so the engine knows when every vector is
+// readable; the simulation must agree to the picosecond.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "models/tsp/isa.h"
+#include "sw/asm/program.h"
+#include "sw/sched/machine.h"
+#include "sw/sched/routing.h"
+
+namespace fabricvp::sched {
+
+/// Time at which each vector of a region is readable, ps (empty: all ready at 0).
+using Ready = std::vector<uint64_t>;
+
+class Engine {
+ public:
+  Engine(const Machine& m, Router& router);
+
+  /// Where the last chip writes consecutive vectors of a tensor (one RECV each).
+  struct Chunk {
+    uint32_t addr, count;
+  };
+
+  /// Move n vectors from (route source, src_addr) along `route`: vector i is
+  /// read no earlier than ready[i] (and the first SEND issues no earlier than
+  /// min_ps); intermediate chips forward through scratch SRAM; the destination
+  /// receives them into `dst` (chunks covering n vectors in order). Returns the
+  /// time each vector is readable at the destination.
+  Ready send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready,
+             uint64_t min_ps = 0);
+
+  /// ADD.dt dst = a + b over n vectors on `chip`, at the first cycle >= min_cycle
+  /// with a free ALU. Returns the issue cycle.
+  uint64_t add(uint32_t chip, uint64_t min_cycle, tsp::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n);
+  /// COPY dst = src over n vectors (through an ALU, same timing as ADD).
+  uint64_t copy(uint32_t chip, uint64_t min_cycle, uint32_t dst, uint32_t src, uint32_t n);
+
+  /// Forwarding buffers are taken from this vector address upwards on every chip.
+  void set_scratch_base(uint32_t vec) { m_scratch_base = vec; }
+
+  /// The last SRAM write of the schedule (ps): its predicted completion.
+  uint64_t completion_ps() const { return m_completion; }
+  /// Per-chip programs (queues sorted by cycle, WAITs inserted); checks instruction memory.
+  std::vector<sw::Program> programs() const;
+
+  uint64_t bursts() const { return m_bursts; }
+  uint64_t forwarded_vectors() const { return m_forwarded; }
+
+ private:
+  struct Timed {
+    uint64_t cycle;
+    tsp::Instr in;
+  };
+  /// Earliest cycle >= c0 at which chip can start an n-packet burst on port.
+  uint64_t slot(uint32_t chip, uint32_t port, uint64_t c0, uint32_t n) const;
+  uint32_t scratch(uint32_t chip, uint32_t n);
+  /// Issue an ALU instruction (ADD/COPY) at the first cycle >= c with a free ALU.
+  uint64_t alu(uint32_t chip, uint64_t c, const tsp::Instr& in);
+  void emit(uint32_t chip, uint32_t queue, uint64_t cycle, const tsp::Instr& in);
+  void complete(uint64_t t) {
+    if (t > m_completion) m_completion = t;
+  }
+
+  const Machine& m_m;
+  Router& m_router;
+  // [chip][port]: serializer reservations, start -> end (ps)
+  std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_busy;
+  // [chip][lane]: ALU reservations, first cycle -> end cycle
+  std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_alu;
+  // [chip][port]: receive take windows, first -> last take (ps)
+  std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_takes;
+  std::vector<std::vector<std::vector<Timed>>> m_queues;  // [chip][queue]
+  std::vector<uint32_t> m_scratch;                        // next free scratch vector per chip (0: unused)
+  uint32_t m_scratch_base = 0;
+  uint64_t m_completion = 0;
+  uint64_t m_bursts = 0, m_forwarded = 0;
+};
+
+}  // namespace fabricvp::sched

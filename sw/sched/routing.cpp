@@ -1,0 +1,168 @@
+#include "sw/sched/routing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <queue>
+#include <set>
+
+#include "models/core/config.h"
+
+namespace fabricvp::sched {
+
+Router::Router(const Machine& m, size_t cache_trees) : m_m(m), m_cache(std::max<size_t>(2, cache_trees)) {}
+
+const Router::Tree& Router::tree(uint32_t src) {
+  auto it = m_trees.find(src);
+  if (it != m_trees.end()) {
+    m_lru.splice(m_lru.begin(), m_lru, it->second.second);
+    return it->second.first;
+  }
+  if (m_trees.size() >= m_cache) {
+    m_trees.erase(m_lru.back());
+    m_lru.pop_back();
+  }
+  const size_t n = m_m.chips.size();
+  Tree t;
+  t.parent.assign(n, kNoChip);
+  t.port.assign(n, 0);
+  t.dist.assign(n, 0xffff);
+  std::vector<uint32_t> queue;
+  queue.reserve(n);
+  queue.push_back(src);
+  t.dist[src] = 0;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    uint32_t c = queue[head];
+    const ChipSpec& cs = m_m.chips[c];
+    for (uint32_t p = 0; p < cs.ports.size(); ++p) {
+      const PortSpec& ps = cs.ports[p];
+      if (ps.peer == kNoChip || ps.failed || m_m.chips[ps.peer].failed || t.dist[ps.peer] != 0xffff) continue;
+      t.dist[ps.peer] = static_cast<uint16_t>(t.dist[c] + 1);
+      t.parent[ps.peer] = c;
+      t.port[ps.peer] = static_cast<uint8_t>(p);
+      queue.push_back(ps.peer);
+    }
+  }
+  m_lru.push_front(src);
+  auto& slot = m_trees[src];
+  slot.first = std::move(t);
+  slot.second = m_lru.begin();
+  return slot.first;
+}
+
+Route Router::walk(const Tree& t, uint32_t src, uint32_t dst) const {
+  if (t.dist[dst] == 0xffff)
+    throw core::ConfigError(fmt::format("no route from {} to {}: dead nodes and links cut the machine",
+                                        m_m.chips[src].name, m_m.chips[dst].name));
+  Route r;
+  r.dst = dst;
+  for (uint32_t c = dst; c != src; c = t.parent[c]) r.hops.push_back(Hop{t.parent[c], t.port[c]});
+  std::reverse(r.hops.begin(), r.hops.end());
+  return r;
+}
+
+Route Router::minimal(uint32_t src, uint32_t dst) { return walk(tree(src), src, dst); }
+
+uint32_t Router::distance(uint32_t src, uint32_t dst) {
+  const Tree& t = tree(src);
+  if (t.dist[dst] == 0xffff)
+    throw core::ConfigError(fmt::format("no route from {} to {}: dead nodes and links cut the machine",
+                                        m_m.chips[src].name, m_m.chips[dst].name));
+  return t.dist[dst];
+}
+
+std::vector<Route> Router::candidates(uint32_t src, uint32_t dst, uint32_t count) {
+  std::vector<Route> out;
+  out.push_back(minimal(src, dst));
+  if (count <= 1) return out;
+  // Copy both trees: tree() may evict.
+  Tree from_src = tree(src);
+  Tree from_dst = tree(dst);
+  struct Cand {
+    uint32_t len, mid;
+  };
+  std::vector<Cand> cands;
+  for (uint32_t m = 0; m < m_m.chips.size(); ++m) {
+    if (m == src || m == dst || m_m.chips[m].failed) continue;
+    if (from_src.dist[m] == 0xffff || from_dst.dist[m] == 0xffff) continue;
+    cands.push_back(Cand{static_cast<uint32_t>(from_src.dist[m] + from_dst.dist[m]), m});
+  }
+  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+    return a.len != b.len ? a.len < b.len : a.mid < b.mid;
+  });
+  std::set<std::pair<uint32_t, uint32_t>> used;  // directed cables (chip, port)
+  for (const Hop& h : out[0].hops) used.insert({h.chip, h.port});
+  for (const Cand& c : cands) {
+    if (out.size() >= count) break;
+    if (c.len <= out[0].hops.size()) continue;  // another minimal route: not a detour
+    Route a = walk(from_src, src, c.mid);
+    Route b = walk(from_dst, dst, c.mid);  // dst -> mid; reverse it into mid -> dst
+    Route r;
+    r.dst = dst;
+    r.hops = a.hops;
+    for (auto it = b.hops.rbegin(); it != b.hops.rend(); ++it) {
+      const PortSpec& back = m_m.chips[it->chip].ports[it->port];
+      r.hops.push_back(Hop{back.peer, back.peer_port});
+    }
+    bool disjoint = true;
+    std::set<uint32_t> seen{src};
+    for (const Hop& h : r.hops) {
+      if (used.count({h.chip, h.port})) disjoint = false;
+      uint32_t next = m_m.chips[h.chip].ports[h.port].peer;
+      if (!seen.insert(next).second) disjoint = false;  // loops are not routes
+    }
+    if (!disjoint) continue;
+    for (const Hop& h : r.hops) used.insert({h.chip, h.port});
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
+  return out;
+}
+
+uint64_t Router::latency(const Route& r) const {
+  uint64_t cycle = 0;  // issue cycle of the SEND on the current chip
+  uint64_t readable_ps = 0;
+  for (const Hop& h : r.hops) {
+    const ChipSpec& s = m_m.chips[h.chip];
+    const PortSpec& p = s.ports[h.port];
+    const ChipSpec& d = m_m.chips[p.peer];
+    uint64_t arrival = s.clock.ps(cycle + s.send_latency) + p.out.rate.ps(1) + p.out.latency_ps;
+    uint64_t take = d.clock.cycle_at_or_after(arrival);
+    cycle = take + d.recv_latency;  // forwarded from here (same-cycle issue on the next chip)
+    readable_ps = d.clock.ps(cycle);
+  }
+  return readable_ps;
+}
+
+const core::SerialRate& Router::bottleneck(const Route& r) const {
+  const core::SerialRate* worst = &m_m.chips[r.hops[0].chip].ports[r.hops[0].port].out.rate;
+  for (const Hop& h : r.hops) {
+    const core::SerialRate& s = m_m.chips[h.chip].ports[h.port].out.rate;
+    if (s.ps(1) > worst->ps(1)) worst = &s;
+  }
+  return *worst;
+}
+
+uint64_t Router::finish(const Route& r, uint32_t k) const {
+  return k ? latency(r) + bottleneck(r).ps(k - 1) : 0;
+}
+
+std::vector<uint32_t> Router::split(const std::vector<Route>& routes, uint32_t n) const {
+  // Give each vector to the route where it would land first (water filling).
+  std::vector<uint32_t> share(routes.size(), 0);
+  std::vector<uint64_t> lat(routes.size());
+  for (size_t i = 0; i < routes.size(); ++i) lat[i] = latency(routes[i]);
+  using Item = std::pair<uint64_t, size_t>;  // next landing time, route
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  for (size_t i = 0; i < routes.size(); ++i) heap.push({lat[i], i});
+  for (uint32_t v = 0; v < n; ++v) {
+    auto [t, i] = heap.top();
+    heap.pop();
+    ++share[i];
+    heap.push({lat[i] + bottleneck(routes[i]).ps(share[i]), i});
+  }
+  return share;
+}
+
+}  // namespace fabricvp::sched
