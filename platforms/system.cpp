@@ -108,6 +108,22 @@ Node::Node(const sc_core::sc_module_name& nm, uint32_t tsps) : core::Module(nm, 
   }
 }
 
+Node::~Node() {
+  core::destroy_newest_first(link);
+  core::destroy_newest_first(tsp);
+}
+
+Rack::~Rack() {
+  core::destroy_newest_first(link);
+  core::destroy_newest_first(node);
+}
+
+System::~System() {
+  core::destroy_newest_first(link);
+  core::destroy_newest_first(rack);
+  core::destroy_newest_first(node);
+}
+
 Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps) : core::Module(nm, "rack") {
   for (uint32_t n = 0; n < nodes; ++n) node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), tsps));
   // Half of every node's global ports join the nodes of the rack, evenly.

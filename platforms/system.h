@@ -54,6 +54,7 @@ class Host : public core::Module {
 class Node : public core::Module {
  public:
   Node(const sc_core::sc_module_name& nm, uint32_t tsps);
+  ~Node() override;
   std::vector<std::unique_ptr<tsp::Tsp>> tsp;
   std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this node's TSPs
 };
@@ -61,6 +62,7 @@ class Node : public core::Module {
 class Rack : public core::Module {
  public:
   Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps);
+  ~Rack() override;
   std::vector<std::unique_ptr<Node>> node;
   std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this rack's nodes
 };
@@ -80,6 +82,7 @@ struct Wire {
 class System : public core::Module {
  public:
   explicit System(const sc_core::sc_module_name& nm = "sys");
+  ~System() override;
 
   core::Param<std::string> description;
   core::Param<std::string> topology;

@@ -33,13 +33,15 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
         return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
       }) {
   m_out.bind(m_bw);
-  m_ring.reset(new uint8_t[64 * kVectorBytes]);
-  m_mask = 63;
 }
 
 void Channel::bind_out(RxSocket& rx) { m_out.bind(rx); }
 
 uint8_t* Channel::push_slot() {
+  if (!m_ring) {  // most links of a large machine never carry data: allocate on first use
+    m_ring.reset(new uint8_t[8 * kVectorBytes]);
+    m_mask = 7;
+  }
   size_t cap = m_mask + 1;
   if (m_tail - m_head == cap) {
     // Grow (rare: only while a consumer lags behind its producer in host time).

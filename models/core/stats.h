@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -84,6 +85,7 @@ class Derived : public StatBase {
 
 /// All statistics as one JSON object: nested by hierarchical name, module objects
 /// carry "kind", plus a top-level "schema" with unit and description per kind.stat.
-nlohmann::json stats_json();
+/// Streamed, so it costs a sorted list of names rather than a JSON tree.
+void write_stats_json(std::ostream& out);
 
 }  // namespace fabricvp::core

@@ -59,13 +59,15 @@ struct Instr {
   uint16_t port = 0;
   uint32_t count = 0;
   uint32_t a = 0, b = 0, c = 0;  ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src)
-  uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle
   uint32_t line = 0;             ///< source line of the assembly text (0 if none)
+  uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle
 
-  std::array<uint8_t, kInstrBytes> encode() const;
+  std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);
   bool operator==(const Instr& o) const;
 };
+
+static_assert(sizeof(Instr) == kInstrBytes, "instruction streams are held in memory at their encoded size");
 
 const char* op_name(Op op);
 const char* dtype_name(Dtype d);

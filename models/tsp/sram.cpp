@@ -1,11 +1,13 @@
 #include "models/tsp/sram.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 namespace fabricvp::tsp {
 
@@ -57,6 +59,17 @@ uint64_t Sram::pages() const {
   return n;
 }
 
-uint64_t Sram::bytes_allocated() const { return sizeof(*this) + pages() * kPageBytes; }
+uint64_t Sram::bytes_allocated() const {
+  // Resident OS pages of the mapped banks (what the host really holds).
+  static const long page = sysconf(_SC_PAGESIZE);
+  const size_t n = (kBankBytes + page - 1) / page;
+  std::vector<unsigned char> in(n);
+  uint64_t resident = 0;
+  for (uint8_t* b : m_banks) {
+    if (!b || mincore(b, kBankBytes, in.data()) != 0) continue;
+    for (unsigned char v : in) resident += (v & 1) ? page : 0;
+  }
+  return sizeof(*this) + resident;
+}
 
 }  // namespace fabricvp::tsp

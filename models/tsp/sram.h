@@ -47,7 +47,7 @@ class Sram {
 
   /// Written 20-KiB pages.
   uint64_t pages() const;
-  /// Host memory this SRAM holds: written pages plus the fixed tables.
+  /// Host memory this SRAM holds: resident OS pages of its banks plus the fixed tables.
   uint64_t bytes_allocated() const;
 
  private:

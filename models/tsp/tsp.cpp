@@ -200,7 +200,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
   }
 }
 
-Tsp::~Tsp() = default;
+Tsp::~Tsp() { core::destroy_newest_first(m_ports); }
 
 unsigned int Tsp::ctrl_dbg(tlm::tlm_generic_payload& gp) {
   bool ok = false;
@@ -289,6 +289,8 @@ void Tsp::load_queues() {
       queue.prog.push_back(in);
     }
     queue.st = queue.prog.empty() ? QState::done : QState::run;
+    // The decoded stream is what executes; the encoded image is not kept twice.
+    std::vector<uint8_t>().swap(m_imem[q]);
     if (!queue.prog.empty() && core::Context::get().trace().enabled())
       core::Context::get().trace().thread(m_pid, q, fmt::format("queue {}", q));
   }

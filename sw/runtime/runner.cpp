@@ -130,6 +130,10 @@ RunParams::RunParams()
                     "reduction granularity of the collective scheduler (raised to fit imem)", 1, 1u << 20),
       staging_chunks("sched", "staging_chunks", 4, "chunks",
                      "receive ring per source in the reduction (doubled while the reduction lags)", 1, 1u << 20),
+      min_piece_vectors("sched", "min_piece_vectors", 8, "vectors",
+                        "all-reduce: a level whose data gives each member fewer vectors than this hands it to fewer "
+                        "members in larger pieces (0: always split evenly)",
+                        0, 1u << 20),
       routing("sched", "routing", "auto", "",
               "p2p and alltoall routes: minimal, spread (equal shares over sched.paths routes) or auto (as many "
               "routes as shorten the transfer, decided from tensor size and route latencies)",
@@ -276,16 +280,18 @@ struct WorkloadStats {
   core::Value<uint64_t> bursts{nullptr, "workload", "bursts", "bursts", "SEND bursts in the schedule"};
   core::Value<uint64_t> forwarded{nullptr, "workload", "forwarded_vectors", "vectors",
                                   "vectors received and sent on by intermediate chips (cut-through)"};
+  core::Value<uint64_t> scratch{nullptr, "workload", "scratch_vectors", "vectors",
+                                "most SRAM any chip set aside for forwarding (buffers reused once drained)"};
 };
 
 /// Compile the collective into programs (written to <out>/programs/ and loaded
 /// back from that text, unless `text` is off for very large platforms), or
 /// assemble hand-written ones from --programs.
-std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::System& sys, const sched::Plan* plan,
+std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::System& sys, sched::Plan* plan,
                                        bool text) {
   const uint32_t n = static_cast<uint32_t>(sys.chips.size());
   std::vector<sw::Program> programs(n);
-  if (plan && !text) return plan->programs;
+  if (plan && !text) return std::move(plan->programs);
   if (plan) {
     fs::path dir = fs::path(opt.out_dir) / "programs";
     std::error_code ec;
@@ -316,10 +322,10 @@ std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::Sy
 
 /// Write every queue's image into its chip's instruction memory through the host
 /// socket and start the chips that have a program. Returns the instruction count.
-size_t load_programs(platform::System& sys, const std::vector<sw::Program>& programs) {
+size_t load_programs(platform::System& sys, std::vector<sw::Program> programs) {
   size_t instructions = 0;
   for (uint32_t c = 0; c < programs.size(); ++c) {
-    const sw::Program& p = programs[c];
+    sw::Program& p = programs[c];
     const tsp::Tsp& chip = *sys.chips[c];
     if (p.queues.size() > chip.queues)
       throw core::ConfigError(fmt::format("{}: program uses queue {} but the chip has {} queues", chip.name(),
@@ -332,9 +338,9 @@ size_t load_programs(platform::System& sys, const std::vector<sw::Program>& prog
       sys.host.write(c, tsp::kImemBase + q * tsp::kImemStride, image.data(), image.size());
     }
     instructions += p.instructions();
+    if (!p.queues.empty()) sys.chips[c]->start();
+    sw::Program().queues.swap(p.queues);  // the chip has it now
   }
-  for (uint32_t c = 0; c < programs.size(); ++c)
-    if (!programs[c].queues.empty()) sys.chips[c]->start();
   return instructions;
 }
 
@@ -487,12 +493,14 @@ int run_impl(const RunOptions& opt) {
     req.peer = opt.peer;
     req.chunk_vectors = rp.chunk_vectors;
     req.staging_chunks = rp.staging_chunks;
+    req.min_piece_vectors = rp.min_piece_vectors;
     sched::parse_routing(rp.routing, req.routing);
     req.max_paths = rp.paths;
     plan = sched::plan(machine, req);
   }
   const bool text = n <= rp.save_programs_max_chips;
   const size_t instructions = load_programs(sys, make_programs(opt, sys, collective ? &plan : nullptr, text));
+  plan.programs.clear();
   const double setup_wall = since(wall0);
 
   // ---- data ----
@@ -580,9 +588,13 @@ int run_impl(const RunOptions& opt) {
     ws->paths.set(plan.paths);
     ws->bursts.set(plan.bursts);
     ws->forwarded.set(plan.forwarded_vectors);
+    ws->scratch.set(plan.scratch_vectors);
     ws->peer.set(req.peer);
   }
-  std::ofstream(fs::path(opt.out_dir) / "stats.json") << core::stats_json().dump(1) << "\n";
+  {
+    std::ofstream f(fs::path(opt.out_dir) / "stats.json");
+    core::write_stats_json(f);
+  }
   ctx.trace().close();
 
   // ---- summary ----

@@ -59,6 +59,7 @@ struct RunParams {
   RunParams();
   core::Param<uint32_t> chunk_vectors;
   core::Param<uint32_t> staging_chunks;
+  core::Param<uint32_t> min_piece_vectors;
   core::Param<std::string> routing;
   core::Param<uint32_t> paths;
   core::Param<uint32_t> save_programs_max_chips;

@@ -76,8 +76,12 @@ class Hierarchy {
   }
   /// reg[l][rank], l = 0..levels: the piece a rank is responsible for after l
   /// levels of splitting `whole`, members weighted by the summed `weight` of
-  /// the ranks that will share their piece.
-  std::vector<std::vector<Piece>> split(Piece whole, const std::vector<uint64_t>& weight) const {
+  /// the ranks that will share their piece. With min_piece > 0 a group whose
+  /// piece is too small to give every member min_piece vectors splits it into
+  /// fewer, larger pieces for a few members, rotated from group to group so the
+  /// work spreads (tiny pieces cost a multi-hop transfer each and add nothing).
+  std::vector<std::vector<Piece>> split(Piece whole, const std::vector<uint64_t>& weight,
+                                        uint32_t min_piece = 0) const {
     const uint32_t P = m_m.size();
     std::vector<std::vector<Piece>> reg(levels() + 1, std::vector<Piece>(P));
     for (uint32_t r = 0; r < P; ++r) reg[0][r] = whole;
@@ -87,13 +91,26 @@ class Hierarchy {
       for (uint32_t r = 0; r < P; ++r) sub[key(r, l)] += weight[r];
       for (uint32_t r = 0; r < P; ++r) {
         if (member(r, l) != 0) continue;  // split once per group, from its member 0
+        // Rotate by the coordinates of the levels below only: groups that differ
+        // in a higher coordinate must split alike, because the next level's
+        // groups add up those very pieces.
+        const uint64_t group_id = l == 0 ? 0 : key(r, l - 1);
         std::vector<uint32_t> g = group(r, l);
-        uint64_t total = 0;
-        std::vector<uint64_t> w(g.size());
-        for (size_t j = 0; j < g.size(); ++j) total += w[j] = sub[key(g[j], l)];
+        const uint32_t gs = static_cast<uint32_t>(g.size());
         Piece in = reg[l][r];
+        std::vector<uint64_t> w(gs);
+        for (uint32_t j = 0; j < gs; ++j) w[j] = sub[key(g[j], l)];
+        uint32_t rot = 0;
+        if (min_piece && in.len < static_cast<uint64_t>(gs) * min_piece) {
+          uint32_t pieces = std::max<uint32_t>(1, in.len / min_piece);
+          rot = static_cast<uint32_t>((group_id % 1000003) * pieces % gs);
+          for (uint32_t j = 0; j < gs; ++j) w[j] = ((j + gs - rot) % gs) < pieces ? 1 : 0;
+        }
+        uint64_t total = 0;
+        for (uint64_t x : w) total += x;
         uint64_t acc = 0;
-        for (size_t j = 0; j < g.size(); ++j) {
+        for (uint32_t i = 0; i < gs; ++i) {  // pieces in buffer order start with member `rot`
+          uint32_t j = (rot + i) % gs;
           uint64_t lo = total ? in.len * acc / total : 0;
           acc += w[j];
           uint64_t hi = total ? in.len * acc / total : 0;
@@ -130,8 +147,10 @@ struct Ctx {
   Ctx(const Machine& mm, const Request& rr) : m(mm), r(rr), router(mm), eng(mm, router), h(mm) {}
 
   uint32_t chip(uint32_t rank) const { return m.ranks[rank]; }
-  Route route(uint32_t from_rank, uint32_t to_rank) {
-    Route rt = router.minimal(chip(from_rank), chip(to_rank));
+  /// Minimal route; `into` takes it from the destination's search (many
+  /// sources, one destination), otherwise from the source's.
+  Route route(uint32_t from_rank, uint32_t to_rank, bool into = false) {
+    Route rt = into ? router.minimal_into(chip(from_rank), chip(to_rank)) : router.minimal(chip(from_rank), chip(to_rank));
     max_hops = std::max<uint32_t>(max_hops, static_cast<uint32_t>(rt.hops.size()));
     return rt;
   }
@@ -177,7 +196,7 @@ std::vector<Ready> reduce_scatter(Ctx& x, size_t l, const std::vector<std::vecto
       uint32_t mem = (me + k) % g, src = grp[mem];
       std::vector<Engine::Chunk> into;
       for (uint32_t c = 0; c < chunks; ++c) into.push_back(Engine::Chunk{ring_addr(mem, c), chunk_len(c)});
-      got[mem] = x.eng.send(x.route(src, j), piece.off, into, piece.len,
+      got[mem] = x.eng.send(x.route(src, j, true), piece.off, into, piece.len,
                             slice(prev[src], piece.off - reg[l][src].off, piece.len));
     }
     const Ready& own = prev[j];
@@ -224,16 +243,17 @@ std::vector<Ready> all_gather(Ctx& x, size_t l, const std::vector<std::vector<Pi
   if (keep)
     for (uint32_t m = 0; m < P; ++m)
       if (needs[m]) out[m].assign(reg[l][m].len, 0);
-  for (uint32_t k = 1; k < g; ++k)  // rounds: member i sends to member i + k
-    for (uint32_t j = 0; j < P; ++j) {
-      const Piece piece = reg[l + 1][j];
-      if (!piece.len) continue;
-      const std::vector<uint32_t> grp = x.h.group(j, l);
+  for (uint32_t j = 0; j < P; ++j) {  // source by source: one route search each
+    const Piece piece = reg[l + 1][j];
+    if (!piece.len) continue;
+    const std::vector<uint32_t> grp = x.h.group(j, l);
+    for (uint32_t k = 1; k < g; ++k) {  // member i sends to member i + 1, i + 2, ...
       uint32_t dst = grp[(x.h.member(j, l) + k) % g];
       if (!needs[dst]) continue;
       Ready arr = x.eng.send(x.route(j, dst), piece.off, {Engine::Chunk{piece.off, piece.len}}, piece.len, cur[j]);
       if (keep) std::copy(arr.begin(), arr.end(), out[dst].begin() + (piece.off - reg[l][dst].off));
     }
+  }
   if (keep)
     for (uint32_t j = 0; j < P; ++j) {
       const Piece piece = reg[l + 1][j];
@@ -248,7 +268,8 @@ uint32_t choose_chunk(const Machine& m, const Request& r, uint32_t len, uint32_t
   uint32_t imem = UINT32_MAX;
   for (const auto& c : m.chips) imem = std::min(imem, c.imem);
   uint64_t max_chunks = std::max<uint64_t>(1, (imem - 16) / (2 * std::max<uint32_t>(group, 2)));
-  return static_cast<uint32_t>(std::max<uint64_t>(std::max<uint32_t>(1, r.chunk_vectors), div_up(len, max_chunks)));
+  uint64_t chunk = std::max<uint64_t>(std::max<uint32_t>(1, r.chunk_vectors), div_up(len, max_chunks));
+  return static_cast<uint32_t>(std::min<uint64_t>(chunk, len));  // staging slots never wider than the piece
 }
 
 void check_fits(uint64_t vectors, const Request& r) {
@@ -259,25 +280,30 @@ void check_fits(uint64_t vectors, const Request& r) {
 }
 
 /// Hierarchical reduce-scatter up every level; returns the top-level readiness.
+/// Staging for every level is laid out from `staging` first, so that the
+/// forwarding scratch above it never overlaps a buffer.
 std::vector<Ready> rs_levels(Ctx& x, const std::vector<std::vector<Piece>>& reg, uint32_t staging, Plan& P) {
-  std::vector<Ready> ready(x.m.size());  // level 0: inputs ready at time 0
-  uint32_t base = staging;
+  struct Level {
+    uint32_t chunk = 0, ring = 0, base = 0;
+  };
+  std::vector<Level> lv(x.h.levels());
+  uint64_t top = staging;
   for (size_t l = 0; l < x.h.levels(); ++l) {
-    uint32_t g = x.h.sizes()[l];
     uint32_t len = 0;
     for (const Piece& p : reg[l + 1]) len = std::max(len, p.len);
     if (!len) continue;
-    uint32_t chunk = choose_chunk(x.m, x.r, len, g);
-    uint32_t ring = std::max<uint32_t>(1, std::min<uint32_t>(x.r.staging_chunks, div_up(len, chunk)));
-    if (l == 0) {
-      P.chunk_vectors = chunk;
-      P.staging_chunks = ring;
-    }
-    check_fits(static_cast<uint64_t>(base) + static_cast<uint64_t>(g) * ring * chunk, x.r);
-    ready = reduce_scatter(x, l, reg, ready, base, chunk, ring);
-    base += g * ring * chunk;
+    lv[l].chunk = choose_chunk(x.m, x.r, len, x.h.sizes()[l]);
+    lv[l].ring = std::max<uint32_t>(1, std::min<uint32_t>(x.r.staging_chunks, div_up(len, lv[l].chunk)));
+    lv[l].base = static_cast<uint32_t>(std::min<uint64_t>(top, tsp::kVectors));
+    top += static_cast<uint64_t>(x.h.sizes()[l]) * lv[l].ring * lv[l].chunk;
+    check_fits(top, x.r);
   }
-  x.eng.set_scratch_base(base);
+  P.chunk_vectors = lv.empty() ? 0 : lv[0].chunk;
+  P.staging_chunks = lv.empty() ? 0 : lv[0].ring;
+  x.eng.set_scratch_base(static_cast<uint32_t>(top));
+  std::vector<Ready> ready(x.m.size());  // level 0: inputs ready at time 0
+  for (size_t l = 0; l < x.h.levels(); ++l)
+    if (lv[l].chunk) ready = reduce_scatter(x, l, reg, ready, lv[l].base, lv[l].chunk, lv[l].ring);
   return ready;
 }
 
@@ -332,7 +358,7 @@ Plan plan_once(const Machine& m, const Request& r) {
     case Kind::allreduce: {
       const uint32_t V = static_cast<uint32_t>(std::min<uint64_t>(div_up(r.bytes, VB), tsp::kVectors + 1ULL));
       check_fits(V, r);
-      auto reg = x.h.split(Piece{0, V}, ones);
+      auto reg = x.h.split(Piece{0, V}, ones, r.min_piece_vectors);
       std::vector<Ready> ready = rs_levels(x, reg, V, out);
       std::vector<bool> all(P, true);
       for (size_t l = x.h.levels(); l-- > 0;) ready = all_gather(x, l, reg, ready, all, l > 0);
@@ -451,6 +477,7 @@ Plan plan_once(const Machine& m, const Request& r) {
   out.max_hops = x.max_hops;
   out.bursts = x.eng.bursts();
   out.forwarded_vectors = x.eng.forwarded_vectors();
+  out.scratch_vectors = x.eng.scratch_peak();
   return out;
 }
 

@@ -47,6 +47,7 @@ struct Request {
   uint32_t peer = 1;            ///< p2p destination rank
   uint32_t chunk_vectors = 64;  ///< reduction granularity (raised to fit instruction memory)
   uint32_t staging_chunks = 4;  ///< receive ring per source, in chunks (doubled if the reduction lags)
+  uint32_t min_piece_vectors = 8;  ///< allreduce: smallest piece worth splitting a level's data into
   Routing routing = Routing::automatic;  ///< p2p and alltoall: route choice
   uint32_t max_paths = 7;                ///< most routes one tensor is spread over
 };
@@ -71,6 +72,7 @@ struct Plan {
   uint32_t paths = 0;                       ///< p2p: routes used
   uint32_t max_hops = 0;                    ///< longest route used (cables)
   uint64_t bursts = 0, forwarded_vectors = 0;
+  uint64_t scratch_vectors = 0;             ///< most forwarding SRAM any chip needed
 };
 
 /// Throws core::ConfigError for requests the machine cannot run.

@@ -31,7 +31,7 @@ Engine::Engine(const Machine& m, Router& router) : m_m(m), m_router(router) {
   m_alu.resize(n);
   m_takes.resize(n);
   m_queues.resize(n);
-  m_scratch.assign(n, 0);
+  m_leases.resize(n);
   for (size_t c = 0; c < n; ++c) {
     const ChipSpec& s = m.chips[c];
     m_busy[c].resize(s.ports.size());
@@ -53,16 +53,24 @@ uint64_t Engine::slot(uint32_t chip, uint32_t port, uint64_t c, uint32_t n) cons
   }
 }
 
-uint32_t Engine::scratch(uint32_t chip, uint32_t n) {
-  uint32_t& next = m_scratch[chip];
-  if (next < m_scratch_base) next = m_scratch_base;
-  if (static_cast<uint64_t>(next) + n > tsp::kVectors)
+uint32_t Engine::scratch(uint32_t chip, uint32_t n, uint64_t t0, uint64_t t1) {
+  // First fit above the scratch base among the buffers whose lifetimes overlap [t0, t1].
+  std::vector<std::pair<uint32_t, uint32_t>> busy;
+  for (const Lease& l : m_leases[chip])
+    if (l.t0 <= t1 && t0 <= l.t1) busy.emplace_back(l.addr, l.addr + l.len);
+  std::sort(busy.begin(), busy.end());
+  uint64_t at = m_scratch_base;
+  for (const auto& [lo, hi] : busy) {
+    if (lo >= at + n) break;
+    at = std::max<uint64_t>(at, hi);
+  }
+  if (at + n > tsp::kVectors)
     throw core::ConfigError(fmt::format("{}: forwarding needs more scratch SRAM than the {} vectors left above vector "
                                         "{}; the tensor is too large for this routing",
                                         m_m.chips[chip].name, tsp::kVectors - m_scratch_base, m_scratch_base));
-  uint32_t at = next;
-  next += n;
-  return at;
+  m_leases[chip].push_back(Lease{static_cast<uint32_t>(at), n, t0, t1});
+  m_scratch_peak = std::max<uint64_t>(m_scratch_peak, at + n - m_scratch_base);
+  return static_cast<uint32_t>(at);
 }
 
 void Engine::emit(uint32_t chip, uint32_t queue, uint64_t cycle, const Instr& in) {
@@ -74,58 +82,137 @@ void Engine::emit(uint32_t chip, uint32_t queue, uint64_t cycle, const Instr& in
 Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n,
                    const Ready& ready, uint64_t min_ps) {
   if (n == 0) return {};
-  Ready cur = ready;  // readiness of the vectors on the current sender
-  uint32_t addr = src_addr;
-  for (size_t h = 0; h < route.hops.size(); ++h) {
-    const Hop& hop = route.hops[h];
-    const ChipSpec& s = m_m.chips[hop.chip];
-    const PortSpec& ps = s.ports[hop.port];
+  struct Leg {
+    Hop hop;
+    uint64_t send_cycle, start;
+    std::vector<uint64_t> recv_cycles;  // one per destination chunk
+    uint32_t buffer = 0;                // where the receiving chip writes (intermediate hops)
+  };
+  const size_t hops = route.hops.size();
+  std::vector<Leg> legs(hops);
+  const std::vector<Chunk> whole{Chunk{0, n}};
+
+  // Pass 1: place the bursts in time as one train: every chip on the way
+  // forwards the tensor as soon as it lands (virtual cut-through). If a cable
+  // on the way is taken at that moment, the whole train leaves the source
+  // later instead of waiting in a transit chip's SRAM.
+  const ChipSpec& src_chip = m_m.chips[route.hops[0].chip];
+  uint64_t need0 = min_ps;
+  {
+    const core::SerialRate& rate = src_chip.ports[route.hops[0].port].out.rate;
+    for (uint32_t i = 0; i < ready.size(); ++i) need0 = std::max(need0, ready[i] - std::min(ready[i], rate.ps(i)));
+  }
+  uint64_t c_first = src_chip.clock.cycle_at_or_after(need0);
+  Ready cur;  // readiness of the vectors on the current sender
+  for (bool placed = false; !placed;) {
+    placed = true;
+    cur = ready;
+    for (size_t h = 0; h < hops && placed; ++h) {
+      Hop hop = route.hops[h];
+      const ChipSpec& s = m_m.chips[hop.chip];
+      // Vector i is read at start - lead + ser(i) = T(c) + ser(i) on an idle
+      // grid-aligned slot: it must not be read before it is readable.
+      uint64_t need = 0;
+      const core::SerialRate& rate = s.ports[hop.port].out.rate;
+      for (uint32_t i = 0; i < cur.size(); ++i) need = std::max(need, cur[i] - std::min(cur[i], rate.ps(i)));
+      uint64_t c_ready = h == 0 ? c_first : s.clock.cycle_at_or_after(need);
+      // Parallel cables to the same neighbour (ring bundles, doubled rack
+      // links): take the one that is free first.
+      const uint32_t peer = s.ports[hop.port].peer;
+      uint64_t c = UINT64_MAX;
+      for (uint32_t p = 0; p < s.ports.size(); ++p) {
+        const PortSpec& alt = s.ports[p];
+        if (alt.peer != peer || alt.failed || alt.out.rate.ps(1) != rate.ps(1) ||
+            alt.out.latency_ps != s.ports[hop.port].out.latency_ps)
+          continue;
+        uint64_t cp = slot(hop.chip, p, c_ready, n);
+        if (cp < c) c = cp, hop.port = p;
+      }
+      if (h > 0 && c > c_ready) {  // would wait here: start the train later by as much
+        uint64_t delay = s.clock.ps(c) - s.clock.ps(c_ready);
+        c_first = src_chip.clock.cycle_at_or_after(src_chip.clock.ps(c_first) + delay);
+        placed = false;
+        break;
+      }
+      const PortSpec& ps = s.ports[hop.port];
+      const ChipSpec& d = m_m.chips[ps.peer];
+      const core::SerialRate& ser = ps.out.rate;
+      Leg& leg = legs[h];
+      leg.hop = hop;
+      leg.send_cycle = c;
+      leg.start = s.clock.ps(c + s.send_latency);
+      leg.recv_cycles.clear();
+      const bool last = h + 1 == hops;
+      Ready next(n);
+      uint32_t first = 0;
+      for (const Chunk& ch : last ? dst : whole) {
+        uint64_t arrival = leg.start + ser.ps(first + 1) + ps.out.latency_ps;
+        uint64_t cr = d.clock.cycle_at_or_after(arrival);
+        leg.recv_cycles.push_back(cr);
+        uint64_t w0 = d.clock.ps(cr + d.recv_latency);
+        for (uint32_t i = 0; i < ch.count; ++i) next[first + i] = w0 + ser.ps(i);
+        first += ch.count;
+      }
+      if (first != n) throw std::logic_error("destination chunks do not cover the tensor");
+      cur = std::move(next);
+    }
+  }
+  // Reserve the train's cables and receive windows.
+  for (size_t h = 0; h < hops; ++h) {
+    const Leg& leg = legs[h];
+    const PortSpec& ps = m_m.chips[leg.hop.chip].ports[leg.hop.port];
     const ChipSpec& d = m_m.chips[ps.peer];
     const core::SerialRate& ser = ps.out.rate;
-    // Vector i is read at start - lead + ser(i) = T(c) + ser(i) on an idle
-    // grid-aligned slot: it must not be read before it is readable.
-    uint64_t need = h == 0 ? min_ps : 0;
-    for (uint32_t i = 0; i < cur.size(); ++i) need = std::max(need, cur[i] - std::min(cur[i], ser.ps(i)));
-    uint64_t c = slot(hop.chip, hop.port, s.clock.cycle_at_or_after(need), n);
-    uint64_t start = s.clock.ps(c + s.send_latency);
-    m_busy[hop.chip][hop.port][start] = start + ser.ps(n);
-    Instr sendi;
-    sendi.op = Op::SEND;
-    sendi.port = static_cast<uint16_t>(hop.port);
-    sendi.a = addr;
-    sendi.count = n;
-    emit(hop.chip, hop.port, c, sendi);
+    m_busy[leg.hop.chip][leg.hop.port][leg.start] = leg.start + ser.ps(n);
     ++m_bursts;
-
-    // Receive: the whole burst into scratch on the way, the chunks at the end.
-    bool last = h + 1 == route.hops.size();
-    std::vector<Chunk> into = last ? dst : std::vector<Chunk>{Chunk{scratch(ps.peer, n), n}};
-    if (!last) m_forwarded += n;
-    Ready next(n);
-    uint32_t first = 0;
-    for (const Chunk& ch : into) {
-      uint64_t arrival = start + ser.ps(first + 1) + ps.out.latency_ps;
-      uint64_t cr = d.clock.cycle_at_or_after(arrival);
-      uint64_t take0 = d.clock.ps(cr), take_end = take0 + ser.ps(ch.count - 1);
+    const bool last = h + 1 == hops;
+    const std::vector<Chunk>& into = last ? dst : whole;
+    for (size_t k = 0; k < into.size(); ++k) {
+      uint64_t take0 = d.clock.ps(leg.recv_cycles[k]), take_end = take0 + ser.ps(into[k].count - 1);
       uint64_t blocker = 0;
       if (overlaps(m_takes[ps.peer][ps.peer_port], take0, take_end + 1, blocker))
         throw std::logic_error(fmt::format("{}: receive windows overlap on port {} (links faster than the clock?)",
                                            d.name, ps.peer_port));
       m_takes[ps.peer][ps.peer_port][take0] = take_end + 1;
+      complete(d.clock.ps(leg.recv_cycles[k] + d.recv_latency) + ser.ps(into[k].count - 1));
+    }
+  }
+
+  // Pass 2: a chip on the way holds the tensor from its first write until the
+  // next SEND's last read; buffers whose lifetimes do not overlap share SRAM.
+  for (size_t h = 0; h + 1 < hops; ++h) {
+    const PortSpec& ps = m_m.chips[legs[h].hop.chip].ports[legs[h].hop.port];
+    const ChipSpec& mid = m_m.chips[ps.peer];
+    const Leg& next = legs[h + 1];
+    uint64_t first_write = mid.clock.ps(legs[h].recv_cycles[0] + mid.recv_latency);
+    uint64_t last_read = mid.clock.ps(next.send_cycle) + mid.ports[next.hop.port].out.rate.ps(n - 1);
+    legs[h].buffer = scratch(ps.peer, n, first_write, last_read);
+    m_forwarded += n;
+  }
+
+  // Pass 3: the instructions.
+  uint32_t addr = src_addr;
+  for (size_t h = 0; h < hops; ++h) {
+    const Leg& leg = legs[h];
+    const PortSpec& ps = m_m.chips[leg.hop.chip].ports[leg.hop.port];
+    Instr sendi;
+    sendi.op = Op::SEND;
+    sendi.port = static_cast<uint16_t>(leg.hop.port);
+    sendi.a = addr;
+    sendi.count = n;
+    emit(leg.hop.chip, leg.hop.port, leg.send_cycle, sendi);
+    const bool last = h + 1 == hops;
+    const std::vector<Chunk> into = last ? dst : std::vector<Chunk>{Chunk{leg.buffer, n}};
+    const uint32_t recv_queue = static_cast<uint32_t>(m_m.chips[ps.peer].ports.size()) + ps.peer_port;
+    for (size_t k = 0; k < into.size(); ++k) {
       Instr recvi;
       recvi.op = Op::RECV;
       recvi.port = static_cast<uint16_t>(ps.peer_port);
-      recvi.a = ch.addr;
-      recvi.count = ch.count;
-      emit(ps.peer, static_cast<uint32_t>(d.ports.size()) + ps.peer_port, cr, recvi);
-      uint64_t w0 = d.clock.ps(cr + d.recv_latency);
-      for (uint32_t i = 0; i < ch.count; ++i) next[first + i] = w0 + ser.ps(i);
-      complete(w0 + ser.ps(ch.count - 1));
-      first += ch.count;
+      recvi.a = into[k].addr;
+      recvi.count = into[k].count;
+      emit(ps.peer, recv_queue, leg.recv_cycles[k], recvi);
     }
-    if (first != n) throw std::logic_error("destination chunks do not cover the tensor");
-    cur = std::move(next);
-    addr = into[0].addr;
+    addr = leg.buffer;
   }
   return cur;
 }

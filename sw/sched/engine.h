@@ -57,6 +57,8 @@ class Engine {
 
   uint64_t bursts() const { return m_bursts; }
   uint64_t forwarded_vectors() const { return m_forwarded; }
+  /// Most scratch vectors any chip needed for forwarding.
+  uint64_t scratch_peak() const { return m_scratch_peak; }
 
  private:
   struct Timed {
@@ -65,7 +67,8 @@ class Engine {
   };
   /// Earliest cycle >= c0 at which chip can start an n-packet burst on port.
   uint64_t slot(uint32_t chip, uint32_t port, uint64_t c0, uint32_t n) const;
-  uint32_t scratch(uint32_t chip, uint32_t n);
+  /// A forwarding buffer of n vectors on `chip`, live from t0 to t1 (ps).
+  uint32_t scratch(uint32_t chip, uint32_t n, uint64_t t0, uint64_t t1);
   /// Issue an ALU instruction (ADD/COPY) at the first cycle >= c with a free ALU.
   uint64_t alu(uint32_t chip, uint64_t c, const tsp::Instr& in);
   void emit(uint32_t chip, uint32_t queue, uint64_t cycle, const tsp::Instr& in);
@@ -82,8 +85,13 @@ class Engine {
   // [chip][port]: receive take windows, first -> last take (ps)
   std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_takes;
   std::vector<std::vector<std::vector<Timed>>> m_queues;  // [chip][queue]
-  std::vector<uint32_t> m_scratch;                        // next free scratch vector per chip (0: unused)
+  struct Lease {
+    uint32_t addr, len;
+    uint64_t t0, t1;
+  };
+  std::vector<std::vector<Lease>> m_leases;  // forwarding buffers per chip
   uint32_t m_scratch_base = 0;
+  uint64_t m_scratch_peak = 0;
   uint64_t m_completion = 0;
   uint64_t m_bursts = 0, m_forwarded = 0;
 };

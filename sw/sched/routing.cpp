@@ -63,6 +63,18 @@ Route Router::walk(const Tree& t, uint32_t src, uint32_t dst) const {
 
 Route Router::minimal(uint32_t src, uint32_t dst) { return walk(tree(src), src, dst); }
 
+Route Router::reversed(const Route& back, uint32_t dst) const {
+  Route r;
+  r.dst = dst;
+  for (auto it = back.hops.rbegin(); it != back.hops.rend(); ++it) {
+    const PortSpec& p = m_m.chips[it->chip].ports[it->port];
+    r.hops.push_back(Hop{p.peer, p.peer_port});
+  }
+  return r;
+}
+
+Route Router::minimal_into(uint32_t src, uint32_t dst) { return reversed(walk(tree(dst), dst, src), dst); }
+
 uint32_t Router::distance(uint32_t src, uint32_t dst) {
   const Tree& t = tree(src);
   if (t.dist[dst] == 0xffff)
@@ -96,14 +108,11 @@ std::vector<Route> Router::candidates(uint32_t src, uint32_t dst, uint32_t count
     if (out.size() >= count) break;
     if (c.len <= out[0].hops.size()) continue;  // another minimal route: not a detour
     Route a = walk(from_src, src, c.mid);
-    Route b = walk(from_dst, dst, c.mid);  // dst -> mid; reverse it into mid -> dst
+    Route b = reversed(walk(from_dst, dst, c.mid), dst);  // mid -> dst
     Route r;
     r.dst = dst;
     r.hops = a.hops;
-    for (auto it = b.hops.rbegin(); it != b.hops.rend(); ++it) {
-      const PortSpec& back = m_m.chips[it->chip].ports[it->port];
-      r.hops.push_back(Hop{back.peer, back.peer_port});
-    }
+    r.hops.insert(r.hops.end(), b.hops.begin(), b.hops.end());
     bool disjoint = true;
     std::set<uint32_t> seen{src};
     for (const Hop& h : r.hops) {

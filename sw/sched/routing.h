@@ -37,6 +37,9 @@ class Router {
   /// Fewest-cable route between physical chips; throws core::ConfigError if
   /// none exists (dead hardware cut the machine).
   Route minimal(uint32_t src, uint32_t dst);
+  /// The same kind of route, taken from the search rooted at the destination:
+  /// one search serves every source sending to `dst` (reduce-scatter).
+  Route minimal_into(uint32_t src, uint32_t dst);
   /// Cables on the minimal route (0 for src == dst).
   uint32_t distance(uint32_t src, uint32_t dst);
   /// Up to `count` link-disjoint routes, the minimal one first, then the
@@ -62,6 +65,8 @@ class Router {
   };
   const Tree& tree(uint32_t src);
   Route walk(const Tree& t, uint32_t src, uint32_t dst) const;
+  /// `back` runs from dst to some chip; the same cables the other way, ending at dst.
+  Route reversed(const Route& back, uint32_t dst) const;
 
   const Machine& m_m;
   size_t m_cache;

@@ -6,7 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <fstream>
 #include <systemc>
 
@@ -17,6 +21,7 @@
 #include "platforms/system.h"
 #include "sw/asm/program.h"
 #include "sw/runtime/runner.h"
+#include "sw/sched/routing.h"
 
 using namespace fabricvp;
 
@@ -34,6 +39,60 @@ int cmd_params(const std::string& platform, const std::vector<std::string>& over
     for (const core::ParamBase* p : core::all_params())
       fmt::print("{:<44} {:>12} {:<8} {:<14} {}\n", p->name(), p->value_str(), p->unit(),
                  p->source() ? p->source()->origin.str() : "default", p->description());
+    return 0;
+  } catch (const core::ConfigError& e) {
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
+    return 1;
+  }
+}
+
+/// Elaborate a platform and describe it: chips, cables by kind, the job's
+/// ranks, and minimal-route hop counts from a sample of sources.
+int cmd_topology(const std::string& platform, const std::vector<std::string>& overrides, uint32_t sources) {
+  try {
+    auto& ctx = core::Context::get();
+    ctx.config().load_file(platform);
+    for (const auto& o : overrides) ctx.config().add_override(o);
+    runtime::RunParams rp;
+    platform::System sys("sys");
+    ctx.config().check_all_used(platform::parameter_names());
+    std::map<std::string, size_t> kinds, dead;
+    for (const platform::Wire& w : sys.wires) {
+      std::string leaf = std::string(w.link->basename());
+      std::string kind = leaf.substr(0, leaf.find_first_of("0123456789"));
+      ++kinds[kind];
+      if (w.failed) ++dead[kind];
+    }
+    size_t failed_chips = std::count(sys.chip_failed.begin(), sys.chip_failed.end(), true);
+    fmt::print("{}: {} chips in {} rack(s) x {} node(s) x {} TSPs, {} cables\n", platform, sys.chips.size(),
+               sys.rack_count(), sys.nodes_in_rack(), sys.tsps_per_node.get(), sys.wires.size());
+    for (const auto& [k, n] : kinds)
+      fmt::print("  {:<6} {:>7} cables{}\n", k, n, dead[k] ? fmt::format(" ({} dead)", dead[k]) : "");
+    fmt::print("  job: {} ranks (levels {} x {} x {}), {} chips on failed nodes, {} spare or unused\n", sys.ranks.size(),
+               sys.tsps_per_node.get(), sys.logical_nodes_per_rack, sys.logical_racks, failed_chips,
+               sys.chips.size() - sys.ranks.size() - failed_chips);
+    sched::Machine m = runtime::machine_of(sys);
+    sched::Router router(m);
+    std::vector<uint64_t> hist;
+    uint32_t step = std::max<uint32_t>(1, m.size() / std::max<uint32_t>(1, sources));
+    uint64_t pairs = 0;
+    for (uint32_t a = 0; a < m.size(); a += step)
+      for (uint32_t b = 0; b < m.size(); ++b) {
+        if (a == b) continue;
+        uint32_t d = router.distance(m.ranks[a], m.ranks[b]);
+        if (hist.size() <= d) hist.resize(d + 1, 0);
+        ++hist[d];
+        ++pairs;
+      }
+    fmt::print("  minimal routes from {} source rank(s) to every rank ({} pairs):\n", (m.size() + step - 1) / step,
+               pairs);
+    for (size_t d = 1; d < hist.size(); ++d)
+      if (hist[d]) fmt::print("    {} cable(s): {:>10} pairs ({:.2f}%)\n", d, hist[d], 100.0 * hist[d] / pairs);
+    fmt::print("  peak RSS {:.0f} MiB\n", [] {
+      rusage ru{};
+      getrusage(RUSAGE_SELF, &ru);
+      return ru.ru_maxrss / 1024.0;
+    }());
     return 0;
   } catch (const core::ConfigError& e) {
     fmt::print(stderr, "fabricvp: error: {}\n", e.what());
@@ -92,6 +151,14 @@ int sc_main(int argc, char** argv) {
   params->add_option("platform", params_platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
   params->add_option("-p,--param", params_overrides, "override a parameter: key=value");
 
+  std::string topo_platform;
+  std::vector<std::string> topo_overrides;
+  uint32_t topo_sources = 64;
+  auto* topo = app.add_subcommand("topology", "elaborate a platform; print its cables, job ranks and route lengths");
+  topo->add_option("platform", topo_platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
+  topo->add_option("-p,--param", topo_overrides, "override a parameter: key=value");
+  topo->add_option("--sources", topo_sources, "source ranks sampled for the route-length histogram (all: >= ranks)");
+
   std::string asm_file, asm_out;
   auto* as = app.add_subcommand("asm", "assemble a TSP program, report errors with file:line, print a summary");
   as->add_option("program", asm_file, "assembly file")->required();
@@ -124,5 +191,6 @@ int sc_main(int argc, char** argv) {
   }
   if (*params) return cmd_params(params_platform, params_overrides);
   if (*as) return cmd_asm(asm_file, asm_out);
+  if (*topo) return cmd_topology(topo_platform, topo_overrides, topo_sources);
   return 1;
 }
