@@ -332,6 +332,7 @@ void System::apply_failures_and_spares() {
     for (uint32_t r = 0; r < m_racks; ++r) is_spare[r * m_nodes + m_nodes - 1] = true;
   std::vector<uint32_t> logical;  // physical node of each logical node slot
   std::vector<uint32_t> slot_rack;
+  std::vector<bool> spare_taken(total_nodes, false);
   for (uint32_t g = 0; g < total_nodes; ++g) {
     if (is_spare[g]) continue;
     uint32_t phys = g;
@@ -340,9 +341,9 @@ void System::apply_failures_and_spares() {
       phys = total_nodes;
       for (uint32_t s = 0; s < total_nodes; ++s) {
         bool same_scope = policy == "per_system" || s / m_nodes == g / m_nodes;
-        if (is_spare[s] && same_scope && !node_failed[s]) {
+        if (is_spare[s] && !spare_taken[s] && same_scope && !node_failed[s]) {
           phys = s;
-          is_spare[s] = false;  // used
+          spare_taken[s] = true;
           break;
         }
       }

@@ -20,6 +20,7 @@
 #include "platforms/system.h"
 #include "sw/asm/program.h"
 #include "sw/runtime/reference.h"
+#include "sw/sched/checker.h"
 #include "sw/sched/collectives.h"
 
 namespace fs = std::filesystem;
@@ -235,6 +236,8 @@ struct RunStats {
   core::Value<uint64_t> links{nullptr, "run", "links", "links", "C2C links in the platform"};
   core::Value<uint64_t> instructions{nullptr, "run", "program_instructions", "instructions", "instructions loaded"};
   core::Value<uint64_t> sim_time_ps{nullptr, "run", "sim_time_ps", "ps", "simulated time at the end of the run"};
+  core::Value<uint64_t> schedule_violations{nullptr, "run", "schedule_violations", "violations",
+                                            "conflicts the static schedule check found in the loaded programs"};
   core::Value<double> wall_s{nullptr, "run", "wall_s", "s", "host wall-clock time of the whole run"};
   core::Value<double> setup_wall_s{nullptr, "run", "setup_wall_s", "s",
                                    "host time to elaborate, schedule and load programs"};
@@ -499,8 +502,15 @@ int run_impl(const RunOptions& opt) {
     plan = sched::plan(machine, req);
   }
   const bool text = n <= rp.save_programs_max_chips;
-  const size_t instructions = load_programs(sys, make_programs(opt, sys, collective ? &plan : nullptr, text));
+  std::vector<sw::Program> programs = make_programs(opt, sys, collective ? &plan : nullptr, text);
   plan.programs.clear();
+  // Static check of what is about to run, independent of the scheduler.
+  const sched::CheckReport schedule_check = sched::check_schedule(machine, programs);
+  for (size_t i = 0; i < schedule_check.violations.size() && i < 5; ++i) {
+    const sched::Violation& v = schedule_check.violations[i];
+    fmt::print(stderr, "fabricvp: schedule check: {} at cycle {}: {}\n", v.where, v.cycle, v.what);
+  }
+  const size_t instructions = load_programs(sys, std::move(programs));
   const double setup_wall = since(wall0);
 
   // ---- data ----
@@ -546,6 +556,7 @@ int run_impl(const RunOptions& opt) {
   rs.links.set(sys.links.size());
   rs.instructions.set(instructions);
   rs.sim_time_ps.set(sim_end);
+  rs.schedule_violations.set(schedule_check.violations.size());
   rs.setup_wall_s.set(setup_wall);
   rs.load_wall_s.set(load_wall);
   rs.sim_wall_s.set(sim_wall);
@@ -620,6 +631,12 @@ int run_impl(const RunOptions& opt) {
     } else {
       fmt::print("  programs     {} ({} instructions)\n", opt.programs_dir, instructions);
     }
+    fmt::print("  checked      {} SENDs, {} RECVs, {} ALU bursts statically: {}\n", schedule_check.sends,
+               schedule_check.recvs, schedule_check.alu_ops,
+               schedule_check.violations.empty()
+                   ? (schedule_check.skipped_sync ? "no conflicts (SYNC/NOTIFY queues not analysed)" : "no conflicts")
+                   : fmt::format("{} CONFLICT(S), first: {}: {}", schedule_check.violations.size(),
+                                 schedule_check.violations[0].where, schedule_check.violations[0].what));
     if (!hw_ok) {
       fmt::print("  result       FAILED: {} hardware error(s); first: {}: {}\n", ctx.hw_errors().size(),
                  ctx.hw_errors()[0].where, ctx.hw_errors()[0].message);

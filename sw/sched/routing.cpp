@@ -27,20 +27,30 @@ const Router::Tree& Router::tree(uint32_t src) {
   t.parent.assign(n, kNoChip);
   t.port.assign(n, 0);
   t.dist.assign(n, 0xffff);
-  std::vector<uint32_t> queue;
-  queue.reserve(n);
-  queue.push_back(src);
+  // Dragonfly minimal routing: fewest global (inter-node) cables first, then
+  // fewest cables. Dijkstra on cost = global * 256 + cables, ports visited in
+  // index order and ties kept first-found, so routes are deterministic.
+  std::vector<uint32_t> cost(n, UINT32_MAX);
+  using Item = std::pair<uint32_t, uint32_t>;  // cost, chip
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  cost[src] = 0;
   t.dist[src] = 0;
-  for (size_t head = 0; head < queue.size(); ++head) {
-    uint32_t c = queue[head];
+  heap.push({0, src});
+  while (!heap.empty()) {
+    auto [k, c] = heap.top();
+    heap.pop();
+    if (k != cost[c]) continue;
     const ChipSpec& cs = m_m.chips[c];
     for (uint32_t p = 0; p < cs.ports.size(); ++p) {
       const PortSpec& ps = cs.ports[p];
-      if (ps.peer == kNoChip || ps.failed || m_m.chips[ps.peer].failed || t.dist[ps.peer] != 0xffff) continue;
+      if (ps.peer == kNoChip || ps.failed || m_m.chips[ps.peer].failed) continue;
+      uint32_t step = m_m.chips[ps.peer].node != cs.node ? 257 : 1;
+      if (k + step >= cost[ps.peer]) continue;
+      cost[ps.peer] = k + step;
       t.dist[ps.peer] = static_cast<uint16_t>(t.dist[c] + 1);
       t.parent[ps.peer] = c;
       t.port[ps.peer] = static_cast<uint8_t>(p);
-      queue.push_back(ps.peer);
+      heap.push({k + step, ps.peer});
     }
   }
   m_lru.push_front(src);

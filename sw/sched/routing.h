@@ -1,9 +1,11 @@
 // Routes through the machine's cables (seed 000 §4.2-4.3).
 //
 // A route is the list of cables a tensor crosses; every TSP on the way is also
-// a router (virtual cut-through through its SRAM). Minimal routes come from a
-// breadth-first search from the source over live cables, visiting ports in
-// index order, so they are deterministic. For spreading one tensor over several
+// a router (virtual cut-through through its SRAM). Minimal routes cross the
+// fewest global (inter-node) cables, then the fewest cables overall, as a
+// Dragonfly's minimal routing does (local, global, local); they come from a
+// shortest-path search over live cables that visits ports in index order, so
+// they are deterministic. For spreading one tensor over several
 // paths, the candidates are the minimal route and detours through one
 // intermediate chip (inside a node: the 2-hop paths through the other TSPs;
 // between nodes: paths through other nodes' global links), preferring the
@@ -34,7 +36,7 @@ class Router {
  public:
   explicit Router(const Machine& m, size_t cache_trees = 256);
 
-  /// Fewest-cable route between physical chips; throws core::ConfigError if
+  /// Minimal route between physical chips; throws core::ConfigError if
   /// none exists (dead hardware cut the machine).
   Route minimal(uint32_t src, uint32_t dst);
   /// The same kind of route, taken from the search rooted at the destination:

@@ -1,0 +1,176 @@
+#include "sw/sched/checker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fabricvp::sched {
+
+namespace {
+
+struct Burst {
+  uint64_t cycle;  // issue cycle on its chip
+  uint32_t count;
+};
+
+}  // namespace
+
+CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& programs) {
+  CheckReport rep;
+  const size_t chips = m.chips.size();
+  // [chip][port] -> bursts issued there, by kind
+  std::vector<std::vector<std::vector<Burst>>> sends(chips), recvs(chips);
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> alu(chips);  // [chip] -> [first, end) cycles
+  auto bad = [&](const std::string& where, uint64_t cycle, const std::string& what) {
+    if (rep.violations.size() < 1000) rep.violations.push_back(Violation{where, cycle, what});
+  };
+
+  // 1. Issue cycles of every instruction (one cycle each; NOP n; WAIT c).
+  for (size_t c = 0; c < chips && c < programs.size(); ++c) {
+    const ChipSpec& chip = m.chips[c];
+    sends[c].resize(chip.ports.size());
+    recvs[c].resize(chip.ports.size());
+    for (size_t q = 0; q < programs[c].queues.size(); ++q) {
+      uint64_t cyc = 0;
+      for (const tsp::Instr& in : programs[c].queues[q]) {
+        const std::string where = fmt::format("{}.queue{}", chip.name, q);
+        if (in.op == tsp::Op::SYNC || in.op == tsp::Op::NOTIFY) {
+          rep.skipped_sync = true;
+          break;
+        }
+        switch (in.op) {
+          case tsp::Op::WAIT:
+            if (in.imm <= cyc) bad(where, cyc, fmt::format("WAIT {} is not later than its own issue cycle", in.imm));
+            cyc = std::max(cyc, in.imm);
+            continue;
+          case tsp::Op::NOP: cyc += in.imm; continue;
+          case tsp::Op::SEND:
+          case tsp::Op::RECV: {
+            if (in.port >= chip.ports.size() || chip.ports[in.port].peer == kNoChip) {
+              bad(where, cyc, fmt::format("{} on port {}, which has no cable", tsp::op_name(in.op), in.port));
+              break;
+            }
+            if (chip.ports[in.port].failed)
+              bad(where, cyc, fmt::format("{} on port {}, whose cable is dead", tsp::op_name(in.op), in.port));
+            (in.op == tsp::Op::SEND ? sends : recvs)[c][in.port].push_back(Burst{cyc, in.count});
+            ++(in.op == tsp::Op::SEND ? rep.sends : rep.recvs);
+            break;
+          }
+          case tsp::Op::ADD:
+          case tsp::Op::COPY:
+            alu[c].emplace_back(cyc, cyc + in.count);
+            ++rep.alu_ops;
+            break;
+          default: break;
+        }
+        ++cyc;
+      }
+    }
+  }
+
+  // 2. Cables: bursts leave back to back at the earliest; the transmit buffer
+  //    bounds how early a SEND may come. Each vector's arrival time.
+  //    arrivals[chip][port] = arrival time of every vector of the stream, in order.
+  std::vector<std::vector<std::vector<uint64_t>>> arrivals(chips);
+  for (size_t c = 0; c < chips; ++c) arrivals[c].resize(m.chips[c].ports.size());
+  for (size_t c = 0; c < chips; ++c) {
+    const ChipSpec& chip = m.chips[c];
+    for (size_t p = 0; p < sends[c].size(); ++p) {
+      auto& list = sends[c][p];
+      if (list.empty()) continue;
+      std::sort(list.begin(), list.end(), [](const Burst& a, const Burst& b) { return a.cycle < b.cycle; });
+      const PortSpec& ps = chip.ports[p];
+      uint64_t free = 0;
+      for (const Burst& b : list) {
+        uint64_t ready = chip.clock.ps(b.cycle + chip.send_latency);
+        uint64_t start = std::max(ready, free);
+        if (start - ready > ps.out.rate.ps(chip.tx_buffer))
+          bad(fmt::format("{}.c2c{}", chip.name, p), b.cycle,
+              fmt::format("SEND of {} vectors while the cable is busy for {} ps more than its {}-packet transmit "
+                          "buffer covers (two vectors in one slot)",
+                          b.count, start - ready - ps.out.rate.ps(chip.tx_buffer), chip.tx_buffer));
+        for (uint32_t i = 0; i < b.count; ++i)
+          arrivals[ps.peer][ps.peer_port].push_back(start + ps.out.rate.ps(i + 1) + ps.out.latency_ps);
+        free = start + ps.out.rate.ps(b.count);
+      }
+    }
+  }
+
+  // 3. Receive buffers: vector k of a port's stream is taken by the k-th RECV
+  //    slot; it must have arrived, and at no arrival may the buffer hold more
+  //    than rx_buffer vectors.
+  for (size_t c = 0; c < chips; ++c) {
+    const ChipSpec& chip = m.chips[c];
+    for (size_t p = 0; p < chip.ports.size(); ++p) {
+      const std::vector<uint64_t>& arr = arrivals[c][p];
+      auto list = p < recvs[c].size() ? recvs[c][p] : std::vector<Burst>{};
+      std::sort(list.begin(), list.end(), [](const Burst& a, const Burst& b) { return a.cycle < b.cycle; });
+      const std::string where = fmt::format("{}.c2c{}", chip.name, p);
+      if (list.empty() && arr.empty()) continue;
+      const PortSpec& ps = chip.ports[p];
+      const core::SerialRate* rate = nullptr;
+      if (ps.peer != kNoChip) rate = &m.chips[ps.peer].ports[ps.peer_port].out.rate;
+      std::vector<uint64_t> take;
+      uint64_t busy_until = 0;
+      bool any = false;
+      for (const Burst& b : list) {
+        uint64_t t0 = chip.clock.ps(b.cycle);
+        if (any && t0 <= busy_until)
+          bad(where, b.cycle, "RECV while the previous RECV on this port is still taking vectors");
+        for (uint32_t i = 0; i < b.count; ++i) take.push_back(t0 + (rate ? rate->ps(i) : 0));
+        busy_until = take.back();
+        any = true;
+      }
+      for (size_t k = 0; k < take.size(); ++k) {
+        if (k >= arr.size()) {
+          bad(where, chip.clock.cycle_at_or_after(take[k]),
+              fmt::format("RECV takes vector {} of the stream, which is never sent", k));
+          break;
+        }
+        if (take[k] < arr[k]) {
+          bad(where, chip.clock.cycle_at_or_after(take[k]),
+              fmt::format("RECV takes vector {} before it arrives (at cycle {})", k,
+                          chip.clock.cycle_at_or_after(arr[k])));
+          break;
+        }
+      }
+      if (arr.size() > take.size())
+        bad(where, chip.clock.cycle_at_or_before(arr[take.size()]),
+            fmt::format("{} vector(s) arrive that no RECV takes", arr.size() - take.size()));
+      // Occupancy at each arrival: arrived so far minus taken strictly before.
+      size_t taken = 0;
+      for (size_t k = 0; k < arr.size(); ++k) {
+        while (taken < take.size() && take[taken] < arr[k]) ++taken;
+        if (k + 1 - std::min(taken, k + 1) > chip.rx_buffer) {
+          bad(where, chip.clock.cycle_at_or_before(arr[k]),
+              fmt::format("receive buffer overflow: vector {} arrives with {} waiting (rx_buffer_vectors = {})", k,
+                          k - taken, chip.rx_buffer));
+          break;
+        }
+      }
+    }
+  }
+
+  // 4. ALUs: never more concurrent ADD/COPY bursts than the chip has.
+  for (size_t c = 0; c < chips; ++c) {
+    auto& iv = alu[c];
+    if (iv.empty()) continue;
+    std::vector<std::pair<uint64_t, int>> ev;
+    for (const auto& [s, e] : iv) {
+      ev.emplace_back(s, +1);
+      ev.emplace_back(e, -1);
+    }
+    std::sort(ev.begin(), ev.end());  // ends (-1) sort before starts at the same cycle
+    int live = 0;
+    for (const auto& [t, d] : ev) {
+      live += d;
+      if (live > static_cast<int>(m.chips[c].alus)) {
+        bad(m.chips[c].name, t, fmt::format("{} ALU bursts at once; the chip has {} ALUs", live, m.chips[c].alus));
+        break;
+      }
+    }
+  }
+  return rep;
+}
+
+}  // namespace fabricvp::sched
