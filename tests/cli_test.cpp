@@ -247,3 +247,53 @@ TEST(Checker, CountsEveryDifferingElement) {
   // Ranks map to chips: rank 0 on chip 1 sees the planted differences.
   EXPECT_EQ(runtime::check_outputs(b.sys->host, {1, 0}, outputs, same, tsp::Dtype::fp32).first[0].rank, 0u);
 }
+
+TEST(Experiments, NonminimalFindsTheCrossoverBetween8And16KiB) {
+  TempDir t;
+  Result r = sh("experiment nonminimal --quick -o " + (t / "e"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = load(t / "e/nonminimal.json");
+  EXPECT_EQ(j["crossover_bytes"], 16384);
+  // Below it every configuration takes the direct cable only; above it they use all their routes.
+  EXPECT_EQ(j["routes_used"]["nonminimal_6"][0], 1);
+  EXPECT_EQ(j["routes_used"]["nonminimal_6"].back(), 7);
+  EXPECT_LT(j["latency_us"]["nonminimal_6"].back().get<double>() * 4, j["latency_us"]["minimal"].back().get<double>());
+}
+
+TEST(Experiments, HopLatencyIsThreeHopsOf722Nanoseconds) {
+  TempDir t;
+  Result r = sh("experiment hop-latency -o " + (t / "e"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = load(t / "e/hop-latency.json");
+  EXPECT_EQ(j["hops"], 3);
+  EXPECT_NEAR(j["per_hop_ns"].get<double>(), 722.0, 5.0);
+  EXPECT_NEAR(j["total_ns"].get<double>(), 2166.0, 15.0);
+  EXPECT_NEAR(j["one_hop_in_node_ns"].get<double>(), 722.2, 0.1);
+}
+
+TEST(Experiments, BandwidthProfileHasPackagingCliffs) {
+  TempDir t;
+  Result r = sh("experiment bandwidth-profile --quick -o " + (t / "e"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = load(t / "e/bandwidth-profile.json");
+  std::vector<double> bw = j["bisection_GBps_per_tsp"];
+  std::vector<uint64_t> tsps = j["tsps"];
+  ASSERT_GE(bw.size(), 8u);
+  EXPECT_EQ(tsps[0], 8u);
+  EXPECT_GT(bw[0], 45.0);  // inside a node
+  size_t at264 = std::find(tsps.begin(), tsps.end(), 264u) - tsps.begin();
+  ASSERT_LT(at264 + 1, tsps.size());
+  EXPECT_GT(bw[at264], 20.0);      // one global cable per node pair
+  EXPECT_LT(bw.back(), 15.0);      // racks: one cable per rack pair
+  EXPECT_GT(bw[at264], bw[at264 + 1] * 1.4);
+}
+
+TEST(Experiments, AllreduceSweepIsVerifiedAndRisesWithSize) {
+  TempDir t;
+  Result r = sh("experiment allreduce-sweep --quick -o " + (t / "e"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = load(t / "e/allreduce-sweep.json");
+  std::vector<double> bus = j["busbw_GBps"];
+  for (size_t i = 1; i < bus.size(); ++i) EXPECT_GT(bus[i], bus[i - 1]);
+  EXPECT_GT(bus.back(), 80.0);  // 1 MiB
+}

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <systemc>
 
@@ -20,6 +21,7 @@
 #include "models/core/module.h"
 #include "platforms/system.h"
 #include "sw/asm/program.h"
+#include "sw/runtime/experiments.h"
 #include "sw/runtime/runner.h"
 #include "sw/sched/routing.h"
 
@@ -48,7 +50,8 @@ int cmd_params(const std::string& platform, const std::vector<std::string>& over
 
 /// Elaborate a platform and describe it: chips, cables by kind, the job's
 /// ranks, and minimal-route hop counts from a sample of sources.
-int cmd_topology(const std::string& platform, const std::vector<std::string>& overrides, uint32_t sources) {
+int cmd_topology(const std::string& platform, const std::vector<std::string>& overrides, uint32_t sources,
+                 const std::string& json_out) {
   try {
     auto& ctx = core::Context::get();
     ctx.config().load_file(platform);
@@ -88,11 +91,42 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
                pairs);
     for (size_t d = 1; d < hist.size(); ++d)
       if (hist[d]) fmt::print("    {} cable(s): {:>10} pairs ({:.2f}%)\n", d, hist[d], 100.0 * hist[d] / pairs);
-    fmt::print("  peak RSS {:.0f} MiB\n", [] {
+    // Bisection along the packaging: the first half of the racks (or of the
+    // nodes, or of a node's TSPs) against the rest; live cables across it.
+    uint64_t crossing = 0;
+    auto half_of = [&](uint32_t chip) {
+      const platform::Coord& c = sys.coord[chip];
+      if (sys.rack_count() > 1) return c.rack < sys.rack_count() / 2;
+      if (sys.nodes_in_rack() > 1) return c.node < sys.nodes_in_rack() / 2;
+      return c.tsp < sys.tsps_per_node / 2;
+    };
+    uint64_t left = 0;
+    for (uint32_t c = 0; c < sys.chips.size(); ++c) left += half_of(c);
+    for (const platform::Wire& w : sys.wires)
+      if (!w.failed && half_of(w.a_chip) != half_of(w.b_chip)) ++crossing;
+    const double link = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
+    const double per_tsp = left ? crossing * link / static_cast<double>(left) : 0.0;
+    fmt::print("  bisection: {} cables between {} and {} TSPs = {:.1f} GB/s per direction, {:.2f} GB/s per TSP\n",
+               crossing, left, sys.chips.size() - left, crossing * link, per_tsp);
+    double rss = [] {
       rusage ru{};
       getrusage(RUSAGE_SELF, &ru);
       return ru.ru_maxrss / 1024.0;
-    }());
+    }();
+    fmt::print("  peak RSS {:.0f} MiB\n", rss);
+    if (!json_out.empty()) {
+      nlohmann::json j = {{"platform", platform},
+                          {"chips", sys.chips.size()},
+                          {"ranks", sys.ranks.size()},
+                          {"cables", sys.wires.size()},
+                          {"bisection_cables", crossing},
+                          {"bisection_tsps", left},
+                          {"link_payload_GBps", link},
+                          {"bisection_GBps_per_tsp", per_tsp},
+                          {"route_cables_histogram", hist},
+                          {"peak_rss_mib", rss}};
+      std::ofstream(json_out) << j.dump(1) << "\n";
+    }
     return 0;
   } catch (const core::ConfigError& e) {
     fmt::print(stderr, "fabricvp: error: {}\n", e.what());
@@ -158,6 +192,15 @@ int sc_main(int argc, char** argv) {
   topo->add_option("platform", topo_platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
   topo->add_option("-p,--param", topo_overrides, "override a parameter: key=value");
   topo->add_option("--sources", topo_sources, "source ranks sampled for the route-length histogram (all: >= ranks)");
+  std::string topo_json;
+  topo->add_option("--json", topo_json, "also write the numbers to this JSON file");
+
+  runtime::ExperimentOptions ex;
+  auto* exp = app.add_subcommand("experiment", "run a study of seed 000 made of many checked simulations");
+  exp->add_option("name", ex.name, "nonminimal | hop-latency | allreduce-sweep | bandwidth-profile")->required();
+  exp->add_option("--jobs,-j", ex.jobs, "simulations at a time");
+  exp->add_option("--out,-o", ex.out_dir, "output directory (<out>/<name>.json and one folder per run)");
+  exp->add_flag("--quick", ex.quick, "fewer and smaller points");
 
   std::string asm_file, asm_out;
   auto* as = app.add_subcommand("asm", "assemble a TSP program, report errors with file:line, print a summary");
@@ -191,6 +234,7 @@ int sc_main(int argc, char** argv) {
   }
   if (*params) return cmd_params(params_platform, params_overrides);
   if (*as) return cmd_asm(asm_file, asm_out);
-  if (*topo) return cmd_topology(topo_platform, topo_overrides, topo_sources);
+  if (*exp) return runtime::run_experiment(ex);
+  if (*topo) return cmd_topology(topo_platform, topo_overrides, topo_sources, topo_json);
   return 1;
 }
