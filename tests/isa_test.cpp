@@ -133,3 +133,19 @@ TEST(Isa, EveryQueueRunsItsOwnStreamInParallel) {
   EXPECT_EQ(b.chip(0).last_write_ps(), b.clk().ps(103 + 16));
   EXPECT_EQ(b.chip(0).instructions.get(), 8u);
 }
+
+TEST(Isa, VectorOverwrittenAtItsSourceWhileInFlightArrivesWithTheValueSent) {
+  // tsp0 sends @0..@3 at cycle 0 (read at cycles 0 .. ~70); an ADD overwrites
+  // @1 and @3 at cycle 100 (after their reads, long before tsp1 writes them at
+  // cycle ~650+). The vectors travel as references to tsp0's SRAM; the ADD must
+  // not change what tsp1 receives.
+  Bench b(test::node_yaml(2));
+  std::vector<uint8_t> v = test::pattern(3, 4);
+  b.write_vec(0, 0, v);
+  b.load(0, ".queue 0\nSEND p0, @0, 4\n.queue 22\nWAIT 84\nADD.int32 @1, @1, @1, 1\nADD.int32 @3, @3, @3, 1\n");
+  b.load(1, ".queue 11\nWAIT 445\nRECV p0, @100, 4\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  EXPECT_EQ(b.read_vec(1, 100, 4), v);   // what was sent
+  EXPECT_NE(b.read_vec(0, 1), std::vector<uint8_t>(v.begin() + 320, v.begin() + 640));  // the source did change
+}

@@ -27,7 +27,7 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
       wire_bytes(&link, nullptr, n.wire_bytes, "bytes", "bytes on the wire including framing"),
       busy_ps(&link, nullptr, n.busy_ps, "ps", "time the serializer was busy"),
       peak_in_flight(&link, nullptr, n.peak_in_flight, "vectors",
-                     "most vectors read at the source and not yet written at the destination (host memory held)"),
+                     "most vectors read at the source and not yet written at the destination"),
       utilization_pct(&link, n.utilization, "%", "busy_ps / simulated time", [this] {
         double end = sc_core::sc_time_stamp().to_seconds() * 1e12;
         return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
@@ -37,26 +37,27 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
 
 void Channel::bind_out(RxSocket& rx) { m_out.bind(rx); }
 
-uint8_t* Channel::push_slot() {
-  if (!m_ring) {  // most links of a large machine never carry data: allocate on first use
-    m_ring.reset(new uint8_t[8 * kVectorBytes]);
-    m_mask = 7;
+uint64_t Channel::push(const uint8_t* vector) {
+  if (m_ring.empty()) m_ring.resize(8);  // most links of a large machine never carry data
+  if (m_tail - m_head == m_ring.size()) {
+    // Grow (only while a receiver lags behind its transmitter in host time).
+    std::vector<const uint8_t*> bigger(m_ring.size() * 2);
+    for (uint64_t i = m_head; i != m_tail; ++i) bigger[i & (bigger.size() - 1)] = m_ring[i & m_mask];
+    m_ring.swap(bigger);
+    m_mask = m_ring.size() - 1;
   }
-  size_t cap = m_mask + 1;
-  if (m_tail - m_head == cap) {
-    // Grow (rare: only while a consumer lags behind its producer in host time).
-    std::unique_ptr<uint8_t[]> bigger(new uint8_t[cap * 2 * kVectorBytes]);
-    for (size_t i = m_head; i != m_tail; ++i)
-      std::memcpy(bigger.get() + (i - m_head) * kVectorBytes, m_ring.get() + (i & m_mask) * kVectorBytes, kVectorBytes);
-    m_tail -= m_head;
-    m_head = 0;
-    m_ring = std::move(bigger);
-    m_mask = cap * 2 - 1;
-  }
-  uint8_t* slot = m_ring.get() + (m_tail & m_mask) * kVectorBytes;
-  ++m_tail;
-  peak_in_flight.note_max(m_tail - m_head);
-  return slot;
+  m_mask = m_ring.size() - 1;
+  m_ring[m_tail & m_mask] = vector;
+  peak_in_flight.note_max(m_tail + 1 - m_head);
+  return m_tail++;
+}
+
+void Channel::keep(uint64_t k) {
+  if (k < m_head || k >= m_tail) return;
+  auto [it, fresh] = m_kept.try_emplace(k);
+  if (!fresh) return;  // already private
+  std::memcpy(it->second.data(), m_ring[k & m_mask], kVectorBytes);
+  m_ring[k & m_mask] = it->second.data();
 }
 
 void Channel::b_transport(Burst& b, sc_core::sc_time& delay) {

@@ -9,13 +9,15 @@
 // with ser(n) = ceil(n * packet_bytes * 8 / (lanes * lane_gbps)) ps.
 //
 // Extension points (seed 000 §2.3, §3, §4.5): the Channel is where the PHY acts
-// on each packet's bytes as it is transmitted (framing today; FEC encode/decode,
-// lane striping and bit-error injection plug in at Channel::push_slot/commit),
+// on each packet's bytes (FEC encode/decode, lane striping and bit-error
+// injection take a private copy of the vector with keep() and change it there),
 // and tx/rx pipeline latencies are where FEC codeword latency is accounted.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/c2c/protocol.h"
@@ -43,12 +45,23 @@ class Channel : public FwIf {
   uint64_t tx_free_ps() const { return m_tx_free; }
   const std::string& name() const { return m_name; }
 
-  // Data path. The producer writes a vector at the time the transmitter reads it
-  // from SRAM; the consumer takes it at the time the receiver writes it to SRAM.
-  uint8_t* push_slot();
+  // Data path. The transmitter hands over each vector when it reads it from
+  // SRAM, as a reference to that SRAM vector (no copy); the receiver copies it
+  // into its own SRAM when it writes it. If the sender is about to overwrite a
+  // vector still in flight, it first has the channel keep() a private copy, so
+  // the receiver always gets the value the transmitter read.
+  /// Hand over one vector; returns its stream index (0, 1, 2, ... per direction).
+  uint64_t push(const uint8_t* vector);
   bool empty() const { return m_head == m_tail; }
-  const uint8_t* front() const { return m_ring.get() + (m_head & m_mask) * kVectorBytes; }
-  void pop() { ++m_head; }
+  const uint8_t* front() const { return m_ring[m_head & m_mask]; }
+  void pop() {
+    if (!m_kept.empty()) m_kept.erase(m_head);
+    ++m_head;
+  }
+  /// Stream index of the next vector the receiver takes.
+  uint64_t head() const { return m_head; }
+  /// Give the in-flight vector `stream_index` a private copy of its current bytes.
+  void keep(uint64_t stream_index);
   size_t in_flight() const { return m_tail - m_head; }
   Producer* producer() const { return m_producer; }
   void set_producer(Producer* p) { m_producer = p; }
@@ -80,8 +93,9 @@ class Channel : public FwIf {
   Bw m_bw;
   TxSocket m_out;
 
-  std::unique_ptr<uint8_t[]> m_ring;  // power-of-two ring of vector slots, written before read
-  size_t m_mask = 0, m_head = 0, m_tail = 0;
+  std::vector<const uint8_t*> m_ring;  // power-of-two ring, indexed by stream index & mask
+  uint64_t m_mask = 0, m_head = 0, m_tail = 0;
+  std::unordered_map<uint64_t, std::array<uint8_t, kVectorBytes>> m_kept;  // private copies, by stream index
 
  public:
   core::Counter bursts, packets, payload_bytes, wire_bytes, busy_ps, peak_in_flight;

@@ -12,24 +12,25 @@ namespace fabricvp::tsp {
 
 namespace {
 
-/// SEND: vector i is read from SRAM at base + ser(i) and enters the link.
+/// SEND: vector i is read from SRAM at base + ser(i) and enters the link (as
+/// a reference; the chip's write guard keeps the value if it changes in flight).
 class SendCursor final : public Cursor {
  public:
-  SendCursor(const Sram& sram, c2c::Channel& ch, uint32_t addr, uint32_t n, uint64_t base, uint64_t seq)
-      : m_sram(sram), m_ch(ch), m_addr(addr), m_n(n), m_base(base) {
+  SendCursor(const Sram& sram, c2c::Channel& ch, Tsp::Sending& out, uint64_t base, uint64_t seq)
+      : m_sram(sram), m_ch(ch), m_out(out), m_base(base) {
     key = OpKey{base, kRead, seq};
   }
   bool step() override {
-    std::memcpy(m_ch.push_slot(), m_sram.read(m_addr + m_i), kVectorBytes);
-    if (++m_i == m_n) return false;
-    key.t = m_base + m_ch.rate().ps(m_i);
+    m_ch.push(m_sram.read(m_out.addr + m_out.read));
+    if (++m_out.read == m_out.n) return false;
+    key.t = m_base + m_ch.rate().ps(m_out.read);
     return true;
   }
 
  private:
   const Sram& m_sram;
   c2c::Channel& m_ch;
-  uint32_t m_addr, m_n, m_i = 0;
+  Tsp::Sending& m_out;
   uint64_t m_base;
 };
 
@@ -37,9 +38,9 @@ class SendCursor final : public Cursor {
 /// written to SRAM at write + ser(i).
 class RecvCursor final : public Cursor {
  public:
-  RecvCursor(Sram& sram, c2c::Channel& ch, uint32_t addr, uint32_t n, uint64_t take, uint64_t write, uint64_t seq,
-             uint64_t& last_write)
-      : m_sram(sram), m_ch(ch), m_addr(addr), m_n(n), m_take(take), m_write(write), m_last(last_write) {
+  RecvCursor(Tsp& chip, Sram& sram, c2c::Channel& ch, uint32_t addr, uint32_t n, uint64_t take, uint64_t write,
+             uint64_t seq, uint64_t& last_write)
+      : m_chip(chip), m_sram(sram), m_ch(ch), m_addr(addr), m_n(n), m_take(take), m_write(write), m_last(last_write) {
     key = OpKey{write, kWrite, seq};
   }
   bool step() override {
@@ -52,6 +53,7 @@ class RecvCursor final : public Cursor {
         throw std::logic_error("C2C channel " + m_ch.name() + " has no data for a checked RECV");
       }
     }
+    m_chip.before_write(m_addr + m_i);
     std::memcpy(m_sram.write(m_addr + m_i), m_ch.front(), kVectorBytes);
     m_ch.pop();
     m_last = key.t;
@@ -61,6 +63,7 @@ class RecvCursor final : public Cursor {
   }
 
  private:
+  Tsp& m_chip;
   Sram& m_sram;
   c2c::Channel& m_ch;
   uint32_t m_addr, m_n, m_i = 0;
@@ -72,9 +75,10 @@ class RecvCursor final : public Cursor {
 /// written at cycle c0 + i + latency; results in the pipeline wait in a small ring.
 class AddCursor final : public Cursor {
  public:
-  AddCursor(Sram& sram, const core::Clock& clk, Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n,
-            uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
-      : m_sram(sram),
+  AddCursor(Tsp& chip, Sram& sram, const core::Clock& clk, Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
+            uint32_t n, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
+      : m_chip(chip),
+        m_sram(sram),
         m_clk(clk),
         m_dt(dt),
         m_dst(dst),
@@ -97,6 +101,7 @@ class AddCursor final : public Cursor {
         vxm::add(m_dt, out, m_sram.read(m_a + m_r), m_sram.read(m_b + m_r));
       ++m_r;
     } else {
+      m_chip.before_write(m_dst + m_w);
       std::memcpy(m_sram.write(m_dst + m_w), &m_ring[(m_w % m_slots) * kVectorBytes], kVectorBytes);
       m_last = key.t;
       ++m_w;
@@ -113,6 +118,7 @@ class AddCursor final : public Cursor {
   }
 
  private:
+  Tsp& m_chip;
   Sram& m_sram;
   const core::Clock& m_clk;
   Dtype m_dt;
@@ -341,6 +347,23 @@ void Tsp::drain(uint64_t horizon) {
   m_draining = false;
 }
 
+void Tsp::guard(uint32_t v) {
+  // Outstanding SEND bursts: vectors read into a link but not yet taken by the
+  // receiver are references to this SRAM; keep their value if `v` is one.
+  for (size_t i = 0; i < m_sending.size();) {
+    Sending& s = *m_sending[i];
+    const uint64_t head = s.channel->head();
+    if (head >= s.first + s.n) {  // fully delivered: forget it
+      m_sending[i] = std::move(m_sending.back());
+      m_sending.pop_back();
+      continue;
+    }
+    const uint64_t taken = head > s.first ? head - s.first : 0;
+    if (v >= s.addr + taken && v < s.addr + s.read) s.channel->keep(s.first + (v - s.addr));
+    ++i;
+  }
+}
+
 void Tsp::finish() {
   drain(core::kNever);
   if (core::Context::get().halted()) return;
@@ -436,7 +459,8 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       p.tx_vectors += in.count;
       vectors_sent += in.count;
       uint64_t lead = b.ready_ps - m_clock.ps(c);  // read-ahead of the serializer
-      m_timeline.add(std::make_unique<SendCursor>(m_sram, *b.channel, in.a, in.count, b.start_ps - lead,
+      m_sending.push_back(std::make_unique<Sending>(Sending{b.channel, b.stream_index, in.a, in.count, 0}));
+      m_timeline.add(std::make_unique<SendCursor>(m_sram, *b.channel, *m_sending.back(), b.start_ps - lead,
                                                   m_timeline.next_seq()));
       uint64_t end = b.start_ps + ser.ps(in.count);
       extend(end);
@@ -459,7 +483,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       vectors_received += in.count;
       const core::SerialRate& ser = p.in()->rate();
       uint64_t write = m_clock.ps(c + recv_latency);
-      m_timeline.add(std::make_unique<RecvCursor>(m_sram, *p.in(), in.a, in.count, take, write,
+      m_timeline.add(std::make_unique<RecvCursor>(*this, m_sram, *p.in(), in.a, in.count, take, write,
                                                   m_timeline.next_seq(), m_last_write));
       uint64_t end = write + ser.ps(in.count - 1);
       extend(end);
@@ -483,8 +507,8 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       alu_busy_cycles += in.count;
       if (!copy) vectors_added += in.count;
       // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
-      m_timeline.add(std::make_unique<AddCursor>(m_sram, m_clock, copy ? Dtype::none : in.dtype, in.a, in.b, in.c,
-                                                 in.count, c, add_latency, m_timeline.next_seq(), m_last_write));
+      m_timeline.add(std::make_unique<AddCursor>(*this, m_sram, m_clock, copy ? Dtype::none : in.dtype, in.a, in.b,
+                                                 in.c, in.count, c, add_latency, m_timeline.next_seq(), m_last_write));
       uint64_t end = m_clock.ps(c + in.count - 1 + add_latency);
       extend(end);
       if (tr.enabled())

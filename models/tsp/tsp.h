@@ -71,6 +71,18 @@ class Tsp : public core::Module, public c2c::Producer {
   /// Cycle after the last instruction issued by any queue.
   uint64_t end_cycle() const { return m_end_cycle; }
 
+  /// A SEND burst whose vectors travel as references to this chip's SRAM.
+  struct Sending {
+    c2c::Channel* channel;
+    uint64_t first;  ///< stream index of its first vector
+    uint32_t addr, n;
+    uint32_t read;   ///< vectors handed to the link so far
+  };
+  /// Call before writing SRAM vector v: in-flight copies of it are kept first.
+  void before_write(uint32_t v) {
+    if (!m_sending.empty()) guard(v);
+  }
+
   /// Decode and check the instruction memory, then start every queue at cycle 0
   /// of the current delta. Throws core::ConfigError naming chip, queue,
   /// instruction and source line. A chip that is never started stays idle.
@@ -99,8 +111,10 @@ class Tsp : public core::Module, public c2c::Producer {
   [[noreturn]] void program_error(uint32_t q, size_t pc, const Instr& in, const std::string& msg) const;
   void error(const std::string& where, uint64_t cycle, const std::string& msg);
 
+  void guard(uint32_t v);
   core::Clock m_clock;
   std::vector<std::unique_ptr<Port>> m_ports;
+  std::vector<std::unique_ptr<Sending>> m_sending;
   Sram m_sram;
   Timeline m_timeline;
   std::vector<std::vector<uint8_t>> m_imem;
