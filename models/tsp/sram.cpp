@@ -16,9 +16,14 @@ const uint8_t* Sram::zero() {
   return z;
 }
 
-Sram::~Sram() {
-  for (uint8_t* b : m_banks)
-    if (b) munmap(b, kBankBytes);
+Sram::~Sram() { release(); }
+
+void Sram::release() {
+  for (uint8_t*& b : m_banks)
+    if (b) {
+      munmap(b, kBankBytes);
+      b = nullptr;
+    }
 }
 
 void Sram::map(uint32_t bank) {

@@ -49,6 +49,8 @@ class Sram {
   uint64_t pages() const;
   /// Host memory this SRAM holds: resident OS pages of its banks plus the fixed tables.
   uint64_t bytes_allocated() const;
+  /// Give the memory back (contents read as zeros afterwards).
+  void release();
 
  private:
   static const uint8_t* zero();

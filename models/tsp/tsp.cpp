@@ -178,10 +178,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       vectors_added(this, nullptr, "vectors_added", "vectors", "vector additions by the VXM"),
       alu_busy_cycles(this, nullptr, "alu_busy_cycles", "cycles", "ALU-cycles spent on ADD (sum over ALUs)"),
       data_ops(this, nullptr, "data_ops", "operations", "per-vector SRAM operations applied by the timeline"),
-      sram_pages(this, "sram_pages", "pages", "20-KiB SRAM pages written (sparse storage)",
-                 [this] { return m_sram.pages(); }),
-      sram_bytes(this, "sram_host_bytes", "bytes", "host memory used by this chip's SRAM model",
-                 [this] { return m_sram.bytes_allocated(); }),
+      sram_pages(this, nullptr, "sram_pages", "pages", "20-KiB SRAM pages written (sparse storage)"),
+      sram_bytes(this, nullptr, "sram_host_bytes", "bytes", "host memory used by this chip's SRAM model"),
       last_write(this, "last_write_ps", "ps", "time of the last SRAM write by RECV or ADD",
                  [this] { return m_last_write; }) {
   uint32_t nports = local_ports + global_ports;
@@ -366,6 +364,10 @@ void Tsp::guard(uint32_t v) {
 
 void Tsp::finish() {
   drain(core::kNever);
+  sram_pages.set(m_sram.pages());
+  sram_bytes.set(m_sram.bytes_allocated());
+  for (Queue& q : m_queues)
+    if (q.st == QState::done) std::vector<Instr>().swap(q.prog);  // finished streams are not needed any more
   if (core::Context::get().halted()) return;
   for (auto& p : m_ports) {
     p->finish();

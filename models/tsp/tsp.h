@@ -64,8 +64,11 @@ class Tsp : public core::Module, public c2c::Producer {
 
   /// Apply every data operation up to `horizon_ps` (never beyond the current time).
   void drain(uint64_t horizon_ps) override;
-  /// End of run: apply everything, then report undelivered vectors and parked queues.
+  /// End of run: apply everything, then report undelivered vectors and parked
+  /// queues, and capture the SRAM statistics.
   void finish();
+  /// After the results are read: give the SRAM's host memory back.
+  void release_sram() { m_sram.release(); }
   /// Time of the last SRAM write by RECV or ADD (ps), 0 if none.
   uint64_t last_write_ps() const { return m_last_write; }
   /// Cycle after the last instruction issued by any queue.
@@ -134,7 +137,8 @@ class Tsp : public core::Module, public c2c::Producer {
  public:
   core::Counter instructions, sends, recvs, adds, copies, nops, waits, syncs, notifies;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
-  core::Derived sram_pages, sram_bytes, last_write;
+  core::Counter sram_pages, sram_bytes;
+  core::Derived last_write;
 };
 
 }  // namespace fabricvp::tsp

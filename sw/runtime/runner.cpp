@@ -277,6 +277,8 @@ struct WorkloadStats {
   core::Value<uint64_t> ranks{nullptr, "workload", "ranks", "ranks", "chips in the job (spares and failed nodes out)"};
   core::Value<std::string> levels{nullptr, "workload", "levels", "",
                                   "group size per hierarchy level, innermost first (e.g. 8x32)"};
+  core::Value<std::string> level_staging{nullptr, "workload", "level_staging", "chunks",
+                                         "reduction staging ring depth per level, innermost first (e.g. 4x2)"};
   core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route a tensor took"};
   core::Value<uint64_t> paths{nullptr, "workload", "paths", "routes", "p2p: routes the tensor was spread over"};
   core::Value<uint64_t> peer{nullptr, "workload", "peer", "", "p2p destination rank"};
@@ -537,6 +539,7 @@ int run_impl(const RunOptions& opt) {
         sys.host, machine.ranks, plan.outputs,
         [&data](uint32_t r, uint64_t pos, uint8_t* out, uint64_t len) { data.expected(r, pos, out, len); }, req.dtype);
   const double check_wall = since(check0);
+  for (tsp::Tsp* t : sys.chips) t->release_sram();  // results are checked: the memory can go
   const bool verified = collective && hw_ok && check.mismatched == 0;
   const bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
   const std::string status = !hw_ok                    ? "hardware_error"
@@ -595,6 +598,9 @@ int run_impl(const RunOptions& opt) {
     std::string levels;
     for (uint32_t g : plan.levels) levels += (levels.empty() ? "" : "x") + std::to_string(g);
     ws->levels.set(levels);
+    std::string rings;
+    for (uint32_t r : plan.level_staging) rings += (rings.empty() ? "" : "x") + std::to_string(r);
+    ws->level_staging.set(rings);
     ws->max_hops.set(plan.max_hops);
     ws->paths.set(plan.paths);
     ws->bursts.set(plan.bursts);
@@ -618,9 +624,12 @@ int run_impl(const RunOptions& opt) {
       if (req.kind == sched::Kind::broadcast) detail = fmt::format(", root rank {}", req.root);
       if (req.kind == sched::Kind::p2p)
         detail = fmt::format(", rank {} -> rank {} over {} route(s)", req.root, req.peer, plan.paths);
-      if (plan.chunk_vectors)
-        detail = fmt::format(", reduced in chunks of {} vectors, staging ring {}", plan.chunk_vectors,
-                             plan.staging_chunks);
+      if (plan.chunk_vectors) {
+        std::string rings;
+        for (uint32_t r : plan.level_staging) rings += (rings.empty() ? "" : "/") + std::to_string(r);
+        detail = fmt::format(", reduced in chunks of {} vectors, staging ring{} {}", plan.chunk_vectors,
+                             plan.level_staging.size() > 1 ? "s" : "", rings);
+      }
       fmt::print("  workload     {} {} {} ({} bytes){}\n", opt.workload, human_bytes(req.bytes),
                  tsp::dtype_name(req.dtype), req.bytes, detail);
       std::string levels;

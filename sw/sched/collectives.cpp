@@ -42,7 +42,9 @@ namespace {
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /// A staging ring slot would be overwritten before the reduction has read it.
-struct RingTooSmall {};
+struct RingTooSmall {
+  size_t level;
+};
 
 struct Piece {
   uint32_t off = 0, len = 0;  // vectors
@@ -226,7 +228,7 @@ std::vector<Ready> reduce_scatter(Ctx& x, size_t l, const std::vector<std::vecto
     for (uint32_t mem = 0; mem < g; ++mem) {
       if (mem == me) continue;
       for (uint32_t c = ring; c < chunks; ++c)
-        if (C.clock.ps(last_read[mem][c - ring]) >= got[mem][c * chunk]) throw RingTooSmall{};
+        if (C.clock.ps(last_read[mem][c - ring]) >= got[mem][c * chunk]) throw RingTooSmall{l};
     }
   }
   return out;
@@ -293,13 +295,16 @@ std::vector<Ready> rs_levels(Ctx& x, const std::vector<std::vector<Piece>>& reg,
     for (const Piece& p : reg[l + 1]) len = std::max(len, p.len);
     if (!len) continue;
     lv[l].chunk = choose_chunk(x.m, x.r, len, x.h.sizes()[l]);
-    lv[l].ring = std::max<uint32_t>(1, std::min<uint32_t>(x.r.staging_chunks, div_up(len, lv[l].chunk)));
+    const uint32_t want = l < x.r.level_staging.size() && x.r.level_staging[l] ? x.r.level_staging[l]
+                                                                                : x.r.staging_chunks;
+    lv[l].ring = std::max<uint32_t>(1, std::min<uint32_t>(want, div_up(len, lv[l].chunk)));
     lv[l].base = static_cast<uint32_t>(std::min<uint64_t>(top, tsp::kVectors));
     top += static_cast<uint64_t>(x.h.sizes()[l]) * lv[l].ring * lv[l].chunk;
     check_fits(top, x.r);
   }
   P.chunk_vectors = lv.empty() ? 0 : lv[0].chunk;
   P.staging_chunks = lv.empty() ? 0 : lv[0].ring;
+  for (const Level& v : lv) P.level_staging.push_back(v.ring);
   x.eng.set_scratch_base(static_cast<uint32_t>(top));
   std::vector<Ready> ready(x.m.size());  // level 0: inputs ready at time 0
   for (size_t l = 0; l < x.h.levels(); ++l)
@@ -318,9 +323,12 @@ Plan plan(const Machine& m, const Request& r) {
   for (;;) {
     try {
       return plan_once(m, q);
-    } catch (const RingTooSmall&) {
-      if (q.staging_chunks >= tsp::kVectors) throw std::logic_error("staging ring cannot grow further");
-      q.staging_chunks *= 2;
+    } catch (const RingTooSmall& e) {
+      if (q.level_staging.size() <= e.level) q.level_staging.resize(e.level + 1, 0);
+      uint32_t& ring = q.level_staging[e.level];
+      if (!ring) ring = std::max<uint32_t>(1, q.staging_chunks);
+      if (ring >= tsp::kVectors) throw std::logic_error("staging ring cannot grow further");
+      ring *= 2;
     }
   }
 }

@@ -50,6 +50,9 @@ struct Request {
   uint32_t min_piece_vectors = 8;  ///< allreduce: smallest piece worth splitting a level's data into
   Routing routing = Routing::automatic;  ///< p2p and alltoall: route choice
   uint32_t max_paths = 7;                ///< most routes one tensor is spread over
+  /// Per-level staging ring override (0 = staging_chunks); plan() grows the
+  /// ring of only the level whose reduction cannot drain it in time.
+  std::vector<uint32_t> level_staging;
 };
 
 /// A byte range of SRAM starting at a vector boundary.
@@ -66,7 +69,8 @@ struct Plan {
   uint64_t input_bytes = 0;                 ///< input bytes per rank that has an input
   uint64_t predicted_ps = 0;                ///< completion: last SRAM write of the schedule
   uint32_t chunk_vectors = 0;
-  uint32_t staging_chunks = 0;
+  uint32_t staging_chunks = 0;              ///< innermost level's ring
+  std::vector<uint32_t> level_staging;      ///< ring per level (chunks), innermost first
   double bus_factor = 1.0;                  ///< busbw / algbw (nccl-tests)
   std::vector<uint32_t> levels;             ///< group size per level, innermost first
   uint32_t paths = 0;                       ///< p2p: routes used

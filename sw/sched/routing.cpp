@@ -28,30 +28,35 @@ const Router::Tree& Router::tree(uint32_t src) {
   t.port.assign(n, 0);
   t.dist.assign(n, 0xffff);
   // Dragonfly minimal routing: fewest global (inter-node) cables first, then
-  // fewest cables. Dijkstra on cost = global * 256 + cables, ports visited in
-  // index order and ties kept first-found, so routes are deterministic.
+  // fewest cables: shortest paths for cost = 257 per global cable + 1 per
+  // local one. Two weights only, so a bucket queue (Dial) finds them in linear
+  // time; ports are visited in index order and buckets are FIFO, so routes are
+  // deterministic.
+  constexpr uint32_t kGlobal = 257;
   std::vector<uint32_t> cost(n, UINT32_MAX);
-  using Item = std::pair<uint32_t, uint32_t>;  // cost, chip
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  std::vector<std::vector<uint32_t>> bucket(1);
   cost[src] = 0;
   t.dist[src] = 0;
-  heap.push({0, src});
-  while (!heap.empty()) {
-    auto [k, c] = heap.top();
-    heap.pop();
-    if (k != cost[c]) continue;
-    const ChipSpec& cs = m_m.chips[c];
-    for (uint32_t p = 0; p < cs.ports.size(); ++p) {
-      const PortSpec& ps = cs.ports[p];
-      if (ps.peer == kNoChip || ps.failed || m_m.chips[ps.peer].failed) continue;
-      uint32_t step = m_m.chips[ps.peer].node != cs.node ? 257 : 1;
-      if (k + step >= cost[ps.peer]) continue;
-      cost[ps.peer] = k + step;
-      t.dist[ps.peer] = static_cast<uint16_t>(t.dist[c] + 1);
-      t.parent[ps.peer] = c;
-      t.port[ps.peer] = static_cast<uint8_t>(p);
-      heap.push({k + step, ps.peer});
+  bucket[0].push_back(src);
+  for (size_t k = 0; k < bucket.size(); ++k) {
+    for (size_t i = 0; i < bucket[k].size(); ++i) {
+      const uint32_t c = bucket[k][i];
+      if (cost[c] != k) continue;  // reached more cheaply later
+      const ChipSpec& cs = m_m.chips[c];
+      for (uint32_t p = 0; p < cs.ports.size(); ++p) {
+        const PortSpec& ps = cs.ports[p];
+        if (ps.peer == kNoChip || ps.failed || m_m.chips[ps.peer].failed) continue;
+        const uint32_t next = static_cast<uint32_t>(k) + (m_m.chips[ps.peer].node != cs.node ? kGlobal : 1);
+        if (next >= cost[ps.peer]) continue;
+        cost[ps.peer] = next;
+        t.dist[ps.peer] = static_cast<uint16_t>(t.dist[c] + 1);
+        t.parent[ps.peer] = c;
+        t.port[ps.peer] = static_cast<uint8_t>(p);
+        if (bucket.size() <= next) bucket.resize(next + 1);
+        bucket[next].push_back(ps.peer);
+      }
     }
+    std::vector<uint32_t>().swap(bucket[k]);
   }
   m_lru.push_front(src);
   auto& slot = m_trees[src];
