@@ -17,6 +17,8 @@
 
 #include "fabricvp_version.h"
 
+#include "tools/fabricvp/commands.h"
+
 #include "models/core/context.h"
 #include "models/core/module.h"
 #include "platforms/system.h"
@@ -207,6 +209,9 @@ int sc_main(int argc, char** argv) {
   as->add_option("program", asm_file, "assembly file")->required();
   as->add_option("-o,--output", asm_out, "write the normalized program text here");
 
+  std::vector<cli::Handler> more;
+  for (const auto& setup : cli::setups()) more.push_back(setup(app));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -236,5 +241,7 @@ int sc_main(int argc, char** argv) {
   if (*as) return cmd_asm(asm_file, asm_out);
   if (*exp) return runtime::run_experiment(ex);
   if (*topo) return cmd_topology(topo_platform, topo_overrides, topo_sources, topo_json);
+  for (const auto& h : more)
+    if (*h.sub) return h.run();
   return 1;
 }
