@@ -158,6 +158,7 @@ System::System(const sc_core::sc_module_name& nm)
                    "comma-separated node paths below sys marked dead, e.g. node5 or rack3.node2"),
       failed_links(this, "failed_links", "", "",
                    "comma-separated cable paths below sys marked dead, e.g. glink0_5_0 or node2.link1_3"),
+      phy("phy"),
       host("host") {
   if (topology.get() == "dragonfly") {
     racks = std::make_unique<core::Param<uint32_t>>(this, "racks", 1, "racks",

@@ -91,6 +91,7 @@ class System : public core::Module {
   core::Param<uint32_t> ring_links;
   core::Param<std::string> failed_nodes;
   core::Param<std::string> failed_links;
+  c2c::Phy phy;  ///< system-wide PHY settings (sys.phy.ber, ...), read by every link
   // dragonfly only
   std::unique_ptr<core::Param<uint32_t>> racks;
   std::unique_ptr<core::Param<uint32_t>> nodes_per_rack;

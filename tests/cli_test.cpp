@@ -16,42 +16,13 @@ using namespace fabricvp;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result sh(const std::string& args) {
-  std::string cmd = std::string(FABRICVP_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-class TempDir {
- public:
-  TempDir() : path(fs::temp_directory_path() / ("fabricvp-cli-" + std::to_string(::getpid()))) {
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-  std::string operator/(const std::string& s) const { return (path / s).string(); }
-  fs::path path;
-};
+using test::Result;
+using test::sh;
+using test::TempDir;
 
 const std::string kNode = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
 
-nlohmann::json load(const std::string& path) {
-  std::ifstream f(path);
-  return nlohmann::json::parse(f);
-}
+nlohmann::json load(const std::string& path) { return test::load_json(path); }
 
 }  // namespace
 

@@ -4,9 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -73,6 +80,45 @@ inline std::vector<uint8_t> pattern(uint32_t seed, uint32_t vectors = 1) {
   std::vector<uint8_t> v(vectors * tsp::kVectorBytes);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i * 131 + seed * 17 + 1) & 0xff);
   return v;
+}
+
+/// Output and exit code of a command-line run.
+struct Result {
+  int code;
+  std::string out;  ///< stdout and stderr
+};
+
+/// Run the fabricvp binary with `args` (a shell word list).
+inline Result sh(const std::string& args) {
+  std::string cmd = std::string(FABRICVP_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+/// A scratch directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir()
+      : path(std::filesystem::temp_directory_path() / ("fabricvp-test-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+  std::string operator/(const std::string& s) const { return (path / s).string(); }
+  std::filesystem::path path;
+};
+
+inline nlohmann::json load_json(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
 }
 
 }  // namespace fabricvp::test

@@ -5,7 +5,8 @@ using namespace fabricvp;
 using test::Bench;
 
 namespace {
-constexpr uint64_t kLinkLatencyPs = 60000 + 4000 + 176000;  // tx pipeline + propagation + rx pipeline
+// tx pipeline + propagation + FEC (KP4: 5140 message bits at 100 Gb/s + 20 ns decoder) + rx pipeline
+constexpr uint64_t kLinkLatencyPs = 60000 + 4000 + (51400 + 20000) + 104600;
 }
 
 TEST(Link, OneHopIs650CyclesAt900MHz) {
@@ -54,7 +55,10 @@ TEST(Link, LaneCountAndRateSetTheSerializationTime) {
   EXPECT_EQ(ser.ps(3), 131200u);
   const uint32_t n = 77;
   uint64_t start = b.clk().ps(205);
-  uint64_t arrival0 = start + ser.ps(1) + kLinkLatencyPs;
+  // The FEC codeword accumulation scales with the rate too: 5140 message bits at 60 Gb/s = 85666.7 ps.
+  const uint64_t latency = b.sys->links[0]->a_to_b.latency_ps();
+  EXPECT_EQ(latency, 60000u + 4000u + 85667u + 20000u + 104600u);
+  uint64_t arrival0 = start + ser.ps(1) + latency;
   uint64_t c = b.clk().cycle_at_or_after(arrival0);
   b.write_vec(0, 0, test::pattern(3, n));
   b.load(0, ".queue 0\nSEND p0, @0, 77\n");

@@ -6,12 +6,21 @@
 namespace fabricvp::c2c {
 
 namespace {
-const Channel::Names kAtoB{"a_to_b",        "a_to_b_out",         "a_to_b.bursts",
-                           "a_to_b.packets", "a_to_b.payload_bytes", "a_to_b.wire_bytes",
-                           "a_to_b.busy_ps", "a_to_b.peak_in_flight", "a_to_b.utilization_pct"};
-const Channel::Names kBtoA{"b_to_a",        "b_to_a_out",         "b_to_a.bursts",
-                           "b_to_a.packets", "b_to_a.payload_bytes", "b_to_a.wire_bytes",
-                           "b_to_a.busy_ps", "b_to_a.peak_in_flight", "b_to_a.utilization_pct"};
+#define FABRICVP_DIR_NAMES(d)                                                                                    \
+  Channel::Names {                                                                                               \
+    d, d "_out", d ".bursts", d ".packets", d ".payload_bytes", d ".wire_bytes", d ".busy_ps", d ".peak_in_flight", \
+        d ".utilization_pct", d ".fec_codewords", d ".fec_corrected_codewords", d ".fec_corrected_symbols",      \
+        d ".fec_uncorrectable_codewords", d ".fec_miscorrected_codewords", d ".fec_flagged_vectors",            \
+        d ".silent_corrupted_vectors", d ".bit_errors", d ".fec_symbol_errors_hist"                               \
+  }
+const Channel::Names kAtoB = FABRICVP_DIR_NAMES("a_to_b");
+const Channel::Names kBtoA = FABRICVP_DIR_NAMES("b_to_a");
+#undef FABRICVP_DIR_NAMES
+
+std::string attempt_suffix(bool marginal) {
+  // A transient fault is different on every replay; a marginal link's is not.
+  return marginal ? std::string() : "/attempt" + std::to_string(core::Context::get().attempt());
+}
 }  // namespace
 
 Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
@@ -19,7 +28,7 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
       m_name(std::string(link.name()) + "." + n.dir),
       m_tid(trace_tid),
       m_rate(static_cast<uint64_t>(link.packet_bytes.get()) * 8, link.lanes, link.lane_gbps),
-      m_latency_ps(link.tx_pipeline_ps + link.propagation_ps + link.rx_pipeline_ps),
+      m_latency_ps(link.tx_pipeline_ps + link.propagation_ps + link.fec_latency_ps() + link.rx_pipeline_ps),
       m_out(n.out),
       bursts(&link, nullptr, n.bursts, "bursts", "bursts of back-to-back packets"),
       packets(&link, nullptr, n.packets, "packets", "packets (one 320-B vector each) serialized"),
@@ -31,8 +40,121 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
       utilization_pct(&link, n.utilization, "%", "busy_ps / simulated time", [this] {
         double end = sc_core::sc_time_stamp().to_seconds() * 1e12;
         return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
-      }) {
+      }),
+      codewords(&link, nullptr, n.codewords, "codewords", "FEC codewords carrying this direction's packets"),
+      corrected_codewords(&link, nullptr, n.corrected_codewords, "codewords",
+                          "codewords with errors that the decoder corrected"),
+      corrected_symbols(&link, nullptr, n.corrected_symbols, "symbols", "10-bit symbols the decoder corrected"),
+      uncorrectable_codewords(&link, nullptr, n.uncorrectable_codewords, "codewords",
+                              "codewords the decoder declared uncorrectable (their vectors are flagged)"),
+      miscorrected_codewords(&link, nullptr, n.miscorrected_codewords, "codewords",
+                             "codewords decoded into a wrong codeword: silent corruption, invisible to hardware"),
+      flagged_vectors(&link, nullptr, n.flagged_vectors, "vectors",
+                      "vectors carried by uncorrectable codewords (a RECV of one raises a machine check)"),
+      corrupted_vectors(&link, nullptr, n.corrupted_vectors, "vectors",
+                        "vectors delivered with wrong bits and no flag (known only to the model)"),
+      bit_errors(&link, nullptr, n.bit_errors, "bits", "bit errors injected into this direction's codewords"),
+      symbol_error_hist(&link, n.hist, "codewords",
+                        "codewords by injected symbol errors: index e = e symbols wrong, the last entry more than t",
+                        [this] {
+                          nlohmann::json a = nlohmann::json::array();
+                          if (!m_kbits) return a;
+                          std::array<uint64_t, 32> h{};
+                          if (m_fec) h = m_fec->hist;
+                          uint64_t with = 0;
+                          for (size_t e = 1; e < h.size(); ++e) with += h[e];
+                          a.push_back(codewords.get() - with);
+                          uint64_t more = 0;
+                          for (size_t e = 1; e < h.size(); ++e) {
+                            if (e <= m_t)
+                              a.push_back(h[e]);
+                            else
+                              more += h[e];
+                          }
+                          a.push_back(more);
+                          return a;
+                        }) {
   m_out.bind(m_bw);
+  FecCode code;
+  if (link.fec_code(code)) {
+    RsCodec probe(code);
+    m_kbits = static_cast<uint32_t>(probe.k()) * kFecSymbolBits;
+    m_t = static_cast<uint32_t>(probe.t());
+    const Phy* phy = Phy::current();
+    const double ber = link.ber + (phy ? phy->ber.get() : 0.0);
+    const double bursts = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
+    const double mean = link.burst_rate > 0 || !phy ? link.burst_length_mean.get() : phy->burst_length_mean.get();
+    if (ber > 0 || bursts > 0)
+      m_fec = std::make_unique<Errors>(FecLane::Setup{
+          code, link.lanes, link.packet_bytes, ber, bursts, mean,
+          link.seed_for(std::string(n.dir) + "/phy" + attempt_suffix(link.marginal))});
+  }
+}
+
+Channel::~Channel() = default;
+
+void Channel::decode_through(uint64_t k) {
+  const uint64_t pbits = static_cast<uint64_t>(m_link.packet_bytes) * 8;
+  const size_t pbytes = m_link.packet_bytes, hbytes = pbytes - kVectorBytes;
+  Errors& x = *m_fec;
+  while (!x.frames.empty()) {
+    Frame& f = x.frames.front();
+    if (k < f.first) break;
+    const uint64_t p = std::min(k, f.first + f.count - 1) - f.first;  // packets of f read so far: [0, p]
+    while (f.next < f.codewords) {
+      const uint64_t j = f.next;
+      const uint64_t first = j * m_kbits / pbits;
+      const uint64_t last = std::min<uint64_t>(f.count - 1, ((j + 1) * m_kbits - 1) / pbits);
+      if (last > p) break;
+      if (x.lane.next_codeword_has_errors()) {
+        // Wire images (header: stream index, big-endian; then the vector) of the packets it carries.
+        const size_t np = static_cast<size_t>(last - first + 1);
+        x.wirebuf.assign(np * pbytes, 0);
+        x.wire.clear();
+        for (size_t q = 0; q < np; ++q) {
+          uint8_t* img = x.wirebuf.data() + q * pbytes;
+          const uint64_t idx = f.first + first + q;
+          for (size_t b = 0; b < hbytes && b < 8; ++b) img[b] = static_cast<uint8_t>(idx >> (8 * (7 - b)));
+          std::memcpy(img + hbytes, m_ring[idx & m_mask], kVectorBytes);
+          x.wire.push_back(img);
+        }
+        const FecLane::Outcome o = x.lane.decode(x.wire, j * m_kbits - first * pbits, x.received);
+        bit_errors += o.bit_errors;
+        ++x.hist[std::min<size_t>(o.symbol_errors, x.hist.size() - 1)];
+        switch (o.kind) {
+          case FecLane::Outcome::clean:
+            break;
+          case FecLane::Outcome::corrected:
+            ++corrected_codewords;
+            corrected_symbols += o.corrected_symbols;
+            break;
+          case FecLane::Outcome::uncorrectable:
+            ++uncorrectable_codewords;
+            for (uint64_t q = first; q <= last; ++q)
+              if (x.flagged.empty() || x.flagged.back() < f.first + q) {
+                x.flagged.push_back(f.first + q);
+                ++flagged_vectors;
+              }
+            break;
+          case FecLane::Outcome::miscorrected:
+            ++miscorrected_codewords;
+            for (size_t q = 0; q < np; ++q) {
+              const uint8_t* got = x.received.data() + q * pbytes;
+              if (std::memcmp(got, x.wire[q], pbytes) == 0) continue;
+              const uint64_t idx = f.first + first + q;
+              ++corrupted_vectors;
+              keep(idx);
+              std::memcpy(m_kept[idx].data(), got + hbytes, kVectorBytes);
+            }
+            break;
+        }
+      }
+      ++f.next;
+      m_decoded = f.first + (f.next == f.codewords ? f.count : f.next * m_kbits / pbits);
+    }
+    if (f.next < f.codewords) break;
+    x.frames.pop_front();
+  }
 }
 
 void Channel::bind_out(RxSocket& rx) { m_out.bind(rx); }
@@ -49,6 +171,7 @@ uint64_t Channel::push(const uint8_t* vector) {
   m_mask = m_ring.size() - 1;
   m_ring[m_tail & m_mask] = vector;
   peak_in_flight.note_max(m_tail + 1 - m_head);
+  if (m_fec) decode_through(m_tail);
   return m_tail++;
 }
 
@@ -72,6 +195,11 @@ void Channel::b_transport(Burst& b, sc_core::sc_time& delay) {
   payload_bytes += static_cast<uint64_t>(b.count) * kVectorBytes;
   wire_bytes += static_cast<uint64_t>(b.count) * m_link.packet_bytes;
   busy_ps += dur;
+  if (m_kbits) {
+    const uint64_t cw = (static_cast<uint64_t>(b.count) * m_link.packet_bytes * 8 + m_kbits - 1) / m_kbits;
+    codewords += cw;
+    if (m_fec) m_fec->frames.push_back(Frame{b.stream_index, b.count, cw, 0});
+  }
   auto& tr = core::Context::get().trace();
   if (tr.enabled())
     tr.span(m_link.trace_pid(), m_tid, "burst", "c2c", b.start_ps, dur,
@@ -93,6 +221,23 @@ tlm::tlm_sync_enum Channel::Bw::nb_transport_bw(Burst&, tlm::tlm_phase&, sc_core
   return tlm::TLM_COMPLETED;
 }
 
+bool Link::fec_code(FecCode& code) const { return fec.get() != "none" && parse_fec_code(fec.get(), code); }
+
+uint64_t Link::fec_latency_ps() const {
+  FecCode code;
+  if (!fec_code(code)) return 0;
+  // One codeword's message (k x 10 bits) accumulates at the packet-stream rate.
+  const core::SerialRate msg(static_cast<uint64_t>(RsCodec(code).k()) * kFecSymbolBits, lanes, lane_gbps);
+  return msg.ps(1) + fec_decoder_ps;
+}
+
+double Link::line_gbps() const {
+  FecCode code;
+  if (!fec_code(code)) return lane_gbps;
+  RsCodec c(code);
+  return lane_gbps * c.n() / c.k();
+}
+
 Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name)
     : core::Module(nm, "c2c.link"),
       lanes(this, "lanes", 4, "lanes", "SerDes lanes per direction", 1, 64),
@@ -102,9 +247,21 @@ Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const s
       tx_pipeline_ps(this, "tx_pipeline_ps", 60000, "ps",
                      "transmit pipeline: framing, PCS/FEC encode, gearbox, SerDes TX", 0, 1000000000),
       propagation_ps(this, "propagation_ps", 4000, "ps", "cable propagation (0.75 m at ~5 ns/m)", 0, 1000000000),
-      rx_pipeline_ps(this, "rx_pipeline_ps", 176000, "ps",
-                     "receive pipeline: CDR/deserializer, FEC decode, deframing, crossing into the core clock", 0,
+      rx_pipeline_ps(this, "rx_pipeline_ps", 104600, "ps",
+                     "receive pipeline besides FEC: CDR/deserializer, deframing, crossing into the core clock", 0,
                      1000000000),
+      fec(this, "fec", "kp4", "", "RS-FEC code: kp4 = RS(544,514) t=15, kr4 = RS(528,514) t=7, none",
+          {"kp4", "kr4", "none"}),
+      fec_decoder_ps(this, "fec_decoder_ps", 20000, "ps",
+                     "FEC decoder pipeline after the codeword is complete (syndromes, BM, Chien, Forney)", 0,
+                     1000000000),
+      ber(this, "ber", 0.0, "1/bit", "independent bit-error rate of this link (added to sys.phy.ber)", 0.0, 0.5),
+      burst_rate(this, "burst_rate", 0.0, "1/bit", "error bursts starting per bit (added to sys.phy.burst_rate)",
+                 0.0, 0.5),
+      burst_length_mean(this, "burst_length_mean", 8.0, "bits",
+                        "mean error-burst length on one lane when this link sets burst_rate", 1.0, 1000.0),
+      marginal(this, "marginal", false, "",
+               "persistent fault: the same errors recur on every replay (a transient fault does not)"),
       a_tx("a_tx"),
       b_tx("b_tx"),
       a_to_b(*this, kAtoB, 1),

@@ -5,21 +5,27 @@
 // serializer at time r starts at s = max(r, free), where `free` is the end of
 // the previous burst; packet i (0-based) leaves the serializer at
 // s + ser(i + 1) and is complete in the receiver's buffer at
-//   arrival(i) = s + ser(i + 1) + tx_pipeline_ps + propagation_ps + rx_pipeline_ps
+//   arrival(i) = s + ser(i + 1) + L
 // with ser(n) = ceil(n * packet_bytes * 8 / (lanes * lane_gbps)) ps.
 //
-// Extension points (seed 000 §2.3, §3, §4.5): the Channel is where the PHY acts
-// on each packet's bytes (FEC encode/decode, lane striping and bit-error
-// injection take a private copy of the vector with keep() and change it there),
-// and tx/rx pipeline latencies are where FEC codeword latency is accounted.
+// with L = tx_pipeline_ps + propagation_ps + fec_latency_ps() + rx_pipeline_ps.
+//
+// PHY (models/c2c/phy.h, docs/phy.md): packets are framed into RS-FEC
+// codewords per burst; with error injection on, every codeword that gets an
+// error is built from the real bytes, corrupted and decoded; corrected words
+// deliver intact vectors, uncorrectable ones flag their vectors (the receiving
+// chip raises a machine check), miscorrected ones deliver the wrong bits
+// (through keep()) and are counted as silent corruptions.
 #pragma once
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "models/c2c/phy.h"
 #include "models/c2c/protocol.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
@@ -34,8 +40,11 @@ class Channel : public FwIf {
   /// Stat leaf names of one direction (static strings, "a_to_b.packets", ...).
   struct Names {
     const char *dir, *out, *bursts, *packets, *payload_bytes, *wire_bytes, *busy_ps, *peak_in_flight, *utilization;
+    const char *codewords, *corrected_codewords, *corrected_symbols, *uncorrectable_codewords, *miscorrected_codewords,
+        *flagged_vectors, *corrupted_vectors, *bit_errors, *hist;
   };
   Channel(Link& link, const Names& names, uint32_t trace_tid);
+  ~Channel() override;
 
   const core::SerialRate& rate() const { return m_rate; }
   /// Fixed latency from the end of serialization to the receiver's buffer.
@@ -57,6 +66,16 @@ class Channel : public FwIf {
   void pop() {
     if (!m_kept.empty()) m_kept.erase(m_head);
     ++m_head;
+  }
+  /// False while the FEC codeword(s) carrying the next vector have not been
+  /// decoded yet (their later packets are not yet read at the source).
+  bool head_decoded() const { return !m_fec || m_head < m_decoded; }
+  /// The next vector was carried by an uncorrectable codeword.
+  bool head_flagged() {
+    if (!m_fec) return false;
+    auto& f = m_fec->flagged;
+    while (!f.empty() && f.front() < m_head) f.pop_front();
+    return !f.empty() && f.front() == m_head;
   }
   /// Stream index of the next vector the receiver takes.
   uint64_t head() const { return m_head; }
@@ -97,9 +116,32 @@ class Channel : public FwIf {
   uint64_t m_mask = 0, m_head = 0, m_tail = 0;
   std::unordered_map<uint64_t, std::array<uint8_t, kVectorBytes>> m_kept;  // private copies, by stream index
 
+  // PHY. The error-injection state exists only where errors can occur, so a
+  // large machine at BER 0 pays nothing for it.
+  struct Frame {
+    uint64_t first, count, codewords, next;  // stream index of the first packet; codewords; next to decode
+  };
+  struct Errors {
+    explicit Errors(const FecLane::Setup& s) : lane(s) {}
+    FecLane lane;
+    std::deque<Frame> frames;
+    std::deque<uint64_t> flagged;  // stream indices carried by uncorrectable codewords, ascending
+    std::vector<const uint8_t*> wire;
+    std::vector<uint8_t> wirebuf, received;
+    std::array<uint64_t, 32> hist{};  // codewords by injected symbol errors (last: more)
+  };
+  void decode_through(uint64_t stream_index);
+  std::unique_ptr<Errors> m_fec;
+  uint64_t m_decoded = 0;          // vectors below this stream index are decoded
+  uint32_t m_kbits = 0;            // FEC message bits per codeword (0: no FEC)
+  uint32_t m_t = 0;                // symbols the code corrects
+
  public:
   core::Counter bursts, packets, payload_bytes, wire_bytes, busy_ps, peak_in_flight;
   core::Derived utilization_pct;
+  core::Counter codewords, corrected_codewords, corrected_symbols, uncorrectable_codewords, miscorrected_codewords,
+      flagged_vectors, corrupted_vectors, bit_errors;
+  core::Derived symbol_error_hist;
 };
 
 class Link : public core::Module {
@@ -112,6 +154,19 @@ class Link : public core::Module {
   core::Param<uint64_t> tx_pipeline_ps;
   core::Param<uint64_t> propagation_ps;
   core::Param<uint64_t> rx_pipeline_ps;
+  core::Param<std::string> fec;
+  core::Param<uint64_t> fec_decoder_ps;
+  core::Param<double> ber;
+  core::Param<double> burst_rate;
+  core::Param<double> burst_length_mean;
+  core::Param<bool> marginal;
+
+  /// FEC code of this link (false: no FEC).
+  bool fec_code(FecCode& code) const;
+  /// Receiver latency of FEC: one codeword accumulation plus the decoder (0 without FEC).
+  uint64_t fec_latency_ps() const;
+  /// SerDes signalling rate per lane including FEC parity, Gb/s.
+  double line_gbps() const;
 
   RxSocket a_tx;  ///< bound by endpoint A's transmitter
   RxSocket b_tx;  ///< bound by endpoint B's transmitter

@@ -24,6 +24,10 @@ struct HardwareError {
   std::string message;
   uint64_t time_ps = 0;
   int64_t cycle = -1;   ///< core cycle of the chip, -1 if not applicable
+  /// A machine check: data the hardware itself flagged as lost (uncorrectable
+  /// FEC codeword). The runtime may replay the program (seed 000 §4.5).
+  bool machine_check = false;
+  std::string source;   ///< machine check: the link direction that flagged the data
 };
 
 class Context {
@@ -41,6 +45,11 @@ class Context {
 
   Trace& trace() { return m_trace; }
 
+  /// Replay attempt of this run (0 = first; seed 000 §4.5 software replay):
+  /// transient PHY faults draw new errors on every attempt.
+  uint32_t attempt() const { return m_attempt; }
+  void set_attempt(uint32_t a) { m_attempt = a; }
+
   /// Record a hardware error, print it, and stop the simulation.
   void hw_error(HardwareError e);
   const std::vector<HardwareError>& hw_errors() const { return m_errors; }
@@ -55,6 +64,7 @@ class Context {
   Trace m_trace;
   std::vector<HardwareError> m_errors;
   bool m_halted = false;
+  uint32_t m_attempt = 0;
 };
 
 uint64_t fnv1a64(std::string_view s);

@@ -26,7 +26,7 @@ void Module::hw_error(const std::string& where_suffix, uint64_t time_ps, int64_t
                       const std::string& message) const {
   std::string where = name();
   if (!where_suffix.empty()) where += "." + where_suffix;
-  Context::get().hw_error(HardwareError{where, message, time_ps, cycle});
+  Context::get().hw_error(HardwareError{where, message, time_ps, cycle, false, {}});
 }
 
 }  // namespace fabricvp::core

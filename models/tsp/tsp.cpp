@@ -53,6 +53,10 @@ class RecvCursor final : public Cursor {
         throw std::logic_error("C2C channel " + m_ch.name() + " has no data for a checked RECV");
       }
     }
+    if (m_ch.head_flagged()) {  // the PHY lost this vector (uncorrectable FEC codeword)
+      m_chip.machine_check(m_ch, m_addr + m_i, key.t);
+      return true;
+    }
     m_chip.before_write(m_addr + m_i);
     std::memcpy(m_sram.write(m_addr + m_i), m_ch.front(), kVectorBytes);
     m_ch.pop();
@@ -379,6 +383,15 @@ void Tsp::finish() {
       error(fmt::format("queue{}", q), queue.sync_cycle,
             "queue parked in SYNC and no NOTIFY followed; the program never finished");
   }
+}
+
+void Tsp::machine_check(const c2c::Channel& ch, uint32_t addr, uint64_t t_ps) {
+  const uint64_t cycle = m_clock.cycle_at_or_after(t_ps);
+  core::Context::get().hw_error(core::HardwareError{
+      std::string(name()),
+      fmt::format("machine check: vector {} of {} arrived in an uncorrectable FEC codeword (RECV into @{})",
+                  ch.head(), ch.name(), addr),
+      t_ps, static_cast<int64_t>(cycle), true, ch.name()});
 }
 
 void Tsp::error(const std::string& where, uint64_t cycle, const std::string& msg) {

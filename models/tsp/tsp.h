@@ -85,6 +85,9 @@ class Tsp : public core::Module, public c2c::Producer {
   void before_write(uint32_t v) {
     if (!m_sending.empty()) guard(v);
   }
+  /// A RECV into SRAM vector `addr` takes a vector the PHY flagged as lost:
+  /// raise a machine check (the run stops; the runtime may replay it).
+  void machine_check(const c2c::Channel& ch, uint32_t addr, uint64_t t_ps);
 
   /// Decode and check the instruction memory, then start every queue at cycle 0
   /// of the current delta. Throws core::ConfigError naming chip, queue,

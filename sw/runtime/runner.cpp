@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +13,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
+#include <cerrno>
+#include <cstdio>
 #include <systemc>
 
 #include "fabricvp_version.h"
@@ -20,6 +25,7 @@
 #include "platforms/system.h"
 #include "sw/asm/program.h"
 #include "sw/runtime/reference.h"
+#include "sw/runtime/report.h"
 #include "sw/sched/checker.h"
 #include "sw/sched/collectives.h"
 
@@ -31,49 +37,6 @@ namespace {
 
 constexpr const char* kVersion = FABRICVP_VERSION;
 
-double peak_rss_mib() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
-
-std::string human_bytes(uint64_t b) {
-  if (b >= (1ULL << 30) && b % (1ULL << 30) == 0) return fmt::format("{} GiB", b >> 30);
-  if (b >= (1ULL << 20) && b % (1ULL << 20) == 0) return fmt::format("{} MiB", b >> 20);
-  if (b >= (1ULL << 10) && b % (1ULL << 10) == 0) return fmt::format("{} KiB", b >> 10);
-  return fmt::format("{} B", b);
-}
-
-std::string human_time(uint64_t ps) {
-  if (ps >= 1000000000ULL) return fmt::format("{:.3f} ms", ps / 1e9);
-  if (ps >= 1000000ULL) return fmt::format("{:.3f} us", ps / 1e6);
-  return fmt::format("{:.3f} ns", ps / 1e3);
-}
-
-/// Effective configuration: every parameter with its value, loadable as a platform file.
-uint64_t write_effective_config(const std::string& path, const RunOptions& opt) {
-  std::string body;
-  for (const core::ParamBase* p : core::all_params()) {
-    std::string v = p->value_str();
-    if (std::string(p->type_name()) == "string") v = nlohmann::json(v).dump();
-    body += fmt::format("{}: {}\n", p->name(), v);
-  }
-  uint64_t hash = core::fnv1a64(body);
-  std::ofstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot write the effective configuration", path));
-  f << "# fabricvp effective configuration (every parameter; loadable as a platform file)\n";
-  f << "# platform: " << opt.platform << "\n";
-  for (const auto& o : opt.overrides) f << "# -p " << o << "\n";
-  f << fmt::format("# config_hash: {:016x}\n", hash);
-  for (const core::ParamBase* p : core::all_params()) {
-    std::string v = p->value_str();
-    if (std::string(p->type_name()) == "string") v = nlohmann::json(v).dump();
-    std::string from = p->source() ? p->source()->origin.str() : "default";
-    f << fmt::format("{}: {}  # {}{}{} [{}]\n", p->name(), v, p->unit(), *p->unit() ? "; " : "", p->description(),
-                     from);
-  }
-  return hash;
-}
 
 }  // namespace
 
@@ -221,33 +184,41 @@ CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chi
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = WallClock;
+
+/// phy.* — FEC and error-injection totals over every link direction.
+struct PhyStats {
+  core::Value<uint64_t> codewords{nullptr, "phy", "codewords", "codewords", "FEC codewords on all links"};
+  core::Value<uint64_t> bit_errors{nullptr, "phy", "bit_errors", "bits", "bit errors injected"};
+  core::Value<uint64_t> corrected_codewords{nullptr, "phy", "corrected_codewords", "codewords",
+                                            "codewords with errors the decoders corrected"};
+  core::Value<uint64_t> corrected_symbols{nullptr, "phy", "corrected_symbols", "symbols", "symbols corrected"};
+  core::Value<uint64_t> uncorrectable_codewords{nullptr, "phy", "uncorrectable_codewords", "codewords",
+                                                "codewords declared uncorrectable (vectors flagged)"};
+  core::Value<uint64_t> flagged_vectors{nullptr, "phy", "flagged_vectors", "vectors",
+                                        "vectors flagged by uncorrectable codewords"};
+  core::Value<uint64_t> miscorrected_codewords{nullptr, "phy", "miscorrected_codewords", "codewords",
+                                               "codewords decoded into a wrong codeword (silent corruption)"};
+  core::Value<uint64_t> silent_corrupted_vectors{nullptr, "phy", "silent_corrupted_vectors", "vectors",
+                                                 "vectors delivered with wrong bits and no flag (model-only view)"};
+};
+
+/// workload.replays etc. — software replay after machine checks (any run).
+struct ReplayStats {
+  core::Value<uint64_t> replays{nullptr, "workload", "replays", "replays",
+                                "times the program was replayed from the start after a machine check"};
+  core::Value<uint64_t> replayed_ps{nullptr, "workload", "replayed_ps", "ps",
+                                    "simulated time lost in the attempts that ended in a machine check"};
+  core::Value<std::string> machine_checks{nullptr, "workload", "machine_checks", "",
+                                          "link direction that flagged the data, per failed attempt"};
+};
 
 /// run.* — the manifest of every run.
-struct RunStats {
-  core::Value<std::string> version{nullptr, "run", "version", "", "fabricvp version"};
-  core::Value<std::string> config_hash{nullptr, "run", "config_hash", "", "FNV-1a 64 of the effective configuration"};
-  core::Value<std::string> platform{nullptr, "run", "platform", "", "platform file"};
-  core::Value<uint64_t> seed{nullptr, "run", "seed", "", "random seed of the run"};
-  core::Value<std::string> status{nullptr, "run", "status", "", "ok | hardware_error | mismatch | timing_mismatch"};
-  core::Value<uint64_t> hardware_errors{nullptr, "run", "hardware_errors", "errors", "hardware errors raised"};
+struct RunStats : RunManifest {
   core::Value<uint64_t> chips{nullptr, "run", "chips", "chips", "TSPs in the platform"};
-  core::Value<uint64_t> links{nullptr, "run", "links", "links", "C2C links in the platform"};
   core::Value<uint64_t> instructions{nullptr, "run", "program_instructions", "instructions", "instructions loaded"};
-  core::Value<uint64_t> sim_time_ps{nullptr, "run", "sim_time_ps", "ps", "simulated time at the end of the run"};
   core::Value<uint64_t> schedule_violations{nullptr, "run", "schedule_violations", "violations",
                                             "conflicts the static schedule check found in the loaded programs"};
-  core::Value<double> wall_s{nullptr, "run", "wall_s", "s", "host wall-clock time of the whole run"};
-  core::Value<double> setup_wall_s{nullptr, "run", "setup_wall_s", "s",
-                                   "host time to elaborate, schedule and load programs"};
-  core::Value<double> load_wall_s{nullptr, "run", "load_wall_s", "s",
-                                  "host time to generate inputs, load them and compute the reference"};
-  core::Value<double> sim_wall_s{nullptr, "run", "sim_wall_s", "s", "host wall-clock time inside sc_start"};
-  core::Value<double> check_wall_s{nullptr, "run", "check_wall_s", "s", "host time to check every chip's result"};
-  core::Value<double> sim_ns_per_wall_s{nullptr, "run", "sim_ns_per_wall_s", "ns/s",
-                                        "simulated ns per host second in sc_start"};
-  core::Value<double> peak_rss_mib{nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process"};
 };
 
 /// workload.* — a collective run.
@@ -467,6 +438,7 @@ int run_impl(const RunOptions& opt) {
   const auto wall0 = Clock::now();
   core::Context& ctx = core::Context::get();
   ctx.set_seed(opt.seed);
+  ctx.set_attempt(opt.attempt);
   ctx.config().load_file(opt.platform);
   for (const auto& o : opt.overrides) ctx.config().add_override(o);
 
@@ -542,31 +514,59 @@ int run_impl(const RunOptions& opt) {
   for (tsp::Tsp* t : sys.chips) t->release_sram();  // results are checked: the memory can go
   const bool verified = collective && hw_ok && check.mismatched == 0;
   const bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
-  const std::string status = !hw_ok                    ? "hardware_error"
+  const bool machine_check = !hw_ok && ctx.hw_errors()[0].machine_check;
+  const bool will_replay = machine_check && opt.attempt < opt.max_replays;
+  const std::string status = machine_check            ? (will_replay ? "machine_check_replayed" : "machine_check")
+                             : !hw_ok                  ? "hardware_error"
                              : collective && !verified ? "mismatch"
                              : !timing_ok              ? "timing_mismatch"
                                                        : "ok";
 
   // ---- statistics ----
   RunStats rs;
-  rs.version.set(kVersion);
-  rs.config_hash.set(fmt::format("{:016x}", config_hash));
-  rs.platform.set(opt.platform);
-  rs.seed.set(opt.seed);
   rs.status.set(status);
   rs.hardware_errors.set(ctx.hw_errors().size());
   rs.chips.set(n);
   rs.links.set(sys.links.size());
   rs.instructions.set(instructions);
-  rs.sim_time_ps.set(sim_end);
   rs.schedule_violations.set(schedule_check.violations.size());
-  rs.setup_wall_s.set(setup_wall);
-  rs.load_wall_s.set(load_wall);
-  rs.sim_wall_s.set(sim_wall);
-  rs.check_wall_s.set(check_wall);
-  rs.sim_ns_per_wall_s.set(sim_wall > 0 ? sim_end / 1e3 / sim_wall : 0.0);
-  rs.peak_rss_mib.set(peak_rss_mib());
-  rs.wall_s.set(since(wall0));
+  rs.set(opt, config_hash, sim_end, wall0, setup_wall, load_wall, sim_wall, check_wall);
+
+  PhyStats ps;
+  {
+    uint64_t v[8] = {};
+    for (const c2c::Link* l : sys.links)
+      for (const c2c::Channel* c : {&l->a_to_b, &l->b_to_a}) {
+        v[0] += c->codewords.get();
+        v[1] += c->bit_errors.get();
+        v[2] += c->corrected_codewords.get();
+        v[3] += c->corrected_symbols.get();
+        v[4] += c->uncorrectable_codewords.get();
+        v[5] += c->flagged_vectors.get();
+        v[6] += c->miscorrected_codewords.get();
+        v[7] += c->corrupted_vectors.get();
+      }
+    ps.codewords.set(v[0]);
+    ps.bit_errors.set(v[1]);
+    ps.corrected_codewords.set(v[2]);
+    ps.corrected_symbols.set(v[3]);
+    ps.uncorrectable_codewords.set(v[4]);
+    ps.flagged_vectors.set(v[5]);
+    ps.miscorrected_codewords.set(v[6]);
+    ps.silent_corrupted_vectors.set(v[7]);
+  }
+  ReplayStats rps;
+  {
+    rps.replays.set(opt.attempt);
+    uint64_t lost = 0;
+    std::string where;
+    for (const auto& m : opt.history) {
+      lost += m.time_ps;
+      where += (where.empty() ? "" : ",") + m.link;
+    }
+    rps.replayed_ps.set(lost);
+    rps.machine_checks.set(where);
+  }
 
   const double link_GBps = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
   const uint32_t P = machine.size();
@@ -609,8 +609,22 @@ int run_impl(const RunOptions& opt) {
     ws->peer.set(req.peer);
   }
   {
-    std::ofstream f(fs::path(opt.out_dir) / "stats.json");
+    const std::string file = will_replay ? fmt::format("stats.attempt{}.json", opt.attempt) : "stats.json";
+    std::ofstream f(fs::path(opt.out_dir) / file);
     core::write_stats_json(f);
+  }
+  if (will_replay) {
+    const core::HardwareError& e = ctx.hw_errors()[0];
+    fmt::print("fabricvp: attempt {}: machine check at {} on {} (data flagged by {}); replaying the program from the "
+               "start ({} of {} replays)\n",
+               opt.attempt, human_time(e.time_ps), e.where, e.source, opt.attempt + 1, opt.max_replays);
+    if (opt.report_fd >= 0) {
+      const std::string line = fmt::format("{} {} {}\n", e.time_ps, e.source, e.where);
+      if (::write(opt.report_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+        throw std::runtime_error("cannot report the machine check to the replaying runtime");
+    }
+    ctx.trace().close();
+    return kMachineCheck;
   }
   ctx.trace().close();
 
@@ -646,9 +660,30 @@ int run_impl(const RunOptions& opt) {
                    ? (schedule_check.skipped_sync ? "no conflicts (SYNC/NOTIFY queues not analysed)" : "no conflicts")
                    : fmt::format("{} CONFLICT(S), first: {}: {}", schedule_check.violations.size(),
                                  schedule_check.violations[0].where, schedule_check.violations[0].what));
+    if (ps.codewords.get() > 0 && (ps.bit_errors.get() > 0 || opt.attempt > 0))
+      fmt::print("  phy          {} FEC codewords, {} bit errors injected: {} corrected ({} symbols), {} uncorrectable "
+                 "({} vectors flagged), {} miscorrected ({} vectors silently corrupted)\n",
+                 ps.codewords.get(), ps.bit_errors.get(), ps.corrected_codewords.get(), ps.corrected_symbols.get(),
+                 ps.uncorrectable_codewords.get(), ps.flagged_vectors.get(), ps.miscorrected_codewords.get(),
+                 ps.silent_corrupted_vectors.get());
+    if (opt.attempt > 0) {
+      std::string list;
+      for (const auto& m : opt.history) list += fmt::format("{}{} at {}", list.empty() ? "" : "; ", m.link, human_time(m.time_ps));
+      fmt::print("  replays      {} after machine checks ({}); {} lost before this attempt\n", opt.attempt, list,
+                 human_time(rps.replayed_ps.get()));
+    }
     if (!hw_ok) {
       fmt::print("  result       FAILED: {} hardware error(s); first: {}: {}\n", ctx.hw_errors().size(),
                  ctx.hw_errors()[0].where, ctx.hw_errors()[0].message);
+      if (machine_check) {
+        const std::string& link = ctx.hw_errors()[0].source;
+        bool same = !opt.history.empty();
+        for (const auto& m : opt.history) same &= m.link == link;
+        fmt::print("               {}\n",
+                   same ? fmt::format("persistent fault: {} flagged data on all {} attempts (a marginal link?)", link,
+                                      opt.attempt + 1)
+                        : fmt::format("gave up after {} replay(s) (run --max-replays N to allow more)", opt.attempt));
+      }
     } else if (collective) {
       if (verified)
         fmt::print("  result       verified: {}/{} ranks bit-exact against the host reference\n", check.ranks_ok,
@@ -691,9 +726,7 @@ int run_impl(const RunOptions& opt) {
   return kOk;
 }
 
-}  // namespace
-
-int run(const RunOptions& opt) {
+int run_guarded(const RunOptions& opt) {
   try {
     return run_impl(opt);
   } catch (const core::ConfigError& e) {
@@ -703,6 +736,65 @@ int run(const RunOptions& opt) {
     // A model invariant broke (a fabricvp bug, never a user error): say so plainly.
     fmt::print(stderr, "fabricvp: internal error: {}\n", e.what());
     return kInternalError;
+  }
+}
+
+}  // namespace
+
+int run(const RunOptions& opt) {
+  if (opt.max_replays == 0) return run_guarded(opt);
+  // Software replay (seed 000 §4.5). SystemC elaborates once per process and
+  // cannot rewind, so every attempt runs in a fresh child process; the parent
+  // only keeps the history of machine checks, which the next attempt reports.
+  RunOptions cur = opt;
+  for (uint32_t attempt = 0;; ++attempt) {
+    cur.attempt = attempt;
+    int fds[2];
+    if (::pipe(fds) != 0) return run_guarded(opt);  // no replay possible: one attempt in this process
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return run_guarded(opt);
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      cur.report_fd = fds[1];
+      const int rc = run_guarded(cur);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      ::_exit(rc);
+    }
+    ::close(fds[1]);
+    std::string report;
+    char buf[512];
+    for (ssize_t got; (got = ::read(fds[0], buf, sizeof buf)) != 0;) {
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      report.append(buf, static_cast<size_t>(got));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status)) {
+      fmt::print(stderr, "fabricvp: internal error: the simulation process ended by signal {}\n",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+      return kInternalError;
+    }
+    const int rc = WEXITSTATUS(status);
+    if (rc != kMachineCheck) return rc;
+    RunOptions::MachineCheck m{};
+    std::istringstream in(report);
+    if (!(in >> m.time_ps >> m.link >> m.chip)) {
+      fmt::print(stderr, "fabricvp: internal error: attempt {} ended in a machine check without a report\n", attempt);
+      return kInternalError;
+    }
+    cur.history.push_back(m);
   }
 }
 

@@ -39,6 +39,18 @@ struct RunOptions {
   uint32_t peer = 1;  ///< p2p destination rank
   // ... or hand-written programs: <programs_dir>/<chip name>.s for every chip that has one.
   std::string programs_dir;
+
+  // Software replay (seed 000 §4.5): a machine check (uncorrectable FEC
+  // codeword) restarts the program from the start, up to max_replays times.
+  uint32_t max_replays = 3;
+  struct MachineCheck {
+    uint64_t time_ps;
+    std::string link, chip;
+  };
+  // Set by run() for each attempt (a fresh process: SystemC cannot rewind).
+  uint32_t attempt = 0;
+  std::vector<MachineCheck> history;  ///< machine checks of the earlier attempts
+  int report_fd = -1;
 };
 
 /// Exit codes of `fabricvp run`.
@@ -49,6 +61,7 @@ enum Exit : int {
   kMismatch = 3,       ///< the result differs from the host reference
   kTimingMismatch = 4, ///< simulated completion differs from the scheduler's prediction
   kInternalError = 5,  ///< a model invariant failed (a fabricvp bug; please report it)
+  kMachineCheck = 6,   ///< internal: an attempt ended in a machine check and will be replayed
 };
 
 int run(const RunOptions& opt);

@@ -180,6 +180,12 @@ int sc_main(int argc, char** argv) {
   run->add_option("--trace-window", window, "only trace [from:to], e.g. 0:10us");
   run->add_option("-p,--param", opt.overrides, "override a parameter: key=value (glob '*' allowed)");
   run->add_flag("--quiet,-q", opt.quiet, "no summary table");
+  run->add_option("--max-replays", opt.max_replays,
+                  "replay the program from the start after a machine check (uncorrectable FEC codeword) up to N "
+                  "times; 0: fail at the first");
+  std::string ber, burst;
+  run->add_option("--ber", ber, "bit-error rate on every link (sets sys.phy.ber)");
+  run->add_option("--burst", burst, "error bursts on every link: RATE[:MEAN_BITS] (sets sys.phy.burst_rate, burst_length_mean)");
 
   std::string params_platform;
   std::vector<std::string> params_overrides;
@@ -224,6 +230,13 @@ int sc_main(int argc, char** argv) {
       opt.dtype = tsp::parse_dtype(dtype);
       if (opt.dtype == tsp::Dtype::none)
         throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16 or int32", dtype));
+      if (!ber.empty()) opt.overrides.insert(opt.overrides.begin(), "sys.phy.ber=" + ber);
+      if (!burst.empty()) {
+        const auto colon = burst.find(':');
+        opt.overrides.insert(opt.overrides.begin(), "sys.phy.burst_rate=" + burst.substr(0, colon));
+        if (colon != std::string::npos)
+          opt.overrides.insert(opt.overrides.begin() + 1, "sys.phy.burst_length_mean=" + burst.substr(colon + 1));
+      }
       if (!window.empty()) {
         auto colon = window.find(':');
         if (colon == std::string::npos) throw core::ConfigError("--trace-window expects from:to, e.g. 0:10us");

@@ -1,0 +1,57 @@
+// What every `fabricvp run` reports, whatever the platform: the run manifest
+// (run.* in stats.json), the effective configuration, host timing and memory,
+// and human-readable sizes and times for the summary table.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "models/core/stats.h"
+#include "sw/runtime/runner.h"
+
+namespace fabricvp::runtime {
+
+using WallClock = std::chrono::steady_clock;
+/// Host seconds since t.
+double since(WallClock::time_point t);
+/// Peak resident memory of this process, MiB.
+double peak_rss_mib();
+/// 64 MiB, 100 KiB, 4097 B.
+std::string human_bytes(uint64_t bytes);
+/// 722.222 ns, 36.241 us, 1.376 ms.
+std::string human_time(uint64_t ps);
+
+/// Effective configuration: every parameter with its value, unit, meaning and
+/// origin, loadable as a platform file. Returns its hash (FNV-1a 64 of the values).
+uint64_t write_effective_config(const std::string& path, const RunOptions& opt);
+
+/// run.* — the manifest every run writes (platform-specific counts are added
+/// by each runner next to it).
+struct RunManifest {
+  core::Value<std::string> version{nullptr, "run", "version", "", "fabricvp version"};
+  core::Value<std::string> config_hash{nullptr, "run", "config_hash", "", "FNV-1a 64 of the effective configuration"};
+  core::Value<std::string> platform{nullptr, "run", "platform", "", "platform file"};
+  core::Value<uint64_t> seed{nullptr, "run", "seed", "", "random seed of the run"};
+  core::Value<std::string> status{nullptr, "run", "status", "",
+                                  "ok | hardware_error | machine_check | mismatch | timing_mismatch"};
+  core::Value<uint64_t> hardware_errors{nullptr, "run", "hardware_errors", "errors", "hardware errors raised"};
+  core::Value<uint64_t> links{nullptr, "run", "links", "links", "links (cables) in the platform"};
+  core::Value<uint64_t> sim_time_ps{nullptr, "run", "sim_time_ps", "ps", "simulated time at the end of the run"};
+  core::Value<double> wall_s{nullptr, "run", "wall_s", "s", "host wall-clock time of the whole run"};
+  core::Value<double> setup_wall_s{nullptr, "run", "setup_wall_s", "s",
+                                   "host time to elaborate, compile or schedule, and load programs"};
+  core::Value<double> load_wall_s{nullptr, "run", "load_wall_s", "s",
+                                  "host time to generate inputs, load them and compute the reference"};
+  core::Value<double> sim_wall_s{nullptr, "run", "sim_wall_s", "s", "host wall-clock time inside sc_start"};
+  core::Value<double> check_wall_s{nullptr, "run", "check_wall_s", "s", "host time to check every result"};
+  core::Value<double> sim_ns_per_wall_s{nullptr, "run", "sim_ns_per_wall_s", "ns/s",
+                                        "simulated ns per host second in sc_start"};
+  core::Value<double> peak_rss_mib{nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process"};
+
+  /// Sets every field but status, hardware_errors and links.
+  void set(const RunOptions& opt, uint64_t config_hash, uint64_t sim_end_ps, WallClock::time_point wall0,
+           double setup, double load, double sim, double check);
+};
+
+}  // namespace fabricvp::runtime
