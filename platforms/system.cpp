@@ -246,6 +246,9 @@ System::System(const sc_core::sc_module_name& nm)
   }
   for (auto* t : chips) host.mem.bind(t->ctrl);
   apply_failures_and_spares();
+  std::vector<hac::Cable> cables;
+  for (const Wire& w : wires) cables.push_back(hac::Cable{w.a_chip, w.a_port, w.b_chip, w.b_port, w.link, w.failed});
+  hac = std::make_unique<hac::Network>("hac", chips, cables, chip_failed);
 }
 
 tsp::Tsp& System::chip_at(uint32_t r, uint32_t n, uint32_t t) {

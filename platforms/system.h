@@ -35,6 +35,7 @@
 
 #include "models/c2c/link.h"
 #include "models/core/module.h"
+#include "models/hac/hac.h"
 #include "models/tsp/tsp.h"
 
 namespace fabricvp::platform {
@@ -108,6 +109,8 @@ class System : public core::Module {
   std::vector<Wire> wires;
   std::vector<c2c::Link*> links;
   std::vector<bool> chip_failed;
+  /// HAC network (sys.hac): counters exchange, spanning tree, TRANSMIT codes.
+  std::unique_ptr<hac::Network> hac;
 
   uint32_t rack_count() const { return m_racks; }
   uint32_t nodes_in_rack() const { return m_nodes; }

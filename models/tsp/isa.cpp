@@ -63,6 +63,11 @@ const char* op_name(Op op) {
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
     case Op::COPY: return "COPY";
+    case Op::DESKEW: return "DESKEW";
+    case Op::TRANSMIT: return "TRANSMIT";
+    case Op::RUNTIME_DESKEW: return "RUNTIME_DESKEW";
+    case Op::POLL: return "POLL";
+    case Op::RDHAC: return "RDHAC";
   }
   return "?";
 }

@@ -48,7 +48,22 @@ struct VecAddr {
   std::string str() const;
 };
 
-enum class Op : uint8_t { END = 0, NOP = 1, WAIT = 2, SEND = 3, RECV = 4, ADD = 5, SYNC = 6, NOTIFY = 7, COPY = 8 };
+enum class Op : uint8_t {
+  END = 0,
+  NOP = 1,
+  WAIT = 2,
+  SEND = 3,
+  RECV = 4,
+  ADD = 5,
+  SYNC = 6,
+  NOTIFY = 7,
+  COPY = 8,
+  DESKEW = 9,           ///< pause until the next HAC epoch boundary (seed 000 §3.2)
+  TRANSMIT = 10,        ///< notify the chip on C2C port `port` (a link control code)
+  RUNTIME_DESKEW = 11,  ///< stall imm + (SAC - HAC) cycles, resynchronize the SAC (§3.3)
+  POLL = 12,            ///< polling synchronization loop: at each epoch boundary, continue if port `port` was notified
+  RDHAC = 13,           ///< write HAC, SAC, HAC - SAC and the cycle counters into SRAM vector a
+};
 enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4 };
 
 constexpr uint32_t kInstrBytes = 32;
@@ -60,7 +75,7 @@ struct Instr {
   uint32_t count = 0;
   uint32_t a = 0, b = 0, c = 0;  ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src)
   uint32_t line = 0;             ///< source line of the assembly text (0 if none)
-  uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle
+  uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall
 
   std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 
 #include "models/tsp/vxm.h"
@@ -79,7 +81,7 @@ class RecvCursor final : public Cursor {
 /// written at cycle c0 + i + latency; results in the pipeline wait in a small ring.
 class AddCursor final : public Cursor {
  public:
-  AddCursor(Tsp& chip, Sram& sram, const core::Clock& clk, Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
+  AddCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
             uint32_t n, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
       : m_chip(chip),
         m_sram(sram),
@@ -124,7 +126,7 @@ class AddCursor final : public Cursor {
  private:
   Tsp& m_chip;
   Sram& m_sram;
-  const core::Clock& m_clk;
+  const clock::Oscillator& m_clk;
   Dtype m_dt;
   uint32_t m_dst, m_a, m_b, m_n;
   uint64_t m_c0;
@@ -135,6 +137,31 @@ class AddCursor final : public Cursor {
   uint64_t& m_last;
 };
 
+/// RDHAC: one vector of counter values written to SRAM at a known time.
+class WordsCursor final : public Cursor {
+ public:
+  WordsCursor(Tsp& chip, Sram& sram, uint32_t addr, const int32_t* words, uint32_t n, uint64_t t, uint64_t seq,
+              uint64_t& last_write)
+      : m_chip(chip), m_sram(sram), m_addr(addr), m_last(last_write) {
+    std::memset(m_data, 0, sizeof m_data);
+    std::memcpy(m_data, words, n * sizeof(int32_t));
+    key = OpKey{t, kWrite, seq};
+  }
+  bool step() override {
+    m_chip.before_write(m_addr);
+    std::memcpy(m_sram.write(m_addr), m_data, kVectorBytes);
+    m_last = key.t;
+    return false;
+  }
+
+ private:
+  Tsp& m_chip;
+  Sram& m_sram;
+  uint32_t m_addr;
+  uint8_t m_data[kVectorBytes];
+  uint64_t& m_last;
+};
+
 sc_core::sc_time ps_time(uint64_t ps) { return sc_core::sc_time::from_value(ps); }
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
@@ -142,7 +169,24 @@ uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
 Tsp::Tsp(const sc_core::sc_module_name& nm)
     : core::Module(nm, "tsp"),
-      clock_mhz(this, "clock_mhz", 900.0, "MHz", "core clock (seed 000 §5.2: 900 MHz)", 1.0, 10000.0),
+      clock_mhz(this, "clock_mhz", 900.0, "MHz", "nominal core clock (seed 000 §5.2: 900 MHz)", 1.0, 10000.0),
+      clock_ppm(this, "clock_ppm", 0.0, "ppm",
+                "fixed frequency offset of this chip's oscillator from clock_mhz (added to the drawn offset)",
+                -10000.0, 10000.0),
+      clock_ppm_spread(this, "clock_ppm_spread", 0.0, "ppm",
+                       "random frequency offset drawn per chip from the run seed: half-width (uniform) or sigma "
+                       "(normal, truncated at 3 sigma); docs/clocks.md",
+                       0.0, 10000.0),
+      clock_ppm_distribution(this, "clock_ppm_distribution", "uniform", "",
+                             "distribution of the drawn offset: uniform in +-spread or normal with sigma = spread",
+                             {"uniform", "normal"}),
+      clock_jitter_ps(this, "clock_jitter_ps", 0.0, "ps",
+                      "rms time interval error of each clock edge (bounded at 3.46 rms; never reorders edges)", 0.0,
+                      1000.0),
+      poll_timeout_epochs(this, "poll_timeout_epochs", 100000, "epochs",
+                          "POLL: hardware error if no notification arrives within this many HAC epochs (the "
+                          "hardware loop would spin forever)",
+                          1, 1u << 30),
       send_latency(this, "send_latency", 205, "cycles",
                    "SEND issue to first packet at the serializer: SRAM read, stream transport to the C2C slice, "
                    "clock crossing",
@@ -167,7 +211,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
                         "never changes results or timing)",
                         1, 1000000000),
       ctrl("ctrl"),
-      m_clock(clock_mhz),
+      m_nominal(clock_mhz),
+      m_clock(make_oscillator(*this)),
       instructions(this, nullptr, "instructions", "instructions", "instructions issued by all queues"),
       sends(this, nullptr, "sends", "instructions", "SEND instructions"),
       recvs(this, nullptr, "recvs", "instructions", "RECV instructions"),
@@ -177,6 +222,13 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       waits(this, nullptr, "waits", "instructions", "WAIT instructions"),
       syncs(this, nullptr, "syncs", "instructions", "SYNC instructions"),
       notifies(this, nullptr, "notifies", "instructions", "NOTIFY instructions"),
+      deskews(this, nullptr, "deskews", "instructions", "DESKEW instructions"),
+      transmits(this, nullptr, "transmits", "instructions", "TRANSMIT instructions"),
+      runtime_deskews(this, nullptr, "runtime_deskews", "instructions", "RUNTIME_DESKEW instructions"),
+      polls(this, nullptr, "polls", "epochs", "epoch boundaries at which a POLL tested its port"),
+      rdhacs(this, nullptr, "rdhacs", "instructions", "RDHAC instructions"),
+      deskew_stall_cycles(this, nullptr, "deskew_stall_cycles", "cycles",
+                          "cycles queues waited in DESKEW, POLL and RUNTIME_DESKEW"),
       vectors_sent(this, nullptr, "vectors_sent", "vectors", "vectors sent on all ports"),
       vectors_received(this, nullptr, "vectors_received", "vectors", "vectors requested by RECV on all ports"),
       vectors_added(this, nullptr, "vectors_added", "vectors", "vector additions by the VXM"),
@@ -209,6 +261,39 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
 }
 
 Tsp::~Tsp() { core::destroy_newest_first(m_ports); }
+
+clock::Oscillator Tsp::make_oscillator(const Tsp& t) {
+  double ppm = t.clock_ppm;
+  const double spread = t.clock_ppm_spread;
+  if (spread > 0) {
+    std::mt19937_64 rng(t.seed_for("oscillator"));
+    if (t.clock_ppm_distribution.get() == "normal") {
+      std::normal_distribution<double> n(0.0, spread);
+      double x;
+      do x = n(rng);
+      while (std::fabs(x) > 3 * spread);
+      ppm += x;
+    } else {
+      ppm += std::uniform_real_distribution<double>(-spread, spread)(rng);
+    }
+  }
+  try {
+    return clock::Oscillator(t.clock_mhz, ppm, t.clock_jitter_ps, t.seed_for("jitter"));
+  } catch (const std::invalid_argument& e) {
+    throw core::ConfigError(fmt::format("{}: {}", t.name(), e.what()));
+  }
+}
+
+void Tsp::log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value) {
+  if (m_sync_log.size() < 4096) m_sync_log.push_back(SyncEvent{op, q, port, issue, cycle, value});
+}
+
+void Tsp::notification(uint32_t port, uint64_t cycle) {
+  // Kept in sample-cycle order; notifications are rare (initial alignment).
+  auto it = m_notified.end();
+  while (it != m_notified.begin() && (it - 1)->second > cycle) --it;
+  m_notified.insert(it, {port, cycle});
+}
 
 unsigned int Tsp::ctrl_dbg(tlm::tlm_generic_payload& gp) {
   bool ok = false;
@@ -271,7 +356,19 @@ void Tsp::load_queues() {
           break;
         case Op::WAIT:
         case Op::SYNC:
-        case Op::NOTIFY: break;
+        case Op::NOTIFY:
+        case Op::DESKEW:
+        case Op::RUNTIME_DESKEW: break;
+        case Op::TRANSMIT:
+        case Op::POLL:
+          if (in.port >= m_ports.size())
+            program_error(q, pc, in, fmt::format("port {} does not exist (chip has {})", in.port, m_ports.size()));
+          if (!m_ports[in.port]->connected()) program_error(q, pc, in, fmt::format("port {} has no link", in.port));
+          if (!m_hac_link) program_error(q, pc, in, "needs the HAC network (sys.hac), which this chip is not part of");
+          break;
+        case Op::RDHAC:
+          if (static_cast<uint64_t>(in.a) >= kVectors) program_error(q, pc, in, "address is past the end of SRAM");
+          break;
         case Op::SEND:
         case Op::RECV:
           if (in.port >= m_ports.size())
@@ -306,7 +403,15 @@ void Tsp::load_queues() {
 
 void Tsp::start() {
   load_queues();
-  m_start.notify(sc_core::SC_ZERO_TIME);
+  // Queues start at the chip's current cycle (cycle 0 when started at time 0).
+  const uint64_t now_cycle = m_clock.cycle_at_or_after(now_ps());
+  for (Queue& q : m_queues) q.next = now_cycle;
+  m_start.notify(ps_time(m_clock.ps(now_cycle) - now_ps()));
+  const bool any = std::any_of(m_queues.begin(), m_queues.end(), [](const Queue& q) { return q.st != QState::done; });
+  if (any && !m_active) {
+    m_active = true;
+    if (m_hac_link) m_hac_link->activity(*this, +1);
+  }
 }
 
 void Tsp::extend(uint64_t end_ps) {
@@ -421,7 +526,13 @@ void Tsp::sequencer() {
   for (const auto& q : m_queues)
     if (q.st == QState::run) next = std::min(next, q.next);
   if (!m_notifies.empty()) next = std::min(next, m_notifies.front().deliver);
-  if (next == core::kNever) return;
+  if (next == core::kNever) {
+    if (m_active) {  // nothing scheduled any more: the HAC exchange need not run for this chip
+      m_active = false;
+      if (m_hac_link) m_hac_link->activity(*this, -1);
+    }
+    return;
+  }
   next_trigger(ps_time(m_clock.ps(next) - now));
 }
 
@@ -436,14 +547,94 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       ++nops;
       next = c + in.imm;
       break;
-    case Op::WAIT:
+    case Op::WAIT: {
       ++waits;
-      if (in.imm <= c) {
-        fail(fmt::format("WAIT {} issued at cycle {}: the target cycle has already passed", in.imm, c));
+      // Program cycles are local cycles minus the RUNTIME_DESKEW shift (0 unless RUNTIME_DESKEW ran).
+      const int64_t target = static_cast<int64_t>(in.imm) + m_shift;
+      if (target <= static_cast<int64_t>(c)) {
+        fail(m_shift ? fmt::format("WAIT {} issued at program cycle {} (local cycle {}): the target cycle has "
+                                   "already passed",
+                                   in.imm, static_cast<int64_t>(c) - m_shift, c)
+                     : fmt::format("WAIT {} issued at cycle {}: the target cycle has already passed", in.imm, c));
         return;
       }
-      next = in.imm;
+      next = static_cast<uint64_t>(target);
       break;
+    }
+    case Op::DESKEW:
+      ++deskews;
+      next = m_hac.next_boundary(c);
+      deskew_stall_cycles += next - c;
+      log_sync(Op::DESKEW, q, 0, c, next, 0);
+      break;
+    case Op::TRANSMIT:
+      ++transmits;
+      m_hac_link->transmit(*this, in.port, c);
+      log_sync(Op::TRANSMIT, q, in.port, c, c, 0);
+      break;
+    case Op::POLL: {
+      // The polling synchronization loop (seed 000 §3.2): first issue waits for
+      // the next epoch boundary; at each boundary the port is tested.
+      if (queue.polls == 0) {
+        queue.polls = 1;
+        queue.sync_cycle = c;
+        queue.next = m_hac.next_boundary(c);
+        m_end_cycle = std::max(m_end_cycle, queue.next);
+        return;
+      }
+      ++polls;
+      auto arrived = std::find_if(m_notified.begin(), m_notified.end(),
+                                  [&](const std::pair<uint32_t, uint64_t>& n) { return n.first == in.port; });
+      if (arrived != m_notified.end() && arrived->second < c) {
+        m_notified.erase(arrived);
+        deskew_stall_cycles += c - queue.sync_cycle;
+        log_sync(Op::POLL, q, in.port, queue.sync_cycle, c, static_cast<int64_t>(queue.polls));
+        queue.polls = 0;
+        next = c;  // the next instruction issues at this boundary
+        break;
+      }
+      if (queue.polls >= poll_timeout_epochs) {
+        fail(fmt::format("POLL on c2c{} issued at cycle {}: no notification after {} epochs (poll_timeout_epochs)",
+                         in.port, queue.sync_cycle, queue.polls));
+        return;
+      }
+      ++queue.polls;
+      queue.next = m_hac.next_boundary(c);
+      m_end_cycle = std::max(m_end_cycle, queue.next);
+      return;
+    }
+    case Op::RUNTIME_DESKEW: {
+      ++runtime_deskews;
+      const int64_t drift = m_hac.drift(c);  // SAC - HAC: positive when local time ran ahead
+      const int64_t stall = static_cast<int64_t>(in.imm) + drift;
+      if (stall < 1) {
+        fail(fmt::format("RUNTIME_DESKEW {}: the drift since the last resynchronization is {} cycles, more than the "
+                         "target stall",
+                         in.imm, drift));
+        return;
+      }
+      m_hac.resync(c);
+      m_shift += drift;
+      next = c + static_cast<uint64_t>(stall);
+      deskew_stall_cycles += static_cast<uint64_t>(stall);
+      log_sync(Op::RUNTIME_DESKEW, q, 0, c, next, drift);
+      break;
+    }
+    case Op::RDHAC: {
+      ++rdhacs;
+      const int64_t h = m_hac.hac(c), s = m_hac.sac(c);
+      const int32_t words[6] = {static_cast<int32_t>(h),
+                                static_cast<int32_t>(s),
+                                static_cast<int32_t>(hac::wrap_epoch(h - s)),
+                                static_cast<int32_t>(c & 0x7fffffff),
+                                static_cast<int32_t>((static_cast<int64_t>(c) - m_shift) & 0x7fffffff),
+                                static_cast<int32_t>(m_shift)};
+      const uint64_t t = m_clock.ps(c + 1);
+      m_timeline.add(std::make_unique<WordsCursor>(*this, m_sram, in.a, words, 6, t, m_timeline.next_seq(),
+                                                   m_last_write));
+      extend(t);
+      break;
+    }
     case Op::SYNC:
       ++syncs;
       queue.st = QState::sync;
@@ -452,6 +643,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     case Op::NOTIFY:
       ++notifies;
       m_notifies.push_back(Notify{c, c + notify_latency});
+      if (m_hac_link) log_sync(Op::NOTIFY, q, 0, c, c, 0);
       break;
     case Op::SEND: {
       ++sends;

@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "models/c2c/protocol.h"
+#include "models/clock/oscillator.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
+#include "models/hac/counter.h"
 #include "models/tsp/isa.h"
 #include "models/tsp/port.h"
 #include "models/tsp/sram.h"
@@ -34,6 +36,32 @@ namespace fabricvp::tsp {
 constexpr uint64_t kImemBase = 0x10000000ULL;
 constexpr uint64_t kImemStride = 0x01000000ULL;
 
+class Tsp;
+
+/// The chip's side of the HAC network (models/hac, `sys.hac`): link control
+/// codes between chips. TRANSMIT hands a notification to it; it tells the
+/// network when the chip has work scheduled, so the HAC exchange keeps running
+/// while programs run and the simulation still ends when they are done.
+class HacLink {
+ public:
+  virtual ~HacLink() = default;
+  /// TRANSMIT issued on `port` of `chip` at local `cycle`.
+  virtual void transmit(Tsp& chip, uint32_t port, uint64_t cycle) = 0;
+  /// The chip started (+1) or ran out of (-1) scheduled work.
+  virtual void activity(Tsp& chip, int delta) = 0;
+};
+
+/// One synchronization event of a chip (DESKEW, TRANSMIT, POLL, RUNTIME_DESKEW,
+/// NOTIFY), for tests and reports. `cycle` is the local cycle at which the
+/// next instruction issues (DESKEW, POLL: the epoch boundary; RUNTIME_DESKEW:
+/// the end of the stall) or the issue cycle (TRANSMIT, NOTIFY).
+struct SyncEvent {
+  Op op;
+  uint32_t queue, port;
+  uint64_t issue_cycle, cycle;
+  int64_t value;  ///< RUNTIME_DESKEW: SAC - HAC; POLL: epochs polled
+};
+
 class Tsp : public core::Module, public c2c::Producer {
  public:
   SC_HAS_PROCESS(Tsp);
@@ -41,6 +69,11 @@ class Tsp : public core::Module, public c2c::Producer {
   ~Tsp() override;
 
   core::Param<double> clock_mhz;
+  core::Param<double> clock_ppm;
+  core::Param<double> clock_ppm_spread;
+  core::Param<std::string> clock_ppm_distribution;
+  core::Param<double> clock_jitter_ps;
+  core::Param<uint32_t> poll_timeout_epochs;
   core::Param<uint32_t> send_latency;
   core::Param<uint32_t> recv_latency;
   core::Param<uint32_t> add_latency;
@@ -58,7 +91,21 @@ class Tsp : public core::Module, public c2c::Producer {
 
   uint32_t port_count() const { return static_cast<uint32_t>(m_ports.size()); }
   Port& port(uint32_t i) { return *m_ports.at(i); }
-  const core::Clock& clock() const { return m_clock; }
+  /// The chip's own oscillator: its cycles are the chip's local time.
+  const clock::Oscillator& clock() const { return m_clock; }
+  /// The nominal clock (clock_mhz, no offset, no jitter): what a compiler assumes.
+  const core::Clock& nominal_clock() const { return m_nominal; }
+  /// Hardware and software aligned counters (seed 000 §3.1, §3.3).
+  hac::Counter& hac() { return m_hac; }
+  void attach_hac(HacLink* link) { m_hac_link = link; }
+  /// A TRANSMIT notification from the peer on `port` is sampled into this
+  /// chip's clock domain at local cycle `cycle` (called by the HAC network).
+  void notification(uint32_t port, uint64_t cycle);
+  /// DESKEW, TRANSMIT, POLL, RUNTIME_DESKEW and NOTIFY events so far (the first 4,096).
+  const std::vector<SyncEvent>& sync_log() const { return m_sync_log; }
+  /// Program cycle = local cycle - shift: RUNTIME_DESKEW moves a chip's
+  /// program time back onto the aligned (global) time.
+  int64_t program_shift() const { return m_shift; }
   Sram& sram() { return m_sram; }
   uint32_t trace_pid() const { return m_pid; }
 
@@ -89,8 +136,8 @@ class Tsp : public core::Module, public c2c::Producer {
   /// raise a machine check (the run stops; the runtime may replay it).
   void machine_check(const c2c::Channel& ch, uint32_t addr, uint64_t t_ps);
 
-  /// Decode and check the instruction memory, then start every queue at cycle 0
-  /// of the current delta. Throws core::ConfigError naming chip, queue,
+  /// Decode and check the instruction memory, then start every queue at the
+  /// chip's current cycle (cycle 0 at time 0) in the next delta. Throws core::ConfigError naming chip, queue,
   /// instruction and source line. A chip that is never started stays idle.
   void start();
 
@@ -101,6 +148,7 @@ class Tsp : public core::Module, public c2c::Producer {
     size_t pc = 0;
     uint64_t next = 0;        // cycle of the next issue
     uint64_t sync_cycle = 0;  // cycle the queue parked in SYNC
+    uint64_t polls = 0;       // epochs polled by the POLL at pc (0: not polling)
     QState st = QState::done;
   };
   struct Notify {
@@ -118,7 +166,16 @@ class Tsp : public core::Module, public c2c::Producer {
   void error(const std::string& where, uint64_t cycle, const std::string& msg);
 
   void guard(uint32_t v);
-  core::Clock m_clock;
+  void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
+  static clock::Oscillator make_oscillator(const Tsp& t);
+  core::Clock m_nominal;
+  clock::Oscillator m_clock;
+  hac::Counter m_hac;
+  HacLink* m_hac_link = nullptr;
+  std::vector<std::pair<uint32_t, uint64_t>> m_notified;  // (port, sample cycle) not yet polled, by cycle
+  std::vector<SyncEvent> m_sync_log;
+  int64_t m_shift = 0;
+  bool m_active = false;
   std::vector<std::unique_ptr<Port>> m_ports;
   std::vector<std::unique_ptr<Sending>> m_sending;
   Sram m_sram;
@@ -139,6 +196,7 @@ class Tsp : public core::Module, public c2c::Producer {
 
  public:
   core::Counter instructions, sends, recvs, adds, copies, nops, waits, syncs, notifies;
+  core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
   core::Counter sram_pages, sram_bytes;
   core::Derived last_write;

@@ -112,14 +112,51 @@ std::vector<std::string> split_operands(const std::string& s) {
 
 }  // namespace
 
-Program assemble(const std::string& text, const std::string& file) {
-  Program prog;
+namespace {
+/// Expand `.rept N` ... `.endr` blocks (not nested) into (source line, text) pairs.
+std::vector<std::pair<int, std::string>> expand_rept(const std::string& text, const std::string& file) {
+  std::vector<std::pair<int, std::string>> out, block;
   std::istringstream in(text);
   std::string raw;
-  int line = 0;
-  long queue = -1;
+  int line = 0, rept_line = 0;
+  uint64_t count = 0;
+  bool inside = false;
+  auto directive = [](const std::string& raw) {
+    std::string s = Parser::trim(raw.substr(0, std::min(raw.find(';'), raw.find('#'))));
+    std::string w = s.substr(0, s.find_first_of(" \t"));
+    std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return std::toupper(c); });
+    return std::make_pair(w, s);
+  };
   while (std::getline(in, raw)) {
     ++line;
+    auto [word, s] = directive(raw);
+    Parser P{file, line};
+    if (word == ".REPT") {
+      if (inside) P.fail(".rept blocks cannot be nested");
+      count = P.number(s.substr(5), "repeat count");
+      if (count > 10000000) P.fail(fmt::format(".rept {} is too many repetitions (max 10,000,000)", count));
+      inside = true;
+      rept_line = line;
+      block.clear();
+    } else if (word == ".ENDR") {
+      if (!inside) P.fail(".endr without .rept");
+      for (uint64_t k = 0; k < count; ++k) out.insert(out.end(), block.begin(), block.end());
+      inside = false;
+    } else {
+      (inside ? block : out).emplace_back(line, raw);
+    }
+  }
+  if (inside) Parser{file, rept_line}.fail(".rept without .endr");
+  return out;
+}
+}  // namespace
+
+Program assemble(const std::string& text, const std::string& file) {
+  Program prog;
+  long queue = -1;
+  for (const auto& item : expand_rept(text, file)) {
+    const int line = item.first;
+    const std::string& raw = item.second;
     Parser P{file, line};
     std::string s = raw.substr(0, std::min(raw.find(';'), raw.find('#')));
     s = Parser::trim(s);
@@ -186,9 +223,22 @@ Program assemble(const std::string& text, const std::string& file) {
       ins.a = P.address(ops[0]);
       ins.b = P.address(ops[1]);
       ins.count = P.count(ops[2]);
-    } else if (base == "SYNC" || base == "NOTIFY") {
+    } else if (base == "SYNC" || base == "NOTIFY" || base == "DESKEW") {
       want(0);
-      ins.op = base == "SYNC" ? Op::SYNC : Op::NOTIFY;
+      ins.op = base == "SYNC" ? Op::SYNC : base == "NOTIFY" ? Op::NOTIFY : Op::DESKEW;
+    } else if (base == "TRANSMIT" || base == "POLL") {
+      want(1);
+      ins.op = base == "TRANSMIT" ? Op::TRANSMIT : Op::POLL;
+      ins.port = P.port(ops[0]);
+    } else if (base == "RUNTIME_DESKEW") {
+      want(1);
+      ins.op = Op::RUNTIME_DESKEW;
+      ins.imm = P.number(ops[0], "target stall in cycles");
+      if (ins.imm > (1ULL << 40)) P.fail(fmt::format("RUNTIME_DESKEW target {} is out of range (max 2^40)", ins.imm));
+    } else if (base == "RDHAC") {
+      want(1);
+      ins.op = Op::RDHAC;
+      ins.a = P.address(ops[0]);
     } else {
       P.fail(fmt::format("unknown instruction '{}'", mnem));
     }
@@ -228,6 +278,11 @@ std::string format_instr(const Instr& in) {
     case Op::COPY: return fmt::format("COPY {}, {}, {}", addr(in.a), addr(in.b), in.count);
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
+    case Op::DESKEW: return "DESKEW";
+    case Op::TRANSMIT: return fmt::format("TRANSMIT p{}", in.port);
+    case Op::POLL: return fmt::format("POLL p{}", in.port);
+    case Op::RUNTIME_DESKEW: return fmt::format("RUNTIME_DESKEW {}", in.imm);
+    case Op::RDHAC: return fmt::format("RDHAC {}", addr(in.a));
     case Op::END: return "END";
   }
   return "?";

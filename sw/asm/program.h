@@ -10,6 +10,12 @@
 //   ADD.fp32 [0,0,0,0], @100, @200, 64   dst, a, b, vectors (fp32|bf16|fp16|int32)
 //   COPY @300, @100, 64          dst, src, vectors
 //   SYNC / NOTIFY
+//   DESKEW                       wait for the next HAC epoch boundary
+//   TRANSMIT p3                  notify the chip on port 3 (link control code)
+//   POLL p0                      polling synchronization loop on port 0
+//   RUNTIME_DESKEW 300           stall 300 +- drift cycles, resynchronize
+//   RDHAC @100                   HAC, SAC, HAC - SAC, cycle counters -> SRAM
+//   .rept 100 ... .endr          repeat the lines in between (not nested)
 // Mnemonics are case-insensitive. docs/isa.md describes semantics and timing.
 #pragma once
 

@@ -116,7 +116,7 @@ sched::Machine machine_of(const platform::System& sys) {
     const tsp::Tsp* t = sys.chips[i];
     sched::ChipSpec c;
     c.name = t->name();
-    c.clock = t->clock();
+    c.clock = t->nominal_clock();  // the compiler cannot know the chips' real oscillators
     c.send_latency = t->send_latency;
     c.recv_latency = t->recv_latency;
     c.add_latency = t->add_latency;

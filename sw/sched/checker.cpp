@@ -34,7 +34,10 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
       uint64_t cyc = 0;
       for (const tsp::Instr& in : programs[c].queues[q]) {
         const std::string where = fmt::format("{}.queue{}", chip.name, q);
-        if (in.op == tsp::Op::SYNC || in.op == tsp::Op::NOTIFY) {
+        // SYNC/NOTIFY and the HAC-timed instructions (DESKEW, POLL, RUNTIME_DESKEW):
+        // what follows depends on other queues or on the HAC, not on this stream.
+        if (in.op == tsp::Op::SYNC || in.op == tsp::Op::NOTIFY || in.op == tsp::Op::DESKEW ||
+            in.op == tsp::Op::POLL || in.op == tsp::Op::RUNTIME_DESKEW) {
           rep.skipped_sync = true;
           break;
         }
@@ -60,6 +63,12 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
           case tsp::Op::COPY:
             alu[c].emplace_back(cyc, cyc + in.count);
             ++rep.alu_ops;
+            break;
+          case tsp::Op::TRANSMIT:  // a link control code: no data slot, one issue cycle
+            if (in.port >= chip.ports.size() || chip.ports[in.port].peer == kNoChip)
+              bad(where, cyc, fmt::format("TRANSMIT on port {}, which has no cable", in.port));
+            else if (chip.ports[in.port].failed)
+              bad(where, cyc, fmt::format("TRANSMIT on port {}, whose cable is dead", in.port));
             break;
           default: break;
         }

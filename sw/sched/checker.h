@@ -10,7 +10,9 @@
 //     buffer that would hold more than rx_buffer_vectors (overflow), two RECVs
 //     on one port at once, vectors nobody receives;
 //   - more ADD/COPY bursts at once than the chip has ALUs; WAITs into the past.
-// SYNC/NOTIFY streams are not analysed (their timing depends on other queues).
+// SYNC/NOTIFY streams are not analysed (their timing depends on other queues),
+// nor what follows a DESKEW, POLL or RUNTIME_DESKEW (timed by the HAC); a
+// TRANSMIT is checked for its cable and otherwise takes one issue cycle.
 #pragma once
 
 #include <cstdint>
