@@ -17,21 +17,8 @@ using test::Bench;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result sh(const std::string& args) {
-  std::string cmd = std::string(FABRICVP_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using test::Result;
+using test::sh;
 
 std::string tmp(const std::string& leaf) {
   return (fs::temp_directory_path() / ("fabricvp-hac-" + std::to_string(::getpid()) + "-" + leaf)).string();
