@@ -26,6 +26,7 @@
 #include "sw/asm/program.h"
 #include "sw/runtime/reference.h"
 #include "sw/runtime/report.h"
+#include "sw/runtime/torus_runner.h"
 #include "sw/sched/checker.h"
 #include "sw/sched/collectives.h"
 
@@ -441,6 +442,8 @@ int run_impl(const RunOptions& opt) {
   ctx.set_attempt(opt.attempt);
   ctx.config().load_file(opt.platform);
   for (const auto& o : opt.overrides) ctx.config().add_override(o);
+  if (const core::ConfigEntry* t = ctx.config().find("sys.topology"); t && t->value == "torus")
+    return run_torus(opt);  // NPU/ACE platforms: sw/runtime/torus_runner.cpp
 
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);

@@ -204,8 +204,8 @@ int sc_main(int argc, char** argv) {
   topo->add_option("--json", topo_json, "also write the numbers to this JSON file");
 
   runtime::ExperimentOptions ex;
-  auto* exp = app.add_subcommand("experiment", "run a study of seed 000 made of many checked simulations");
-  exp->add_option("name", ex.name, "nonminimal | hop-latency | allreduce-sweep | bandwidth-profile")->required();
+  auto* exp = app.add_subcommand("experiment", "run a study (seeds 000, 002) made of many checked simulations");
+  exp->add_option("name", ex.name, "nonminimal | hop-latency | allreduce-sweep | bandwidth-profile | ace")->required();
   exp->add_option("--jobs,-j", ex.jobs, "simulations at a time");
   exp->add_option("--out,-o", ex.out_dir, "output directory (<out>/<name>.json and one folder per run)");
   exp->add_flag("--quick", ex.quick, "fewer and smaller points");

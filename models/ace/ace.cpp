@@ -1,0 +1,428 @@
+#include "models/ace/ace.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "models/ace/rtl_datapath.h"
+
+namespace fabricvp::ace {
+
+Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
+    : core::Module(nm, "ace"),
+      sram_kib(this, "sram_kib", 4096, "KiB", "SRAM for chunks, partitioned per phase plus a terminal partition", 1u,
+               1u << 22),
+      alu_lanes(this, "alu_lanes", 64, "lanes",
+                "32-bit lanes of one reduction datapath (fp32/int32: one element per lane, bf16/fp16: one per lane "
+                "in the low half); a multiple of the RTL's ACE_LANES",
+                1u, 1u << 16),
+      alu_units(this, "alu_units", 4, "datapaths", "reduction datapaths working in parallel (a chunk uses the one of its SRAM slot)", 1u,
+                1024u),
+      clock_mhz(this, "clock_mhz", 1000.0, "MHz", "clock of the ACE datapath and SRAM", 1.0, 100000.0),
+      fsms(this, "fsms", 64, "FSMs", "programmable FSMs, assigned round-robin to the collective's phases", 1u, 4096u),
+      cmd("cmd"),
+      m_npu(npu),
+      m_rtl(rtl),
+      m_clock(clock_mhz.get()),
+      model(this, nullptr, "model", "", "datapath implementation: tlm (C++ model) or rtl (verilated)"),
+      sram_bytes(this, nullptr, "sram_bytes", "bytes", "SRAM size"),
+      slot_bytes(this, nullptr, "slot_bytes", "bytes", "SRAM bytes one chunk occupies"),
+      slots(this, nullptr, "slots", "chunks", "chunks the SRAM holds at once (all partitions)"),
+      datapath_slices(this, nullptr, "datapath_slices", "slices", "DatapathModel slices of the RTL's width side by side"),
+      commands(this, nullptr, "commands", "commands", "collective commands received from the NPU"),
+      interrupts(this, nullptr, "interrupts", "interrupts", "completion interrupts raised"),
+      chunks_loaded(this, nullptr, "chunks_loaded", "chunks", "chunks the DMA brought into the SRAM"),
+      chunks_stored(this, nullptr, "chunks_stored", "chunks", "chunks the DMA wrote back to NPU memory"),
+      load_bytes(this, nullptr, "load_bytes", "bytes", "NPU-memory bytes read by the load DMA"),
+      store_bytes(this, nullptr, "store_bytes", "bytes", "NPU-memory bytes written by the store DMA"),
+      beats(this, nullptr, "beats", "beats", "datapath beats accepted (alu_lanes lanes each, one per cycle and datapath)"),
+      add_beats(this, nullptr, "add_beats", "beats", "add beats: received elements + staged local partial"),
+      store_beats(this, nullptr, "store_beats", "beats", "store beats: a local partial staged for an add"),
+      dp_stall_cycles(this, nullptr, "dp_stall_cycles", "cycles",
+                      "cycles a batch of beats waited inside the datapath (row hazards, pipeline full)"),
+      sram_read_bytes(this, nullptr, "sram_read_bytes", "bytes", "SRAM bytes read (sends, staging, write-back)"),
+      sram_write_bytes(this, nullptr, "sram_write_bytes", "bytes", "SRAM bytes written (loads, sums, all-gather)"),
+      peak_sram_bytes(this, nullptr, "peak_sram_bytes", "bytes", "most SRAM bytes held by chunks at once"),
+      mean_sram_bytes(this, "mean_sram_bytes", "bytes", "time-averaged SRAM bytes held by chunks",
+                      [this] {
+                        return m_end ? static_cast<double>(m_occ_area) / static_cast<double>(m_end) : 0.0;
+                      }),
+      sram_occupancy(this, "sram_occupancy", "[ps, bytes]",
+                     "SRAM bytes held by chunks over time: the value after each change (at most 200 points, evenly "
+                     "picked)",
+                     [this] {
+                       nlohmann::json a = nlohmann::json::array();
+                       const size_t n = m_occ_series.size(), k = std::min<size_t>(n, 200);
+                       for (size_t i = 0; i < k; ++i) {
+                         const auto& p = m_occ_series[k == n ? i : i * (n - 1) / (k - 1)];
+                         a.push_back({p.first, p.second});
+                       }
+                       return a;
+                     }),
+      fsm_utilization(this, "fsm_utilization", "%", "busy share of the simulated time, per FSM (phase = index % phases)",
+                      [this] {
+                        nlohmann::json a = nlohmann::json::array();
+                        for (uint64_t b : m_fsm_busy_ps)
+                          a.push_back(m_end ? 100.0 * static_cast<double>(b) / static_cast<double>(m_end) : 0.0);
+                        return a;
+                      }),
+      fsm_mean_utilization(this, "fsm_mean_utilization", "%", "busy share of the simulated time, mean over FSMs",
+                           [this] {
+                             if (!m_end || m_fsm_busy_ps.empty()) return 0.0;
+                             double s = 0;
+                             for (uint64_t b : m_fsm_busy_ps) s += static_cast<double>(b);
+                             return 100.0 * s / static_cast<double>(m_end) / m_fsm_busy_ps.size();
+                           }),
+      alu_utilization(this, "alu_utilization", "%", "datapath cycles with a beat accepted / (cycles simulated x alu_units)", [this] {
+        const uint64_t cycles = m_end ? m_clock.cycle_at_or_after(m_end) * alu_units.get() : 0;
+        return cycles ? 100.0 * static_cast<double>(beats.get()) / static_cast<double>(cycles) : 0.0;
+      }) {
+  const Geometry& built = RtlDatapath::built_geometry();
+  const uint32_t L = alu_lanes.get();
+  if (L % built.lanes != 0)
+    throw core::ConfigError(fmt::format("{}.alu_lanes: {} is not a multiple of the datapath slice width {} (ACE_LANES)",
+                                        name(), L, built.lanes));
+  const uint64_t bytes = uint64_t(sram_kib.get()) * 1024;
+  const uint32_t B = alu_units.get();
+  m_sram.assign(bytes, 0);
+  m_geo = built;  // the datapaths' own buffers are their staging rings
+  const uint32_t S = L / built.lanes;
+  m_dp.resize(B);
+  for (uint32_t u = 0; u < B; ++u)
+    for (uint32_t s = 0; s < S; ++s) {
+      if (rtl)
+        m_dp[u].push_back(std::make_unique<RtlDatapath>(fmt::format("dp{}_{}", u, s).c_str()));
+      else
+        m_dp[u].push_back(std::make_unique<Datapath>(m_geo));
+      m_dp[u].back()->configure(0, 0, m_geo.depth);  // one partition: the whole staging ring
+    }
+  m_stage_row.assign(B, 0);
+  m_beat.data.assign(m_geo.lanes, 0);
+  model.set(rtl ? "rtl" : "tlm");
+  sram_bytes.set(bytes);
+  datapath_slices.set(uint64_t(S) * B);
+  cmd.register_b_transport(this, &Ace::command);
+}
+
+Ace::~Ace() {
+  while (!m_dp.empty()) {
+    while (!m_dp.back().empty()) m_dp.back().pop_back();
+    m_dp.pop_back();
+  }
+}
+
+double Ace::rtl_eval_seconds() const {
+  double s = 0;
+  for (const auto& u : m_dp)
+    for (const auto& d : u)
+      if (auto* r = dynamic_cast<const RtlDatapath*>(d.get())) s += r->eval_seconds();
+  return s;
+}
+
+void Ace::command(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+  if (gp.get_command() != tlm::TLM_WRITE_COMMAND || gp.get_address() != 0 || gp.get_data_length() != sizeof(Command)) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  Command c;
+  std::memcpy(static_cast<void*>(&c), gp.get_data_ptr(), sizeof c);
+  if (c.op != Command::allreduce || !c.spec || c.address != 0 ||
+      c.bytes != c.spec->elems * c.spec->esize()) {
+    gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  ++commands;
+  setup(*c.spec);
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  m_npu.start(*c.spec, this);
+}
+
+void Ace::setup(const npu::CollectiveSpec& spec) {
+  m_spec = spec;
+  const uint32_t L = alu_lanes.get();
+  const uint32_t P = static_cast<uint32_t>(spec.phases.size());
+  if (spec.align % L != 0)
+    throw core::ConfigError(fmt::format("{}: segments are split on multiples of {} elements (collective.align_elems), "
+                                        "which must be a multiple of alu_lanes {}",
+                                        name(), spec.align, L));
+  m_slot_bytes = spec.chunk_elems * spec.esize();
+  m_slots = static_cast<uint32_t>(m_sram.size() / m_slot_bytes);
+  if (m_slots < P + 1)
+    throw core::ConfigError(fmt::format(
+        "{}: the SRAM ({} KiB) holds {} chunk(s) of {} bytes; it needs one per phase partition plus the terminal "
+        "partition ({}): lower collective.chunk_kib or raise sram_kib",
+        name(), sram_kib.get(), m_slots, m_slot_bytes, P + 1));
+  if (fsms.get() < P)
+    throw core::ConfigError(fmt::format("{}.fsms: {} FSMs for {} phases (each phase needs one)", name(), fsms.get(), P));
+  m_part_size.assign(P + 1, m_slots / (P + 1));
+  for (uint32_t i = 0; i < m_slots % (P + 1); ++i) ++m_part_size[i];
+  m_part_used.assign(P + 1, 0);
+  m_free_slots.clear();
+  for (uint32_t s = 0; s < m_slots; ++s) m_free_slots.push_back(s);
+  m_slot_of.assign(spec.chunks(), -1);
+  m_fsm_of.assign(spec.chunks(), -1);
+  m_fsm_phase.resize(fsms.get());
+  for (uint32_t f = 0; f < fsms.get(); ++f) m_fsm_phase[f] = f % P;
+  m_fsm_is_busy.assign(fsms.get(), false);
+  m_fsm_since.assign(fsms.get(), 0);
+  m_fsm_busy_ps.assign(fsms.get(), 0);
+  slot_bytes.set(m_slot_bytes);
+  slots.set(m_slots);
+  m_configured = true;
+}
+
+void Ace::occupancy(int64_t delta_bytes) {
+  const uint64_t now = npu::Npu::now();
+  m_occ_area += static_cast<unsigned __int128>(m_used_bytes) * (now - m_occ_since);
+  m_occ_since = now;
+  m_used_bytes += delta_bytes;
+  const uint64_t b = static_cast<uint64_t>(m_used_bytes);
+  peak_sram_bytes.note_max(b);
+  if (!m_occ_series.empty() && m_occ_series.back().first == now)
+    m_occ_series.back().second = b;
+  else
+    m_occ_series.emplace_back(now, b);
+}
+
+void Ace::fsm_busy(uint32_t f, bool busy) {
+  const uint64_t now = npu::Npu::now();
+  if (busy)
+    m_fsm_since[f] = now;
+  else
+    m_fsm_busy_ps[f] += now - m_fsm_since[f];
+  m_fsm_is_busy[f] = busy;
+}
+
+void Ace::set_end(uint64_t ps) {
+  if (!m_configured) return;
+  for (uint32_t f = 0; f < m_fsm_is_busy.size(); ++f)
+    if (m_fsm_is_busy[f]) {
+      m_fsm_busy_ps[f] += ps - m_fsm_since[f];
+      m_fsm_since[f] = ps;
+    }
+  m_occ_area += static_cast<unsigned __int128>(m_used_bytes) * (ps - m_occ_since);
+  m_occ_since = ps;
+  m_end = ps;
+}
+
+bool Ace::try_enter(uint32_t chunk, uint32_t phase) {
+  if (m_part_used[phase] >= m_part_size[phase]) return false;
+  if (phase == 0 && m_free_slots.empty()) return false;
+  uint32_t f = 0;
+  while (f < m_fsm_phase.size() && (m_fsm_phase[f] != phase || m_fsm_is_busy[f])) ++f;
+  if (f == m_fsm_phase.size()) return false;
+  fsm_busy(f, true);
+  m_fsm_of[chunk] = static_cast<int32_t>(f);
+  ++m_part_used[phase];
+  if (phase > 0) --m_part_used[phase - 1];
+  return true;
+}
+
+void Ace::leave(uint32_t chunk, uint32_t) {
+  const int32_t f = m_fsm_of[chunk];
+  if (f < 0) throw std::logic_error(fmt::format("{}: chunk {} leaves a phase without an FSM", name(), chunk));
+  fsm_busy(static_cast<uint32_t>(f), false);
+  m_fsm_of[chunk] = -1;
+}
+
+void Ace::sram_read(uint32_t chunk, const npu::Span& span, uint8_t* out) {
+  const uint32_t es = m_spec.esize();
+  const uint64_t first = uint64_t(chunk) * m_spec.chunk_elems;
+  const uint8_t* base = m_sram.data() + uint64_t(m_slot_of[chunk]) * m_slot_bytes;
+  for (const auto& r : span.ranges) {
+    const uint64_t len = (r.second - r.first) * es;
+    std::memcpy(out, base + (r.first - first) * es, len);
+    out += len;
+    sram_read_bytes += len;
+  }
+}
+
+void Ace::sram_write(uint32_t chunk, const npu::Span& span, const uint8_t* in) {
+  const uint32_t es = m_spec.esize();
+  const uint64_t first = uint64_t(chunk) * m_spec.chunk_elems;
+  uint8_t* base = m_sram.data() + uint64_t(m_slot_of[chunk]) * m_slot_bytes;
+  for (const auto& r : span.ranges) {
+    const uint64_t len = (r.second - r.first) * es;
+    std::memcpy(base + (r.first - first) * es, in, len);
+    in += len;
+    sram_write_bytes += len;
+  }
+}
+
+uint64_t Ace::reduce(uint32_t chunk, const npu::Span& span, const uint8_t* in, uint8_t* out) {
+  const uint64_t now = npu::Npu::now();
+  if (core::Context::get().halted()) return now;
+  const uint32_t slot = static_cast<uint32_t>(m_slot_of[chunk]);
+  const uint32_t unit = slot % static_cast<uint32_t>(m_dp.size());
+  auto& dp = m_dp[unit];
+  const uint32_t L = alu_lanes.get(), g = m_geo.lanes, S = static_cast<uint32_t>(dp.size());
+  const uint32_t es = m_spec.esize();
+  const uint64_t n = span.elems();
+  // The local partial, in span order (read from the SRAM as the beats are staged).
+  m_local.resize(n * es);
+  sram_read(chunk, span, m_local.data());
+  const uint64_t c_now = m_clock.cycle_at_or_after(now);
+  for (auto& d : dp)
+    if (d->cycle() < c_now && !d->advance(c_now - d->cycle()))
+      throw std::logic_error(fmt::format("{}: the datapath produced output while idle", name()));
+  auto lane_value = [&](const uint8_t* src, uint64_t e) {
+    uint32_t v = 0;
+    if (es == 4) {
+      std::memcpy(&v, src + e * es, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, src + e * es, 2);
+      v = h;
+    }
+    return v;
+  };
+  const uint64_t nbeats = (n + L - 1) / L;
+  const uint32_t tag_mask = m_geo.tag_bits >= 32 ? 0xffffffffu : (1u << m_geo.tag_bits) - 1;
+  for (uint64_t k = 0; k < nbeats; ++k) {
+    const uint64_t e0 = k * L;
+    const uint32_t cnt = static_cast<uint32_t>(std::min<uint64_t>(L, n - e0));
+    const uint32_t row = m_stage_row[unit];
+    m_stage_row[unit] = (row + 1) % m_geo.depth;
+    for (uint32_t pass = 0; pass < 2; ++pass) {  // store the local partial, then add the received elements
+      for (uint32_t s = 0; s < S; ++s) {
+        m_beat.op = pass == 0 ? Op::store : Op::add;
+        m_beat.dtype = m_spec.dtype;
+        m_beat.part = 0;
+        m_beat.row = row;
+        m_beat.wb = pass == 0;
+        m_beat.send = pass == 1;
+        m_beat.tag = m_tag & tag_mask;
+        m_beat.gap = 0;
+        for (uint32_t i = 0; i < g; ++i) {
+          const uint32_t lane = s * g + i;
+          m_beat.data[i] = lane < cnt ? lane_value(pass == 0 ? m_local.data() : in, e0 + lane) : 0;
+        }
+        dp[s]->submit(m_beat);
+      }
+      ++m_tag;
+    }
+  }
+  if (nbeats == 0) return now;
+  const uint64_t nsub = 2 * nbeats;
+  m_cpl.resize(nsub);
+  for (uint32_t s = 0; s < S; ++s) {
+    for (uint64_t k = 0; k < nsub; ++k) {
+      Completion c;
+      if (!dp[s]->next(c)) {
+        if (core::Context::get().halted()) return now;  // the RTL failed: reported as a hardware error
+        throw std::logic_error(fmt::format("{}: datapath {} slice {} returned no completion", name(), unit, s));
+      }
+      if (c.err) throw std::logic_error(fmt::format("{}: datapath {} slice {} flagged an error", name(), unit, s));
+      if (s == 0) {
+        m_cpl[k].accept_cycle = c.accept_cycle;
+        m_cpl[k].retire_cycle = c.retire_cycle;
+      } else if (c.accept_cycle != m_cpl[k].accept_cycle || c.retire_cycle != m_cpl[k].retire_cycle) {
+        throw std::logic_error(fmt::format("{}: datapath {} slices 0 and {} disagree on timing", name(), unit, s));
+      }
+      if (k % 2 == 1) {  // the sum of beat k / 2: back into m_local (span order)
+        const uint64_t e0 = (k / 2) * L;
+        for (uint32_t i = 0; i < g; ++i) {
+          const uint64_t e = e0 + s * g + i;
+          if (e >= n || s * g + i >= L) break;
+          uint8_t* p = m_local.data() + e * es;
+          if (es == 4) {
+            std::memcpy(p, &c.data[i], 4);
+          } else {
+            const uint16_t h = static_cast<uint16_t>(c.data[i]);
+            std::memcpy(p, &h, 2);
+          }
+        }
+      }
+    }
+  }
+  sram_write(chunk, span, m_local.data());
+  if (out) std::memcpy(out, m_local.data(), n * es);
+  const uint64_t first_accept = m_cpl.front().accept_cycle, last_accept = m_cpl[nsub - 1].accept_cycle;
+  beats += nsub;
+  add_beats += nbeats;
+  store_beats += nbeats;
+  dp_stall_cycles += (first_accept - c_now) + (last_accept - first_accept + 1 - nsub);
+  return m_clock.ps(m_cpl[nsub - 1].retire_cycle + 1);
+}
+
+void Ace::load(uint32_t chunk) {
+  m_slot_of[chunk] = static_cast<int32_t>(m_free_slots.front());
+  m_free_slots.erase(m_free_slots.begin());
+  occupancy(static_cast<int64_t>(m_slot_bytes));
+  const npu::Span span = m_spec.chunk_span(chunk);
+  auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * m_spec.esize());
+  m_npu.gather(span, buf->data());
+  const uint64_t done = m_npu.memory.access(npu::Npu::now(), buf->size(), npu::Client::ace_load_read);
+  load_bytes += buf->size();
+  m_npu.at(done, [this, chunk, span, buf] {
+    sram_write(chunk, span, buf->data());
+    ++chunks_loaded;
+    m_npu.loaded(chunk);
+  });
+}
+
+void Ace::send_local(npu::Message m, const npu::Span& span) {
+  auto out = std::make_shared<npu::Message>(std::move(m));
+  out->data.resize(span.elems() * m_spec.esize());
+  sram_read(out->chunk, span, out->data.data());
+  m_npu.send(out, npu::Npu::now());
+}
+
+void Ace::receive(uint32_t task, std::shared_ptr<npu::Message> in, const npu::Span& span, bool reduce_it,
+                  const npu::Message* fwd) {
+  std::shared_ptr<npu::Message> out;
+  if (fwd) {
+    out = std::make_shared<npu::Message>(*fwd);
+    out->data.resize(span.elems() * m_spec.esize());
+  }
+  uint64_t r = npu::Npu::now();
+  if (reduce_it) {
+    r = reduce(in->chunk, span, in->data.data(), out ? out->data.data() : nullptr);
+    ++m_npu.reduce_steps;
+    m_npu.reduced_bytes += in->data.size();
+  } else {
+    sram_write(in->chunk, span, in->data.data());
+    if (out) std::memcpy(out->data.data(), in->data.data(), in->data.size());
+  }
+  if (out) m_npu.send(out, r);
+  m_npu.at(r, [this, task] { m_npu.step_done(task); });
+}
+
+void Ace::finish(uint32_t chunk) {
+  m_terminal_wait.push_back(chunk);
+  try_terminal();
+}
+
+void Ace::try_terminal() {
+  const uint32_t T = static_cast<uint32_t>(m_part_size.size()) - 1;
+  while (!m_terminal_wait.empty() && m_part_used[T] < m_part_size[T]) {
+    const uint32_t chunk = m_terminal_wait.front();
+    m_terminal_wait.erase(m_terminal_wait.begin());
+    --m_part_used[T - 1];
+    ++m_part_used[T];
+    const npu::Span span = m_spec.chunk_span(chunk);
+    auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * m_spec.esize());
+    sram_read(chunk, span, buf->data());
+    const uint64_t w = m_npu.memory.access(npu::Npu::now(), buf->size(), npu::Client::ace_store_write);
+    store_bytes += buf->size();
+    m_npu.at(w, [this, chunk, span, buf] {
+      m_npu.scatter(span, buf->data());
+      const uint32_t slot = static_cast<uint32_t>(m_slot_of[chunk]);
+      m_free_slots.insert(std::upper_bound(m_free_slots.begin(), m_free_slots.end(), slot), slot);
+      m_slot_of[chunk] = -1;
+      occupancy(-static_cast<int64_t>(m_slot_bytes));
+      --m_part_used[m_part_used.size() - 1];
+      ++chunks_stored;
+      m_npu.chunk_done(chunk);
+      if (m_npu.done()) {
+        ++interrupts;
+        m_npu.interrupt();
+      }
+      try_terminal();
+    });
+  }
+}
+
+}  // namespace fabricvp::ace

@@ -1,0 +1,119 @@
+// Accelerator-fabric interface (AFI) protocol and link (seed 001 Table IV,
+// seed 002 §IV): NPUs exchange messages (a chunk's segment for one ring step)
+// over full-duplex point-to-point links of the hierarchical torus.
+//
+// A message is a whole burst: one b_transport hands it to the link, which
+// computes its serialization start s = max(ready, free) and its arrival
+//   arrival = s + ser(bytes) + latency,   ser(b) = ceil(b * 8 / (GBps * 8 * efficiency)) ps
+// (efficiency: data flits / all flits, Table IV's 94 %), and forwards it to
+// the receiving AFI. No event per byte or packet; packets are counted.
+// Messages carry their real bytes.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <tlm>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/core/timebase.h"
+
+namespace fabricvp::npu {
+
+/// One message of a collective: the data of one ring step of one chunk.
+struct Message {
+  uint32_t src = 0, dst = 0;   ///< NPU ids
+  uint32_t chunk = 0;          ///< chunk index
+  uint16_t phase = 0, ring = 0, step = 0;
+  std::vector<uint8_t> data;   ///< payload (elements of the step's segment, in span order)
+  uint64_t ready_ps = 0;       ///< set by the sender: in the output buffer
+  uint64_t start_ps = 0;       ///< set by the link: serialization start
+  uint64_t arrival_ps = 0;     ///< set by the link: complete in the receiver's input buffer
+  uint32_t port = 0;           ///< set by the link: the receiver's AFI port
+};
+
+struct afi_protocol {
+  using tlm_payload_type = Message;
+  using tlm_phase_type = tlm::tlm_phase;
+};
+using AfiFwIf = tlm::tlm_fw_transport_if<afi_protocol>;
+using AfiBwIf = tlm::tlm_bw_transport_if<afi_protocol>;
+using AfiInitiator = tlm::tlm_initiator_socket<32, afi_protocol, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
+using AfiTarget = tlm::tlm_target_socket<32, afi_protocol, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
+
+/// Blocking-only backward interface (nothing comes back on a link).
+class AfiNoBw : public AfiBwIf {
+ public:
+  tlm::tlm_sync_enum nb_transport_bw(Message&, tlm::tlm_phase&, sc_core::sc_time&) override {
+    return tlm::TLM_COMPLETED;
+  }
+  void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
+};
+
+class FabricLink;
+
+/// One direction of a link.
+class LinkChannel : public AfiFwIf {
+ public:
+  LinkChannel(FabricLink& link, const char* dir, uint32_t rx_port, const char* n_messages, const char* n_bytes,
+              const char* n_packets, const char* n_busy, const char* n_peak, const char* n_util);
+  void b_transport(Message& m, sc_core::sc_time& delay) override;
+  tlm::tlm_sync_enum nb_transport_fw(Message&, tlm::tlm_phase&, sc_core::sc_time&) override;
+  bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
+  unsigned int transport_dbg(Message&) override { return 0; }
+
+  AfiTarget in;    ///< bound by the sending AFI port
+  AfiInitiator out;  ///< bound to the receiving AFI port
+
+  core::Counter messages, bytes, packets, busy_ps, peak_out_buffer_bytes;
+  core::Derived utilization_pct;
+
+ private:
+  friend class FabricLink;
+  FabricLink& m_link;
+  uint32_t m_rx_port;
+  uint64_t m_free = 0;
+  std::deque<std::pair<uint64_t, uint64_t>> m_queued;  // (serialization end, bytes) still in the output buffer
+  uint64_t m_queued_bytes = 0;
+  AfiNoBw m_bw;
+};
+
+class FabricLink : public core::Module {
+ public:
+  struct Defaults {
+    double GBps;
+    uint32_t latency_cycles;
+    uint32_t packet_bytes;
+  };
+  /// Link between NPU a's port a_port and NPU b's port b_port.
+  FabricLink(const sc_core::sc_module_name& nm, const Defaults& d, uint32_t a, uint32_t a_port, uint32_t b,
+             uint32_t b_port);
+
+  core::Param<double> GBps;
+  core::Param<double> efficiency;
+  core::Param<uint32_t> latency_cycles;
+  core::Param<double> clock_mhz;
+  core::Param<uint32_t> packet_bytes;
+
+  uint32_t a() const { return m_a; }
+  uint32_t b() const { return m_b; }
+  /// Payload rate of one direction, GB/s (bandwidth x efficiency).
+  double payload_GBps() const { return GBps.get() * efficiency.get(); }
+  uint64_t latency_ps() const { return m_latency_ps; }
+  uint64_t ser_ps(uint64_t bytes) const { return m_rate.ps(bytes); }
+  /// Simulated time the statistics refer to (set by the runner at the end).
+  void set_end(uint64_t ps) { m_end = ps; }
+  uint64_t end_ps() const { return m_end; }
+
+  LinkChannel a_to_b;
+  LinkChannel b_to_a;
+
+ private:
+  uint32_t m_a, m_b;
+  core::SerialRate m_rate;
+  uint64_t m_latency_ps = 0;
+  uint64_t m_end = 0;
+};
+
+}  // namespace fabricvp::npu

@@ -1,0 +1,106 @@
+#include "models/npu/memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fabricvp::npu {
+
+const char* client_name(Client c) {
+  switch (c) {
+    case Client::compute: return "compute";
+    case Client::afi_rx_write: return "afi_rx_write";
+    case Client::afi_tx_read: return "afi_tx_read";
+    case Client::reduce_read: return "reduce_read";
+    case Client::reduce_write: return "reduce_write";
+    case Client::ace_load_read: return "ace_load_read";
+    case Client::ace_store_write: return "ace_store_write";
+  }
+  return "?";
+}
+
+namespace {
+const char* kClientStat[kClients] = {"compute_bytes",     "afi_rx_write_bytes", "afi_tx_read_bytes",
+                                     "reduce_read_bytes", "reduce_write_bytes", "ace_load_read_bytes",
+                                     "ace_store_write_bytes"};
+const char* kClientDesc[kClients] = {
+    "bytes read or written by compute kernels",
+    "baseline: bytes the AFI RX DMA wrote (received messages)",
+    "baseline: bytes the AFI TX DMA read (messages to send)",
+    "baseline: bytes the reduction kernels read (2 operands per reduce step)",
+    "baseline: bytes the reduction kernels wrote (1 sum per reduce step)",
+    "ACE: bytes its DMA read into the ACE SRAM",
+    "ACE: bytes its DMA wrote back from the terminal partition",
+};
+bool is_read(Client c) {
+  return c == Client::afi_tx_read || c == Client::reduce_read || c == Client::ace_load_read;
+}
+}  // namespace
+
+Memory::Memory(const sc_core::sc_module_name& nm)
+    : core::Module(nm, "npu.memory"),
+      GBps(this, "GBps", 900.0, "GB/s", "memory bandwidth shared by compute, DMA and reductions", 0.001, 1e6),
+      comm_share(this, "comm_share", 1.0, "",
+                 "share of the bandwidth communication may use (seed 002 BaselineCommOpt / BaselineCompOpt)", 0.001,
+                 1.0),
+      size_mib(this, "size_mib", 32768, "MiB", "capacity (the collective's buffer must fit)", 1, uint64_t(1) << 30),
+      m_all(8, 1, GBps.get() * 8.0),
+      m_comm(8, 1, GBps.get() * 8.0 * comm_share.get()),
+      requests(this, nullptr, "requests", "requests", "memory requests served"),
+      busy_ps(this, nullptr, "busy_ps", "ps", "time the memory was transferring"),
+      comm_bytes_total(this, nullptr, "comm_bytes", "bytes", "bytes moved for communication (every client except compute)"),
+      read_bytes(this, nullptr, "read_bytes", "bytes", "bytes read"),
+      write_bytes(this, nullptr, "write_bytes", "bytes", "bytes written"),
+      utilization_pct(this, "utilization", "%", "busy share of the simulated time", [this] {
+        return m_end ? 100.0 * static_cast<double>(busy_ps.get()) / static_cast<double>(m_end) : 0.0;
+      }) {
+  for (uint32_t i = 0; i < kClients; ++i)
+    m_bytes.push_back(std::make_unique<core::Counter>(this, nullptr, kClientStat[i], "bytes", kClientDesc[i]));
+}
+
+uint64_t Memory::access(uint64_t now_ps, uint64_t bytes, Client c) {
+  const bool comm = c != Client::compute;
+  const uint64_t start = std::max({now_ps, m_free, comm ? m_comm_free : uint64_t(0)});
+  const uint64_t t = m_all.ps(bytes);
+  m_free = start + t;
+  uint64_t done = m_free;
+  if (comm) {
+    m_comm_free = start + m_comm.ps(bytes);  // communication holds to its share of the bandwidth
+    done = std::max(done, m_comm_free);
+    comm_bytes_total += bytes;
+  }
+  ++requests;
+  busy_ps += t;
+  *m_bytes[static_cast<uint32_t>(c)] += bytes;
+  (is_read(c) ? read_bytes : write_bytes) += bytes;
+  return done;
+}
+
+uint64_t Memory::comm_bytes() const { return comm_bytes_total.get(); }
+
+Compute::Compute(const sc_core::sc_module_name& nm)
+    : core::Module(nm, "npu.compute"),
+      tensor_tflops(this, "tensor_tflops", 120.0, "TFLOPS", "peak matrix (tensor core) throughput", 0.001, 1e6),
+      vector_tflops(this, "vector_tflops", 15.0, "TFLOPS", "peak vector (element-wise) throughput", 0.001, 1e6),
+      sms(this, "sms", 80, "SMs", "cores (streaming multiprocessors)", 1u, 100000u),
+      comm_sms(this, "comm_sms", 8, "SMs",
+               "cores the baseline gives communication kernels (seed 002 BaselineCommOpt / BaselineCompOpt)", 1u,
+               100000u),
+      launch_ns(this, "launch_ns", 0, "ns", "fixed cost of launching a kernel", uint64_t(0), uint64_t(1) << 40),
+      kernels(this, nullptr, "kernels", "kernels", "kernels run"),
+      flops(this, nullptr, "flops", "flop", "floating-point (or integer) operations"),
+      busy_ps(this, nullptr, "busy_ps", "ps", "arithmetic time of the kernels (summed over concurrent kernels)") {
+  if (comm_sms.get() > sms.get())
+    throw core::ConfigError(std::string(name()) + ".comm_sms: more SMs for communication than the NPU has");
+}
+
+uint64_t Compute::vector_ps(uint64_t f, uint32_t use_sms) const {
+  const double rate = vector_tflops.get() * 1e12 * use_sms / sms.get();  // flop/s
+  return launch_ns.get() * 1000 + static_cast<uint64_t>(std::ceil(static_cast<double>(f) / rate * 1e12));
+}
+
+uint64_t Compute::tensor_ps(uint64_t f, uint32_t use_sms) const {
+  const double rate = tensor_tflops.get() * 1e12 * use_sms / sms.get();
+  return launch_ns.get() * 1000 + static_cast<uint64_t>(std::ceil(static_cast<double>(f) / rate * 1e12));
+}
+
+}  // namespace fabricvp::npu

@@ -1,0 +1,86 @@
+// NPU memory (HBM) with a finite bandwidth shared by compute, DMA and
+// reductions, and the NPU's compute model (roofline).
+//
+// Memory: one FIFO server. A request of b bytes issued at time t (the
+// current simulated time, so requests are served in time order) starts at
+// max(t, free) and occupies the memory for ser(b) = ceil(b / bandwidth).
+// Communication traffic (DMA, reduction kernels) may use at most
+// `comm_share` of the bandwidth (seed 002: BaselineCommOpt / BaselineCompOpt
+// give communication more or less of the NPU's memory bandwidth and SMs): it
+// is further held to ser(b) / comm_share after its start. Whole requests,
+// exact to the picosecond; no event per byte.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/core/timebase.h"
+
+namespace fabricvp::npu {
+
+/// Who accesses memory (statistics are kept per client).
+enum class Client : uint8_t {
+  compute,        ///< compute kernels
+  afi_rx_write,   ///< baseline: AFI RX DMA writes a received message
+  afi_tx_read,    ///< baseline: AFI TX DMA reads a message to send
+  reduce_read,    ///< baseline: reduction kernel reads both operands
+  reduce_write,   ///< baseline: reduction kernel writes the sum
+  ace_load_read,  ///< ACE: DMA reads a chunk into the ACE SRAM
+  ace_store_write,  ///< ACE: DMA writes a finished chunk from the terminal partition
+};
+constexpr uint32_t kClients = 7;
+const char* client_name(Client c);
+
+class Memory : public core::Module {
+ public:
+  explicit Memory(const sc_core::sc_module_name& nm);
+
+  core::Param<double> GBps;
+  core::Param<double> comm_share;
+  core::Param<uint64_t> size_mib;
+
+  /// Serve a request of `bytes` issued now (at `now_ps`); returns when it is done.
+  uint64_t access(uint64_t now_ps, uint64_t bytes, Client c);
+  /// Bytes moved by client c.
+  uint64_t bytes_of(Client c) const { return m_bytes[static_cast<uint32_t>(c)]->get(); }
+  /// Bytes moved for communication (every client except compute).
+  uint64_t comm_bytes() const;
+  void set_end(uint64_t ps) { m_end = ps; }
+
+  /// The memory contents (the collective's buffer).
+  std::vector<uint8_t> data;
+
+ private:
+  core::SerialRate m_all, m_comm;
+  uint64_t m_free = 0, m_comm_free = 0;
+  uint64_t m_end = 0;
+  std::vector<std::unique_ptr<core::Counter>> m_bytes;
+
+ public:
+  core::Counter requests, busy_ps, comm_bytes_total, read_bytes, write_bytes;
+  core::Derived utilization_pct;
+};
+
+/// Roofline compute model: a kernel of f flops and b memory bytes on s of the
+/// NPU's SMs takes max(f / (TFLOPS x s / sms), memory time of b).
+class Compute : public core::Module {
+ public:
+  explicit Compute(const sc_core::sc_module_name& nm);
+
+  core::Param<double> tensor_tflops;
+  core::Param<double> vector_tflops;
+  core::Param<uint32_t> sms;
+  core::Param<uint32_t> comm_sms;
+  core::Param<uint64_t> launch_ns;
+
+  /// Arithmetic time of `flops` vector operations on `use_sms` SMs, in ps.
+  uint64_t vector_ps(uint64_t flops, uint32_t use_sms) const;
+  /// Arithmetic time of `flops` tensor operations on `use_sms` SMs, in ps.
+  uint64_t tensor_ps(uint64_t flops, uint32_t use_sms) const;
+
+  core::Counter kernels, flops, busy_ps;
+};
+
+}  // namespace fabricvp::npu

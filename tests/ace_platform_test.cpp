@@ -1,0 +1,210 @@
+// NPU + ACE platforms on the hierarchical torus: topology, checked all-reduces
+// with the ACE (C++ and RTL datapath) and with NPU-core reductions, memory
+// accounting of the baseline, parameter errors, determinism.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "harness.h"
+#include "platforms/torus.h"
+
+using namespace fabricvp;
+
+namespace {
+
+const std::string kPlatform = std::string(FABRICVP_PLATFORMS) + "/ace-torus-4x4x4.yaml";
+const std::string kSmall = "-p sys.local_npus=2 -p sys.vertical_npus=2 -p sys.horizontal_npus=2";
+
+struct RunOut {
+  test::Result r;
+  nlohmann::json stats;
+};
+
+RunOut run(const std::string& args, const test::TempDir& dir, const std::string& sub = "out") {
+  RunOut out;
+  out.r = test::sh("run " + kPlatform + " -q -o " + dir / sub + " " + args);
+  if (out.r.code == 0) out.stats = test::load_json(dir / (sub + "/stats.json"));
+  return out;
+}
+
+}  // namespace
+
+TEST(AcePlatform, TorusShapeRingsAndTableIvLinks) {
+  auto& ctx = core::Context::get();
+  ctx.config().load_file(kPlatform);
+  platform::TorusSystem sys("sys");
+  ASSERT_EQ(sys.npus.size(), 64u);
+  ASSERT_EQ(sys.aces.size(), 64u);
+  // Local: one full-duplex link per neighbour pair (2 unidirectional rings);
+  // vertical and horizontal: two per pair (2 bidirectional rings).
+  uint32_t per_dim[3] = {0, 0, 0};
+  for (size_t k = 0; k < sys.links.size(); ++k) ++per_dim[sys.link_dim[k]];
+  EXPECT_EQ(per_dim[npu::kLocal], 64u);
+  EXPECT_EQ(per_dim[npu::kVertical], 128u);
+  EXPECT_EQ(per_dim[npu::kHorizontal], 128u);
+  for (size_t k = 0; k < sys.links.size(); ++k) {
+    const npu::FabricLink& l = *sys.links[k];
+    const bool local = sys.link_dim[k] == npu::kLocal;
+    EXPECT_DOUBLE_EQ(l.GBps.get(), local ? 200.0 : 25.0);
+    EXPECT_EQ(l.latency_ps(), local ? 90000u : 200000u);
+    EXPECT_DOUBLE_EQ(l.payload_GBps(), local ? 188.0 : 23.5);
+    // Link endpoints are neighbours along the link's dimension.
+    EXPECT_EQ(sys.shape.step(l.a(), sys.link_dim[k], 1), l.b());
+  }
+  // NPU 5 = (1, 1, 0): rings of each dimension go both ways around.
+  const npu::TorusShape& s = sys.shape;
+  EXPECT_EQ(s.id({1, 1, 0}), 5u);
+  npu::RingPos plus = npu::ring_pos(s, 5, npu::kVertical, 0), minus = npu::ring_pos(s, 5, npu::kVertical, 1);
+  EXPECT_EQ(plus.n, 4u);
+  EXPECT_EQ(plus.next, s.id({1, 2, 0}));
+  EXPECT_EQ(plus.prev, s.id({1, 0, 0}));
+  EXPECT_EQ(minus.next, s.id({1, 0, 0}));
+  EXPECT_EQ(minus.pos, 3u);
+  // Every segment of a phase is sent by exactly one ring member at step 0 and
+  // the owned spans of a reduce-scatter partition the chunk.
+  npu::Span chunk;
+  chunk.ranges.emplace_back(0, 4096);
+  const auto phases = npu::allreduce_phases("enhanced");
+  uint64_t owned = 0;
+  std::set<uint64_t> starts;
+  for (uint32_t l = 0; l < 4; ++l) {
+    auto spans = npu::phase_spans(s, phases, s.id({l, 0, 0}), chunk, 64);
+    ASSERT_EQ(spans.size(), 4u);
+    EXPECT_EQ(spans[0].elems(), 4096u);
+    EXPECT_EQ(spans[1].elems(), 1024u);
+    EXPECT_EQ(spans[3].elems(), 4096u);
+    owned += spans[1].elems();
+    for (const auto& r : spans[1].ranges) EXPECT_TRUE(starts.insert(r.first).second);
+  }
+  EXPECT_EQ(owned, 4096u);
+}
+
+TEST(AcePlatform, AllreduceVerifiedWithAceAndWithNpuCores) {
+  test::TempDir dir;
+  struct Case {
+    std::string model, dtype, bytes;
+  };
+  for (const Case& c : {Case{"tlm", "fp32", "64KiB"}, Case{"tlm", "bf16", "100002"}, Case{"none", "fp32", "64KiB"},
+                        Case{"none", "int32", "36000"}, Case{"tlm", "fp16", "20000"}}) {
+    RunOut r = run(kSmall + " -p ace.model=" + c.model + " --dtype " + c.dtype + " --bytes " + c.bytes, dir);
+    ASSERT_EQ(r.r.code, 0) << c.model << " " << c.dtype << " " << c.bytes << "\n" << r.r.out;
+    EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+    EXPECT_EQ(r.stats["workload"]["mismatched_elements"], 0);
+    EXPECT_GT(r.stats["workload"]["simulated_ps"].get<uint64_t>(), 0u);
+    EXPECT_EQ(r.stats["run"]["status"], "ok");
+  }
+  // The full 64-NPU platform, default (ACE, C++ datapath).
+  RunOut r = run("--bytes 256KiB", dir);
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_EQ(r.stats["workload"]["ranks"], 64);
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+}
+
+TEST(AcePlatform, RtlDatapathGivesTheSameResultsAndTiming) {
+  test::TempDir dir;
+  const std::string args = kSmall + " --dtype bf16 --bytes 24KiB -p collective.chunk_kib=4";
+  RunOut t = run(args + " -p ace.model=tlm", dir, "tlm");
+  RunOut r = run(args + " -p ace.model=rtl", dir, "rtl");
+  ASSERT_EQ(t.r.code, 0) << t.r.out;
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_TRUE(t.stats["workload"]["verified"].get<bool>());
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+  EXPECT_EQ(t.stats["workload"]["simulated_ps"], r.stats["workload"]["simulated_ps"]);
+  EXPECT_EQ(r.stats["sys"]["npu0"]["ace"]["model"], "rtl");
+  for (uint32_t i = 0; i < 8; ++i) {
+    const std::string n = "npu" + std::to_string(i);
+    const auto &a = t.stats["sys"][n], &b = r.stats["sys"][n];
+    EXPECT_EQ(a["completion_ps"], b["completion_ps"]) << n;
+    for (const char* k : {"beats", "add_beats", "dp_stall_cycles", "peak_sram_bytes", "alu_utilization"})
+      EXPECT_EQ(a["ace"][k], b["ace"][k]) << n << " " << k;
+    EXPECT_GT(b["ace"]["dp0_0"]["cycles"].get<uint64_t>(), 0u);  // the RTL really ran
+  }
+}
+
+TEST(AcePlatform, EnhancedAndBaselineAlgorithmsBothVerified) {
+  test::TempDir dir;
+  RunOut e = run("--bytes 256KiB -p collective.algorithm=enhanced", dir, "e");
+  RunOut b = run("--bytes 256KiB -p collective.algorithm=baseline", dir, "b");
+  ASSERT_EQ(e.r.code, 0) << e.r.out;
+  ASSERT_EQ(b.r.code, 0) << b.r.out;
+  EXPECT_TRUE(e.stats["workload"]["verified"].get<bool>());
+  EXPECT_TRUE(b.stats["workload"]["verified"].get<bool>());
+  EXPECT_EQ(e.stats["workload"]["phases"], "reduce-scatter local, all-reduce vertical, all-reduce horizontal, all-gather local");
+  EXPECT_EQ(b.stats["workload"]["phases"], "all-reduce local, all-reduce vertical, all-reduce horizontal");
+  // The enhanced algorithm sends 4x less over the inter-package links (seed 001 §V-C).
+  const uint64_t B = 256 * 1024;
+  // Per NPU: enhanced sends 2 x 3/4 B locally + 2 x 2 x 3/4 x B/4 across packages; baseline 2 x 3/4 B per dimension.
+  EXPECT_EQ(e.stats["workload"]["network_bytes"].get<uint64_t>(), 64 * (3 * B / 2 + 3 * B / 4));
+  EXPECT_EQ(b.stats["workload"]["network_bytes"].get<uint64_t>(), 64 * (3 * (3 * B / 2)));
+}
+
+TEST(AcePlatform, BaselineReducesThroughMemoryTwoReadsOneWritePerStep) {
+  test::TempDir dir;
+  const uint64_t B = 1 << 20;
+  RunOut r = run("--bytes 1MiB -p ace.model=none", dir);
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < 64; ++i) {
+    const auto& n = r.stats["sys"]["npu" + std::to_string(i)];
+    const auto& m = n["memory"];
+    // Enhanced on 4x4x4: reduce-scatter local 3/4 B, then 3/4 of B/4 in each inter-package all-reduce.
+    const uint64_t reduced = 3 * B / 4 + 2 * (3 * B / 16);
+    EXPECT_EQ(n["reduced_bytes"].get<uint64_t>(), reduced);
+    EXPECT_EQ(m["reduce_read_bytes"].get<uint64_t>(), 2 * reduced);
+    EXPECT_EQ(m["reduce_write_bytes"].get<uint64_t>(), reduced);
+    EXPECT_EQ(m["afi_rx_write_bytes"].get<uint64_t>(), n["bytes_received"].get<uint64_t>());
+    EXPECT_EQ(m["afi_tx_read_bytes"].get<uint64_t>(), n["bytes_sent"].get<uint64_t>());
+    EXPECT_EQ(m["ace_load_read_bytes"].get<uint64_t>(), 0u);
+    EXPECT_EQ(m["comm_bytes"].get<uint64_t>(),
+              3 * reduced + n["bytes_received"].get<uint64_t>() + n["bytes_sent"].get<uint64_t>());
+    total += m["comm_bytes"].get<uint64_t>();
+  }
+  EXPECT_EQ(r.stats["workload"]["npu_memory_bytes"].get<uint64_t>(), total);
+  // With the ACE the NPU memory sees each byte once in and once out.
+  RunOut a = run("--bytes 1MiB -p ace.model=tlm", dir, "ace");
+  ASSERT_EQ(a.r.code, 0) << a.r.out;
+  EXPECT_EQ(a.stats["workload"]["npu_memory_bytes"].get<uint64_t>(), 64 * 2 * B);
+  EXPECT_LT(a.stats["workload"]["memory_bytes_per_network_byte"].get<double>(),
+            r.stats["workload"]["memory_bytes_per_network_byte"].get<double>() / 3);
+}
+
+TEST(AcePlatform, BadParametersAreInputErrors) {
+  test::TempDir dir;
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : {
+           Case{"-p ace.model=fpga", "is not one of: tlm, rtl, none"},
+           Case{"-p collective.algorithm=fast", "is not one of: enhanced, baseline"},
+           Case{"-p sys.npu*.ace.alu_lanes=12", "is not a multiple of the datapath slice width"},
+           Case{"-p sys.npu*.ace.sram_kib=32", "it needs one per phase partition"},
+           Case{"-p sys.npu*.ace.fsms=2", "FSMs for 4 phases"},
+           Case{"-p collective.align_elems=16", "must be a multiple of alu_lanes"},
+           Case{"-p sys.llink*.GBpz=3", "unknown key"},
+           Case{"-p sys.local_npus=0", "out of range"},
+           Case{"--workload allgather", "allreduce only"},
+           Case{"--bytes 6", "multiple of 4 bytes"},
+       }) {
+    test::Result r = test::sh("run " + kPlatform + " -q -o " + dir / "bad" + " " + kSmall + " " + c.args);
+    EXPECT_EQ(r.code, 1) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+TEST(AcePlatform, SameSeedGivesIdenticalStatistics) {
+  test::TempDir dir;
+  RunOut a = run(kSmall + " --bytes 48KiB --seed 7", dir, "a");
+  RunOut b = run(kSmall + " --bytes 48KiB --seed 7", dir, "b");
+  RunOut c = run(kSmall + " --bytes 48KiB --seed 8", dir, "c");
+  ASSERT_EQ(a.r.code, 0);
+  ASSERT_EQ(b.r.code, 0);
+  ASSERT_EQ(c.r.code, 0);
+  for (RunOut* r : {&a, &b, &c})
+    for (const char* k : {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_s", "rtl_eval_s",
+                          "sim_ns_per_wall_s", "peak_rss_mib"})
+      r->stats["run"].erase(k);
+  EXPECT_EQ(a.stats.dump(), b.stats.dump());
+  EXPECT_NE(a.stats["run"]["seed"], c.stats["run"]["seed"]);
+}
