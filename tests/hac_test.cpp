@@ -367,3 +367,23 @@ TEST(Hac, AssemblerKnowsTheNewInstructionsAndRept) {
   EXPECT_THROW(sw::assemble(".queue 0\nTRANSMIT\n", "t.s"), core::ConfigError);
   EXPECT_THROW(sw::assemble(".queue 0\nDESKEW 3\n", "t.s"), core::ConfigError);
 }
+
+TEST(Hac, ExchangeTakesLinkBandwidthAndTheScheduleAccountsForIt) {
+  const std::string on = tmp("xon"), off = tmp("xoff");
+  Result a = sh("run " + kNode + " --bytes 1MiB -q -p sys.hac.exchange=on -o " + on);
+  ASSERT_EQ(a.code, 0) << a.out;  // verified and completed exactly as predicted
+  ASSERT_EQ(sh("run " + kNode + " --bytes 1MiB -q -o " + off).code, 0);
+  nlohmann::json j = nlohmann::json::parse(slurp(on + "/stats.json"));
+  nlohmann::json k = nlohmann::json::parse(slurp(off + "/stats.json"));
+  // one 2.56-ns PCS word every 256 cycles of 1.111 ns
+  EXPECT_NEAR(j["sys"]["hac"]["link_share_pct"].get<double>(), 100.0 * 2560 / (256 * 1e6 / 900), 1e-9);
+  EXPECT_GT(j["sys"]["hac"]["messages"].get<uint64_t>(), 0u);
+  EXPECT_EQ(k["sys"]["hac"]["link_share_pct"].get<double>(), 0.0);
+  EXPECT_TRUE(j["workload"]["verified"].get<bool>());
+  EXPECT_EQ(j["workload"]["simulated_ps"], j["workload"]["predicted_ps"]);
+  const double ratio = k["workload"]["busbw_GBps"].get<double>() / j["workload"]["busbw_GBps"].get<double>();
+  EXPECT_GT(ratio, 1.004);  // the bandwidth-bound all-reduce slows by about the share taken
+  EXPECT_LT(ratio, 1.012);
+  fs::remove_all(on);
+  fs::remove_all(off);
+}

@@ -93,6 +93,14 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
 
 Channel::~Channel() = default;
 
+void Channel::reserve_control_share(double share) {
+  if (!(share >= 0.0 && share < 1.0)) throw std::invalid_argument(m_name + ": control share must be in [0, 1)");
+  if (m_tx_free != 0 || m_next_index != 0) throw std::logic_error(m_name + ": control share set after traffic");
+  m_control_share = share;
+  m_rate = core::SerialRate(static_cast<uint64_t>(m_link.packet_bytes.get()) * 8, m_link.lanes,
+                            m_link.lane_gbps * (1.0 - share));
+}
+
 void Channel::decode_through(uint64_t k) {
   const uint64_t pbits = static_cast<uint64_t>(m_link.packet_bytes) * 8;
   const size_t pbytes = m_link.packet_bytes, hbytes = pbytes - kVectorBytes;

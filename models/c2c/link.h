@@ -47,6 +47,11 @@ class Channel : public FwIf {
   ~Channel() override;
 
   const core::SerialRate& rate() const { return m_rate; }
+  /// Reserve a share of the lane bandwidth for control codes interleaved with
+  /// the packets (the HAC exchange, models/hac): packets serialize at
+  /// lanes x lane_gbps x (1 - share). Call before anything is scheduled.
+  void reserve_control_share(double share);
+  double control_share() const { return m_control_share; }
   /// Fixed latency from the end of serialization to the receiver's buffer.
   uint64_t latency_ps() const { return m_latency_ps; }
   uint64_t arrival_ps(const Burst& b, uint64_t i) const { return b.start_ps + m_rate.ps(i + 1) + m_latency_ps; }
@@ -106,6 +111,7 @@ class Channel : public FwIf {
   uint32_t m_tid;
   core::SerialRate m_rate;
   uint64_t m_latency_ps;
+  double m_control_share = 0;
   uint64_t m_tx_free = 0;
   uint64_t m_next_index = 0;
   Producer* m_producer = nullptr;

@@ -38,6 +38,10 @@ Network::Network(const sc_core::sc_module_name& nm, const std::vector<tsp::Tsp*>
                "exchange HAC codes on every live link: on, off, or auto (on when some chip's oscillator is not "
                "nominal or initial is random)",
                {"auto", "on", "off"}),
+      code_words(this, "code_words", 1, "words",
+                 "PCS words (word_ps each) a HAC code occupies on the link; while the exchange runs, packets get "
+                 "the rest of the lane bandwidth (the compiler sees the reduced rate)",
+                 0, 64),
       exchange_cycles(this, "exchange_cycles", 256, "cycles", "local cycles between two HAC codes on a link (§3)",
                       16, 1u << 20),
       initial(this, "initial", "aligned", "",
@@ -73,7 +77,9 @@ Network::Network(const sc_core::sc_module_name& nm, const std::vector<tsp::Tsp*>
       reflections(this, nullptr, "reflections", "codes", "HAC codes reflected for latency characterization"),
       notifications(this, nullptr, "notifications", "codes", "TRANSMIT notifications carried"),
       adjustments(this, nullptr, "adjustments", "epochs", "epochs a child lengthened or shortened"),
-      adjustment_cycles(this, nullptr, "adjustment_cycles", "cycles", "sum of |adjustment| over all children") {
+      adjustment_cycles(this, nullptr, "adjustment_cycles", "cycles", "sum of |adjustment| over all children"),
+      link_share_pct(this, nullptr, "link_share_pct", "%",
+                     "share of every live link direction's bandwidth the HAC codes take (0 while off)") {
   const double nominal_period_ps = chips.empty() ? 1111.1 : 1e6 / chips[0]->nominal_clock().mhz();
   m_cables = cables;
   m_units.resize(chips.size());
@@ -122,6 +128,17 @@ Network::Network(const sc_core::sc_module_name& nm, const std::vector<tsp::Tsp*>
     const double lat = static_cast<double>(k.link->a_to_b.latency_ps() + k.link->b_to_a.latency_ps()) / 2;
     m_cal[w].nominal_rtt = 2 * lat / nominal_period_ps + turnaround_cycles;
     if (!k.failed) ++m_live_cables;
+  }
+  // The exchange takes link slots: code_words PCS words every exchange_cycles
+  // on every live direction, as a share of the lane bandwidth.
+  if (m_on) {
+    const double share = code_words * word_ps / (exchange_cycles * nominal_period_ps);
+    for (const Cable& k : m_cables)
+      if (!k.failed) {
+        k.link->a_to_b.reserve_control_share(share);
+        k.link->b_to_a.reserve_control_share(share);
+      }
+    link_share_pct.set(100.0 * share);
   }
   build_tree();
   SC_METHOD(step);

@@ -72,6 +72,7 @@ class Network : public core::Module, public tsp::HacLink {
           const std::vector<bool>& chip_failed);
 
   core::Param<std::string> exchange;
+  core::Param<uint32_t> code_words;
   core::Param<uint32_t> exchange_cycles;
   core::Param<std::string> initial;
   core::Param<uint32_t> calibration_iterations;
@@ -130,6 +131,7 @@ class Network : public core::Module, public tsp::HacLink {
   std::vector<std::vector<tsp::Instr>> alignment_programs(uint64_t begin, uint32_t& epochs) const;
 
   core::Counter slots, messages, reflections, notifications, adjustments, adjustment_cycles;
+  core::Value<double> link_share_pct;
 
  private:
   enum Kind : uint8_t { kHac, kReflectReq, kReflectRet };
