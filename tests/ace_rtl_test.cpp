@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness.h"
 #include "models/ace/alu.h"
 #include "models/ace/datapath.h"
 #include "models/ace/rtl_datapath.h"
@@ -32,16 +33,8 @@ struct Case {
   uint32_t a, b, sum;
 };
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float flt(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using fabricvp::test::bits;
+using fabricvp::test::flt;
 
 Chunk make_chunk(Op op, Dtype dt, uint32_t row, const std::vector<uint32_t>& data, bool wb, bool send,
                  uint32_t tag = 0, uint32_t part = 0) {

@@ -82,6 +82,18 @@ inline std::vector<uint8_t> pattern(uint32_t seed, uint32_t vectors = 1) {
   return v;
 }
 
+/// The bit pattern of a float and back.
+inline uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float flt(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 /// Output and exit code of a command-line run.
 struct Result {
   int code;

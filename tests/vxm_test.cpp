@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "harness.h"
 #include "models/tsp/vxm.h"
 #include "sw/runtime/reference.h"
 
@@ -14,16 +15,8 @@ using namespace fabricvp::tsp::vxm;
 using fabricvp::runtime::round_to;
 
 namespace {
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float flt(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using fabricvp::test::bits;
+using fabricvp::test::flt;
 bool is_nan16(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff); }
 bool is_nanbf(uint16_t h) { return (h & 0x7f80) == 0x7f80 && (h & 0x7f); }
 }  // namespace
