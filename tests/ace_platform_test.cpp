@@ -208,3 +208,16 @@ TEST(AcePlatform, SameSeedGivesIdenticalStatistics) {
   EXPECT_EQ(a.stats.dump(), b.stats.dump());
   EXPECT_NE(a.stats["run"]["seed"], c.stats["run"]["seed"]);
 }
+
+TEST(AcePlatform, ParamsAndTopologyDescribeTheTorus) {
+  test::Result p = test::sh("params " + kPlatform + " -p ace.model=rtl");
+  ASSERT_EQ(p.code, 0) << p.out;
+  EXPECT_NE(p.out.find("ace.model"), std::string::npos);
+  EXPECT_NE(p.out.find("-p ace.model=rtl"), std::string::npos) << "the override is named as the origin";
+  EXPECT_NE(p.out.find("sys.npu63.ace.sram_kib"), std::string::npos);
+  test::Result t = test::sh("topology " + kPlatform);
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("64 NPUs: 4 local x 4 vertical x 4 horizontal"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("vertical    128 links, 25.0 GB/s"), std::string::npos) << t.out;
+  EXPECT_EQ(test::sh("topology " + kPlatform + " -p sys.local_npuz=2").code, 1);
+}

@@ -22,6 +22,7 @@
 #include "models/core/context.h"
 #include "models/core/module.h"
 #include "platforms/system.h"
+#include "platforms/torus.h"
 #include "sw/asm/program.h"
 #include "sw/runtime/experiments.h"
 #include "sw/runtime/runner.h"
@@ -31,13 +32,48 @@ using namespace fabricvp;
 
 namespace {
 
+/// NPU torus platforms elaborate a TorusSystem (platforms/torus.h), TSP machines a System.
+bool is_torus() {
+  const core::ConfigEntry* t = core::Context::get().config().find("sys.topology");
+  return t && t->value == "torus";
+}
+
+/// The torus as `topology` describes it: NPUs, rings and links per dimension.
+int torus_topology(const std::string& platform) {
+  platform::TorusSystem sys("sys");
+  core::Context::get().config().check_all_used(platform::parameter_names());
+  fmt::print("fabricvp topology  {}\n  {} NPUs: {} local x {} vertical x {} horizontal\n", platform, sys.npus.size(),
+             sys.local_npus.get(), sys.vertical_npus.get(), sys.horizontal_npus.get());
+  const char* dims[3] = {"local", "vertical", "horizontal"};
+  for (uint32_t d = 0; d < 3; ++d) {
+    uint32_t count = 0;
+    const npu::FabricLink* example = nullptr;
+    for (size_t i = 0; i < sys.links.size(); ++i)
+      if (sys.link_dim[i] == d) {
+        ++count;
+        if (!example) example = sys.links[i].get();
+      }
+    if (!example) continue;
+    fmt::print("  {:<10} {:>4} links, {:.1f} GB/s x {:.2f} efficiency, {} cycles at {:.0f} MHz (e.g. {})\n", dims[d],
+               count, example->GBps.get(), example->efficiency.get(), example->latency_cycles.get(),
+               example->clock_mhz.get(), example->name());
+  }
+  return 0;
+}
+
 int cmd_params(const std::string& platform, const std::vector<std::string>& overrides) {
   try {
     auto& ctx = core::Context::get();
     ctx.config().load_file(platform);
     for (const auto& o : overrides) ctx.config().add_override(o);
-    runtime::RunParams rp;
-    platform::System sys("sys");
+    std::unique_ptr<runtime::RunParams> rp;
+    std::unique_ptr<sc_core::sc_module> sys;
+    if (is_torus()) {
+      sys = std::make_unique<platform::TorusSystem>("sys");
+    } else {
+      rp = std::make_unique<runtime::RunParams>();
+      sys = std::make_unique<platform::System>("sys");
+    }
     ctx.config().check_all_used(platform::parameter_names());
     fmt::print("{:<44} {:>12} {:<8} {:<14} {}\n", "parameter", "value", "unit", "set by", "description");
     for (const core::ParamBase* p : core::all_params())
@@ -58,6 +94,7 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     auto& ctx = core::Context::get();
     ctx.config().load_file(platform);
     for (const auto& o : overrides) ctx.config().add_override(o);
+    if (is_torus()) return torus_topology(platform);
     runtime::RunParams rp;
     platform::System sys("sys");
     ctx.config().check_all_used(platform::parameter_names());
