@@ -221,3 +221,19 @@ TEST(AcePlatform, ParamsAndTopologyDescribeTheTorus) {
   EXPECT_NE(t.out.find("vertical    128 links, 25.0 GB/s"), std::string::npos) << t.out;
   EXPECT_EQ(test::sh("topology " + kPlatform + " -p sys.local_npuz=2").code, 1);
 }
+
+TEST(AcePlatform, TraceHasLinkMessagesAndAceChunkSpans) {
+  test::TempDir dir;
+  test::Result r = test::sh("run " + kPlatform + " " + kSmall + " --bytes 64KiB --trace -q -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json t = test::load_json(dir / "o/trace.json");
+  const nlohmann::json& ev = t.is_object() ? t["traceEvents"] : t;
+  size_t link = 0, ace = 0;
+  for (const auto& e : ev) {
+    if (!e.contains("cat")) continue;
+    link += e["cat"] == "link";
+    ace += e["cat"] == "ace";
+  }
+  EXPECT_GT(link, 0u);
+  EXPECT_GT(ace, 0u);
+}

@@ -188,10 +188,21 @@ void Ace::occupancy(int64_t delta_bytes) {
 
 void Ace::fsm_busy(uint32_t f, bool busy) {
   const uint64_t now = npu::Npu::now();
-  if (busy)
+  if (busy) {
     m_fsm_since[f] = now;
-  else
+  } else {
     m_fsm_busy_ps[f] += now - m_fsm_since[f];
+    auto& tr = core::Context::get().trace();
+    if (tr.enabled() && tr.in_window(m_fsm_since[f], now)) {
+      if (!m_trace_pid) {
+        m_trace_pid = tr.process(name());
+        for (uint32_t k = 0; k < m_fsm_phase.size(); ++k)
+          tr.thread(m_trace_pid, k + 1, fmt::format("fsm{} (phase {})", k, m_fsm_phase[k]));
+      }
+      tr.span(m_trace_pid, f + 1, "chunk", "ace", m_fsm_since[f], now - m_fsm_since[f],
+              fmt::format(R"("phase":{})", m_fsm_phase[f]));
+    }
+  }
   m_fsm_is_busy[f] = busy;
 }
 

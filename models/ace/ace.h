@@ -108,6 +108,7 @@ class Ace final : public core::Module, public npu::CommBackend {
   std::vector<uint32_t> m_fsm_phase;
   std::vector<bool> m_fsm_is_busy;
   std::vector<uint64_t> m_fsm_since, m_fsm_busy_ps;
+  uint32_t m_trace_pid = 0;  // Perfetto process (created at the first traced span)
   std::vector<uint32_t> m_terminal_wait;
   uint32_t m_tag = 0;
   Chunk m_beat;

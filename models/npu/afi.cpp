@@ -1,5 +1,9 @@
 #include "models/npu/afi.h"
 
+#include "models/core/context.h"
+
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace fabricvp::npu {
@@ -20,7 +24,8 @@ LinkChannel::LinkChannel(FabricLink& link, const char* dir, uint32_t rx_port, co
                         return end ? 100.0 * static_cast<double>(busy_ps.get()) / static_cast<double>(end) : 0.0;
                       }),
       m_link(link),
-      m_rx_port(rx_port) {
+      m_rx_port(rx_port),
+      m_tid(std::string(dir) == "a_to_b" ? 1 : 2) {
   in.bind(*this);
   out.bind(m_bw);
 }
@@ -47,6 +52,10 @@ void LinkChannel::b_transport(Message& m, sc_core::sc_time& delay) {
   const uint32_t pb = m_link.packet_bytes.get();
   packets += (n + pb - 1) / pb;
   busy_ps += ser;
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled() && tr.in_window(m.start_ps, m_free))
+    tr.span(m_link.trace_pid(), m_tid, "message", "link", m.start_ps, ser,
+            fmt::format(R"("bytes":{},"arrival_ps":{})", n, m.arrival_ps));
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   out->b_transport(m, d);
 }
@@ -75,6 +84,12 @@ FabricLink::FabricLink(const sc_core::sc_module_name& nm, const Defaults& d, uin
       m_b(b),
       m_rate(8, 1, GBps.get() * 8.0 * efficiency.get()) {
   m_latency_ps = core::Clock(clock_mhz.get()).ps(latency_cycles.get());
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled()) {
+    m_pid = tr.process(name());
+    tr.thread(m_pid, 1, "npu" + std::to_string(a) + " -> npu" + std::to_string(b));
+    tr.thread(m_pid, 2, "npu" + std::to_string(b) + " -> npu" + std::to_string(a));
+  }
 }
 
 }  // namespace fabricvp::npu

@@ -73,6 +73,7 @@ class LinkChannel : public AfiFwIf {
   friend class FabricLink;
   FabricLink& m_link;
   uint32_t m_rx_port;
+  uint32_t m_tid;  // trace track: 1 a->b, 2 b->a
   uint64_t m_free = 0;
   std::deque<std::pair<uint64_t, uint64_t>> m_queued;  // (serialization end, bytes) still in the output buffer
   uint64_t m_queued_bytes = 0;
@@ -105,6 +106,8 @@ class FabricLink : public core::Module {
   /// Simulated time the statistics refer to (set by the runner at the end).
   void set_end(uint64_t ps) { m_end = ps; }
   uint64_t end_ps() const { return m_end; }
+  /// Perfetto process of this link (0 when tracing is off).
+  uint32_t trace_pid() const { return m_pid; }
 
   LinkChannel a_to_b;
   LinkChannel b_to_a;
@@ -114,6 +117,7 @@ class FabricLink : public core::Module {
   core::SerialRate m_rate;
   uint64_t m_latency_ps = 0;
   uint64_t m_end = 0;
+  uint32_t m_pid = 0;
 };
 
 }  // namespace fabricvp::npu

@@ -73,7 +73,6 @@ int run_torus(const RunOptions& opt) {
   if (opt.workload != "allreduce")
     throw core::ConfigError(fmt::format("--workload '{}': torus platforms run allreduce only", opt.workload));
   if (!opt.programs_dir.empty()) throw core::ConfigError("--programs: torus platforms have no TSP programs");
-  if (opt.trace) throw core::ConfigError("--trace: not supported on torus platforms yet");
   ace::Dtype dt;
   if (!ace::parse_dtype(tsp::dtype_name(opt.dtype), dt))
     throw core::ConfigError(fmt::format("--dtype '{}': not an ACE element type", tsp::dtype_name(opt.dtype)));
@@ -84,6 +83,7 @@ int run_torus(const RunOptions& opt) {
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);
   if (ec) throw core::ConfigError(fmt::format("{}: cannot create output directory: {}", opt.out_dir, ec.message()));
+  if (opt.trace) ctx.trace().open((fs::path(opt.out_dir) / "trace.json").string(), opt.trace_from_ps, opt.trace_to_ps);
 
   // ---- elaborate ----
   platform::TorusSystem sys("sys");
@@ -246,6 +246,7 @@ int run_torus(const RunOptions& opt) {
     std::ofstream f(fs::path(opt.out_dir) / "stats.json");
     core::write_stats_json(f);
   }
+  ctx.trace().close();
 
   // ---- summary ----
   if (!opt.quiet) {
@@ -322,7 +323,8 @@ int run_torus(const RunOptions& opt) {
                "{:.0f} MiB\n",
                rs.wall_s.get(), setup_wall, load_wall, sim_wall,
                engine == "rtl" ? fmt::format(" of which RTL {:.2f}", rtl_s) : "", check_wall, rs.peak_rss_mib.get());
-    fmt::print("\n  outputs      {}/stats.json  {}/config.yaml\n", opt.out_dir, opt.out_dir);
+    fmt::print("\n  outputs      {}/stats.json  {}/config.yaml{}\n", opt.out_dir, opt.out_dir,
+               opt.trace ? fmt::format("  {}/trace.json", opt.out_dir) : "");
   }
   if (!hw_ok) return kHardwareError;
   if (!verified) return kMismatch;
