@@ -22,10 +22,15 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                 1024u),
       clock_mhz(this, "clock_mhz", 1000.0, "MHz", "clock of the ACE datapath and SRAM", 1.0, 100000.0),
       fsms(this, "fsms", 64, "FSMs", "programmable FSMs, assigned round-robin to the collective's phases", 1u, 4096u),
+      sram_bytes_per_cycle(this, "sram_bytes_per_cycle", 1024, "bytes/cycle",
+                           "SRAM port bandwidth shared by DMA, sends, received stores and the reductions' partial "
+                           "reads and sum writes (1024 at 1 GHz: 1 TB/s, 16 banks of 64 B)",
+                           1u, 1u << 20),
       cmd("cmd"),
       m_npu(npu),
       m_rtl(rtl),
       m_clock(clock_mhz.get()),
+      m_sram_rate(8, 1, static_cast<double>(sram_bytes_per_cycle.get()) * 8.0 * clock_mhz.get() / 1000.0),
       model(this, nullptr, "model", "", "datapath implementation: tlm (C++ model) or rtl (verilated)"),
       sram_bytes(this, nullptr, "sram_bytes", "bytes", "SRAM size"),
       slot_bytes(this, nullptr, "slot_bytes", "bytes", "SRAM bytes one chunk occupies"),
@@ -78,7 +83,14 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
       alu_utilization(this, "alu_utilization", "%", "datapath cycles with a beat accepted / (cycles simulated x alu_units)", [this] {
         const uint64_t cycles = m_end ? m_clock.cycle_at_or_after(m_end) * alu_units.get() : 0;
         return cycles ? 100.0 * static_cast<double>(beats.get()) / static_cast<double>(cycles) : 0.0;
-      }) {
+      }),
+      sram_port_busy_ps(this, nullptr, "sram_port_busy_ps", "ps", "time the SRAM port was busy"),
+      sram_port_utilization(this, "sram_port_utilization", "%", "sram_port_busy_ps / simulated time",
+                            [this] {
+                              return m_end ? 100.0 * static_cast<double>(sram_port_busy_ps.get()) /
+                                                 static_cast<double>(m_end)
+                                           : 0.0;
+                            }) {
   const Geometry& built = RtlDatapath::built_geometry();
   const uint32_t L = alu_lanes.get();
   if (L % built.lanes != 0)
@@ -358,6 +370,14 @@ uint64_t Ace::reduce(uint32_t chunk, const npu::Span& span, const uint8_t* in, u
   return m_clock.ps(m_cpl[nsub - 1].retire_cycle + 1);
 }
 
+uint64_t Ace::sram_port(uint64_t now, uint64_t bytes) {
+  const uint64_t start = std::max(now, m_sram_free);
+  const uint64_t dur = m_sram_rate.ps(bytes);
+  m_sram_free = start + dur;
+  sram_port_busy_ps += dur;
+  return m_sram_free;
+}
+
 void Ace::load(uint32_t chunk) {
   m_slot_of[chunk] = static_cast<int32_t>(m_free_slots.front());
   m_free_slots.erase(m_free_slots.begin());
@@ -365,7 +385,8 @@ void Ace::load(uint32_t chunk) {
   const npu::Span span = m_spec.chunk_span(chunk);
   auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * m_spec.esize());
   m_npu.gather(span, buf->data());
-  const uint64_t done = m_npu.memory.access(npu::Npu::now(), buf->size(), npu::Client::ace_load_read);
+  const uint64_t read = m_npu.memory.access(npu::Npu::now(), buf->size(), npu::Client::ace_load_read);
+  const uint64_t done = sram_port(read, buf->size());
   load_bytes += buf->size();
   m_npu.at(done, [this, chunk, span, buf] {
     sram_write(chunk, span, buf->data());
@@ -378,7 +399,7 @@ void Ace::send_local(npu::Message m, const npu::Span& span) {
   auto out = std::make_shared<npu::Message>(std::move(m));
   out->data.resize(span.elems() * m_spec.esize());
   sram_read(out->chunk, span, out->data.data());
-  m_npu.send(out, npu::Npu::now());
+  m_npu.send(out, sram_port(npu::Npu::now(), out->data.size()));
 }
 
 void Ace::receive(uint32_t task, std::shared_ptr<npu::Message> in, const npu::Span& span, bool reduce_it,
@@ -390,12 +411,15 @@ void Ace::receive(uint32_t task, std::shared_ptr<npu::Message> in, const npu::Sp
   }
   uint64_t r = npu::Npu::now();
   if (reduce_it) {
-    r = reduce(in->chunk, span, in->data.data(), out ? out->data.data() : nullptr);
+    // The datapath reads the local partial and writes the sum through the SRAM port.
+    const uint64_t port = sram_port(r, 2 * in->data.size());
+    r = std::max(reduce(in->chunk, span, in->data.data(), out ? out->data.data() : nullptr), port);
     ++m_npu.reduce_steps;
     m_npu.reduced_bytes += in->data.size();
   } else {
     sram_write(in->chunk, span, in->data.data());
     if (out) std::memcpy(out->data.data(), in->data.data(), in->data.size());
+    r = sram_port(r, in->data.size());
   }
   if (out) m_npu.send(out, r);
   m_npu.at(r, [this, task] { m_npu.step_done(task); });
@@ -416,7 +440,8 @@ void Ace::try_terminal() {
     const npu::Span span = m_spec.chunk_span(chunk);
     auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * m_spec.esize());
     sram_read(chunk, span, buf->data());
-    const uint64_t w = m_npu.memory.access(npu::Npu::now(), buf->size(), npu::Client::ace_store_write);
+    const uint64_t w =
+        m_npu.memory.access(sram_port(npu::Npu::now(), buf->size()), buf->size(), npu::Client::ace_store_write);
     store_bytes += buf->size();
     m_npu.at(w, [this, chunk, span, buf] {
       m_npu.scatter(span, buf->data());

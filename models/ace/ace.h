@@ -14,8 +14,9 @@
 //   when that phase's partition has room and one of the FSMs assigned to the
 //   phase is free (FSMs round-robin over phases), so chunks pipeline within a
 //   phase (up to its FSMs) and across phases. Its data stay in place: a phase
-//   change moves ownership, not bytes. SRAM reads and writes themselves
-//   (sends, all-gather stores, DMA) take no time beyond the DMA's memory time.
+//   change moves ownership, not bytes. Every SRAM access (DMA load and store,
+//   send, received store, a reduction's partial read and sum write) goes
+//   through one port of `sram_bytes_per_cycle`, served in request order.
 // - ALU: `alu_units` reduction datapaths of `alu_lanes` 32-bit lanes. Every
 //   reduction runs through one: per SRAM row of alu_lanes elements, a `store`
 //   beat stages the local partial in a row of the datapath's buffer (a
@@ -57,6 +58,7 @@ class Ace final : public core::Module, public npu::CommBackend {
   core::Param<uint32_t> alu_units;
   core::Param<double> clock_mhz;
   core::Param<uint32_t> fsms;
+  core::Param<uint32_t> sram_bytes_per_cycle;
 
   tlm_utils::simple_target_socket<Ace> cmd;
 
@@ -97,6 +99,12 @@ class Ace final : public core::Module, public npu::CommBackend {
   std::vector<uint32_t> m_stage_row;                              // [unit] next staging row
   std::vector<uint8_t> m_sram;
   core::Clock m_clock;
+  /// The SRAM port: DMA loads and stores, sends, received stores and the
+  /// reductions' partial reads and sum writes share sram_bytes_per_cycle.
+  /// Returns when `bytes` issued at `now` have moved.
+  uint64_t sram_port(uint64_t now, uint64_t bytes);
+  core::SerialRate m_sram_rate;
+  uint64_t m_sram_free = 0;
   npu::CollectiveSpec m_spec;
   bool m_configured = false;
   uint32_t m_slots = 0;
@@ -128,6 +136,8 @@ class Ace final : public core::Module, public npu::CommBackend {
   core::Counter beats, add_beats, store_beats, dp_stall_cycles, sram_read_bytes, sram_write_bytes;
   core::Counter peak_sram_bytes;
   core::Derived mean_sram_bytes, sram_occupancy, fsm_utilization, fsm_mean_utilization, alu_utilization;
+  core::Counter sram_port_busy_ps;
+  core::Derived sram_port_utilization;
 };
 
 }  // namespace fabricvp::ace

@@ -287,17 +287,18 @@ int run_torus(const RunOptions& opt) {
                "memory and {:.1f} GB/s network per NPU)\n",
                ws.mem_per_net.get(), mem, net, ws.mem_GBps.get(), ws.net_GBps.get());
     if (!sys.aces.empty()) {
-      double sram_peak = 0, sram_mean = 0, fsm = 0, alu = 0;
+      double sram_peak = 0, sram_mean = 0, fsm = 0, alu = 0, port = 0;
       for (ace::Ace* a : sys.aces) {
         sram_peak = std::max<double>(sram_peak, static_cast<double>(a->peak_sram_bytes.get()));
         sram_mean += a->mean_sram_bytes.value().get<double>();
         fsm += a->fsm_mean_utilization.value().get<double>();
         alu += a->alu_utilization.value().get<double>();
+        port += a->sram_port_utilization.value().get<double>();
       }
       const double k = static_cast<double>(sys.aces.size());
-      fmt::print("  ace          SRAM peak {} KiB, mean {:.1f} KiB; FSM utilization {:.1f}%; ALU utilization {:.1f}% "
-                 "(means over NPUs)\n",
-                 static_cast<uint64_t>(sram_peak) / 1024, sram_mean / k / 1024, fsm / k, alu / k);
+      fmt::print("  ace          SRAM peak {} KiB, mean {:.1f} KiB; SRAM port {:.1f}% busy; FSM utilization {:.1f}%; "
+                 "ALU utilization {:.1f}% (means over NPUs)\n",
+                 static_cast<uint64_t>(sram_peak) / 1024, sram_mean / k / 1024, port / k, fsm / k, alu / k);
     }
     fmt::print("\n  {:<12} {:>6} {:>12} {:>10} {:>10} {:>10}   (busy share of {} simulated)\n", "links", "dirs",
                "payload GB/s", "mean", "min", "max", human_time(end));
