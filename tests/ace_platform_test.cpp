@@ -237,3 +237,17 @@ TEST(AcePlatform, TraceHasLinkMessagesAndAceChunkSpans) {
   EXPECT_GT(link, 0u);
   EXPECT_GT(ace, 0u);
 }
+
+TEST(AcePlatform, NarrowSramPortSlowsTheAceAndIsReported) {
+  test::TempDir dir;
+  RunOut wide = run(kSmall + " --bytes 256KiB", dir, "wide");
+  RunOut narrow = run(kSmall + " --bytes 256KiB -p 'sys.npu*.ace.sram_bytes_per_cycle=16'", dir, "narrow");
+  ASSERT_EQ(wide.r.code, 0) << wide.r.out;
+  ASSERT_EQ(narrow.r.code, 0) << narrow.r.out;
+  EXPECT_TRUE(narrow.stats["workload"]["verified"].get<bool>());
+  EXPECT_GT(narrow.stats["workload"]["simulated_ps"].get<uint64_t>(),
+            wide.stats["workload"]["simulated_ps"].get<uint64_t>());
+  const auto& a = narrow.stats["sys"]["npu0"]["ace"];
+  EXPECT_GT(a["sram_port_busy_ps"].get<uint64_t>(), 0u);
+  EXPECT_GT(a["sram_port_utilization"].get<double>(), wide.stats["sys"]["npu0"]["ace"]["sram_port_utilization"].get<double>());
+}
