@@ -692,6 +692,12 @@ int run_impl(const RunOptions& opt) {
                                       opt.attempt + 1)
                         : fmt::format("gave up after {} replay(s) (run --max-replays N to allow more)", opt.attempt));
       }
+      double worst_ppm = 0;
+      for (const tsp::Tsp* t : sys.chips) worst_ppm = std::max(worst_ppm, std::abs(t->clock().ppm()));
+      if (collective && !machine_check && worst_ppm > 0)
+        fmt::print("               note: chips run up to {:.1f} ppm off nominal; compiled collectives assume nominal "
+                   "clocks and carry no RUNTIME_DESKEW (docs/clocks.md)\n",
+                   worst_ppm);
     } else if (collective) {
       if (verified)
         fmt::print("  result       verified: {}/{} ranks bit-exact against the host reference\n", check.ranks_ok,
