@@ -93,6 +93,12 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
 
 Channel::~Channel() = default;
 
+void Channel::close_frame() {
+  if (!m_fec || m_fec->frames.empty() || !m_fec->frames.back().open) return;
+  m_fec->frames.back().open = false;
+  if (m_tail > 0) decode_through(m_tail - 1);
+}
+
 void Channel::reserve_control_share(double share) {
   if (!(share >= 0.0 && share < 1.0)) throw std::invalid_argument(m_name + ": control share must be in [0, 1)");
   if (m_tx_free != 0 || m_next_index != 0) throw std::logic_error(m_name + ": control share set after traffic");
@@ -114,6 +120,7 @@ void Channel::decode_through(uint64_t k) {
       const uint64_t first = j * m_kbits / pbits;
       const uint64_t last = std::min<uint64_t>(f.count - 1, ((j + 1) * m_kbits - 1) / pbits);
       if (last > p) break;
+      if (f.open && j + 1 == f.codewords) break;  // the next burst may still complete it
       if (x.lane.next_codeword_has_errors()) {
         // Wire images (header: stream index, big-endian; then the vector) of the packets it carries.
         const size_t np = static_cast<size_t>(last - first + 1);
@@ -192,6 +199,7 @@ void Channel::keep(uint64_t k) {
 }
 
 void Channel::b_transport(Burst& b, sc_core::sc_time& delay) {
+  const bool back_to_back = m_next_index > 0 && b.ready_ps <= m_tx_free;
   b.start_ps = std::max(b.ready_ps, m_tx_free);
   b.stream_index = m_next_index;
   b.channel = this;
@@ -204,9 +212,28 @@ void Channel::b_transport(Burst& b, sc_core::sc_time& delay) {
   wire_bytes += static_cast<uint64_t>(b.count) * m_link.packet_bytes;
   busy_ps += dur;
   if (m_kbits) {
-    const uint64_t cw = (static_cast<uint64_t>(b.count) * m_link.packet_bytes * 8 + m_kbits - 1) / m_kbits;
+    // Back-to-back bursts are one bit stream: the first packets of this one
+    // complete the last codeword of the previous one. After a gap, the last
+    // codeword was completed with idle bits and this burst starts a new one.
+    const uint64_t bits = static_cast<uint64_t>(b.count) * m_link.packet_bytes * 8;
+    const uint64_t room = back_to_back && m_fill ? m_kbits - m_fill : 0;
+    const uint64_t cw = bits <= room ? 0 : (bits - room + m_kbits - 1) / m_kbits;
+    m_fill = static_cast<uint32_t>(bits <= room ? m_fill + bits : (bits - room - 1) % m_kbits + 1);
     codewords += cw;
-    if (m_fec) m_fec->frames.push_back(Frame{b.stream_index, b.count, cw, 0});
+    if (m_fec) {
+      auto& frames = m_fec->frames;
+      if (back_to_back && !frames.empty() && frames.back().open &&
+          frames.back().first + frames.back().count == b.stream_index) {
+        frames.back().count += b.count;
+        frames.back().codewords += cw;
+      } else {
+        if (!frames.empty() && frames.back().open) {
+          frames.back().open = false;
+          if (m_tail > 0) decode_through(m_tail - 1);
+        }
+        frames.push_back(Frame{b.stream_index, b.count, cw, 0, true});
+      }
+    }
   }
   auto& tr = core::Context::get().trace();
   if (tr.enabled())

@@ -75,6 +75,10 @@ class Channel : public FwIf {
   /// False while the FEC codeword(s) carrying the next vector have not been
   /// decoded yet (their later packets are not yet read at the source).
   bool head_decoded() const { return !m_fec || m_head < m_decoded; }
+  /// The receiver needs the head now and the source has been drained to that
+  /// time: no burst can still join the open frame back to back, so its last
+  /// codeword is completed with idle bits and decoded.
+  void close_frame();
   /// The next vector was carried by an uncorrectable codeword.
   bool head_flagged() {
     if (!m_fec) return false;
@@ -124,8 +128,12 @@ class Channel : public FwIf {
 
   // PHY. The error-injection state exists only where errors can occur, so a
   // large machine at BER 0 pays nothing for it.
+  // A frame is a run of back-to-back bursts: one continuous bit stream cut
+  // into codewords. While open (the next burst may still follow back to back)
+  // its last codeword, which the next burst would complete, is not decoded.
   struct Frame {
     uint64_t first, count, codewords, next;  // stream index of the first packet; codewords; next to decode
+    bool open;
   };
   struct Errors {
     explicit Errors(const FecLane::Setup& s) : lane(s) {}
@@ -140,6 +148,7 @@ class Channel : public FwIf {
   std::unique_ptr<Errors> m_fec;
   uint64_t m_decoded = 0;          // vectors below this stream index are decoded
   uint32_t m_kbits = 0;            // FEC message bits per codeword (0: no FEC)
+  uint32_t m_fill = 0;             // message bits used in the last codeword of the stream (0: none)
   uint32_t m_t = 0;                // symbols the code corrects
 
  public:

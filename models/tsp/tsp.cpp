@@ -46,13 +46,16 @@ class RecvCursor final : public Cursor {
     key = OpKey{write, kWrite, seq};
   }
   bool step() override {
-    if (m_ch.empty()) {
+    if (m_ch.empty() || !m_ch.head_decoded()) {
+      // Apply the source's operations up to this take: the vector, and the
+      // rest of its FEC codeword, have been read there by then.
       m_ch.producer()->drain(m_take + m_ch.rate().ps(m_i));
-      if (m_ch.empty()) {
+      if (!m_ch.empty() && !m_ch.head_decoded()) m_ch.close_frame();
+      if (m_ch.empty() || !m_ch.head_decoded()) {
         // The producer found a hardware error of its own while applying its
         // operations and stopped: the run is failing, leave the data path.
         if (core::Context::get().halted()) return true;
-        throw std::logic_error("C2C channel " + m_ch.name() + " has no data for a checked RECV");
+        throw std::logic_error("C2C channel " + m_ch.name() + " has no decoded data for a checked RECV");
       }
     }
     if (m_ch.head_flagged()) {  // the PHY lost this vector (uncorrectable FEC codeword)
