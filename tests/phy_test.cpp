@@ -181,3 +181,27 @@ TEST(Phy, MiscorrectionIsDeliveredAndCounted) {
   ASSERT_TRUE(lane.next_codeword_has_errors());
   EXPECT_EQ(lane.decode({p0.data(), p1.data()}, 0, received).kind, c2c::FecLane::Outcome::corrected);
 }
+
+TEST(Phy, BackToBackBurstsShareCodewordsAndAGapClosesOne) {
+  // Three one-packet SENDs: 3 x 2624 bits. Back to back they are one stream in
+  // ceil(7872 / 5140) = 2 codewords; with gaps each is completed with idle bits.
+  test::TempDir t;
+  std::filesystem::create_directories(t.path / "b2b");
+  std::filesystem::create_directories(t.path / "gap");
+  t.file("b2b/sys.node0.tsp0.s", ".queue 0\nSEND p0, @0, 1\nSEND p0, @1, 1\nSEND p0, @2, 1\n");
+  t.file("b2b/sys.node0.tsp1.s", ".queue 11\nWAIT 445\nRECV p0, @0, 3\n");
+  t.file("gap/sys.node0.tsp0.s", ".queue 0\nSEND p0, @0, 1\nWAIT 100\nSEND p0, @1, 1\nWAIT 200\nSEND p0, @2, 1\n");
+  t.file("gap/sys.node0.tsp1.s",
+         ".queue 11\nWAIT 445\nRECV p0, @0, 1\nWAIT 545\nRECV p0, @1, 1\nWAIT 645\nRECV p0, @2, 1\n");
+  for (const char* ber : {"0", "2e-3"}) {
+    for (const auto& [dir, expect] : std::vector<std::pair<std::string, uint64_t>>{{"b2b", 2}, {"gap", 3}}) {
+      const std::string out = t / (dir + "-out-" + ber);
+      test::Result r = test::sh("run " + kNode + " -p sys.tsps_per_node=2 --max-replays 0 --ber " + ber +
+                                " --programs " + (t / dir) + " -q -o " + out);
+      ASSERT_EQ(r.code, 0) << dir << " ber " << ber << "\n" << r.out;
+      const auto d = test::load_json(out + "/stats.json")["sys"]["node0"]["link0_1"]["a_to_b"];
+      EXPECT_EQ(d["bursts"].get<uint64_t>(), 3u) << dir;
+      EXPECT_EQ(d["fec_codewords"].get<uint64_t>(), expect) << dir << " ber " << ber;
+    }
+  }
+}
