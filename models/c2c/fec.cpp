@@ -252,8 +252,8 @@ struct RsTables {
 namespace {
 
 const detail::RsTables* tables_for(FecCode code) {
-  static const detail::RsTables kp4(FecCode::kp4, 544, 514);
-  static const detail::RsTables kr4(FecCode::kr4, 528, 514);
+  static const detail::RsTables kp4(FecCode::kp4, fec_sizes(FecCode::kp4).n, fec_sizes(FecCode::kp4).k);
+  static const detail::RsTables kr4(FecCode::kr4, fec_sizes(FecCode::kr4).n, fec_sizes(FecCode::kr4).k);
   return code == FecCode::kp4 ? &kp4 : &kr4;
 }
 

@@ -66,6 +66,14 @@ constexpr uint16_t kFecSymbolMax = 1023;  ///< largest symbol value
 constexpr int kFecMaxParity = 30;         ///< 2t of the strongest code (kp4)
 constexpr int kFecMaxN = 544;             ///< codeword length of the longest code (kp4)
 
+/// Sizes of a code without building a codec (n, k and t symbols).
+struct FecSizes {
+  int n, k, t;
+};
+constexpr FecSizes fec_sizes(FecCode code) {
+  return code == FecCode::kp4 ? FecSizes{544, 514, (544 - 514) / 2} : FecSizes{528, 514, (528 - 514) / 2};
+}
+
 struct DecodeResult {
   bool ok = true;     ///< false: uncorrectable; the word was left unchanged
   int corrected = 0;  ///< symbols whose value the decoder changed (an erasure that held the right value is not counted)

@@ -77,9 +77,8 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
   m_out.bind(m_bw);
   FecCode code;
   if (link.fec_code(code)) {
-    RsCodec probe(code);
-    m_kbits = static_cast<uint32_t>(probe.k()) * kFecSymbolBits;
-    m_t = static_cast<uint32_t>(probe.t());
+    m_kbits = static_cast<uint32_t>(fec_sizes(code).k) * kFecSymbolBits;
+    m_t = static_cast<uint32_t>(fec_sizes(code).t);
     const Phy* phy = Phy::current();
     const double ber = link.ber + (phy ? phy->ber.get() : 0.0);
     const double bursts = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
@@ -262,15 +261,14 @@ uint64_t Link::fec_latency_ps() const {
   FecCode code;
   if (!fec_code(code)) return 0;
   // One codeword's message (k x 10 bits) accumulates at the packet-stream rate.
-  const core::SerialRate msg(static_cast<uint64_t>(RsCodec(code).k()) * kFecSymbolBits, lanes, lane_gbps);
+  const core::SerialRate msg(static_cast<uint64_t>(fec_sizes(code).k) * kFecSymbolBits, lanes, lane_gbps);
   return msg.ps(1) + fec_decoder_ps;
 }
 
 double Link::line_gbps() const {
   FecCode code;
   if (!fec_code(code)) return lane_gbps;
-  RsCodec c(code);
-  return lane_gbps * c.n() / c.k();
+  return lane_gbps * fec_sizes(code).n / fec_sizes(code).k;
 }
 
 Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name)
