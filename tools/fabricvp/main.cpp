@@ -6,8 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -25,6 +23,7 @@
 #include "platforms/torus.h"
 #include "sw/asm/program.h"
 #include "sw/runtime/experiments.h"
+#include "sw/runtime/report.h"
 #include "sw/runtime/runner.h"
 #include "sw/sched/routing.h"
 
@@ -147,11 +146,7 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     const double per_tsp = left ? crossing * link / static_cast<double>(left) : 0.0;
     fmt::print("  bisection: {} cables between {} and {} TSPs = {:.1f} GB/s per direction, {:.2f} GB/s per TSP\n",
                crossing, left, sys.chips.size() - left, crossing * link, per_tsp);
-    double rss = [] {
-      rusage ru{};
-      getrusage(RUSAGE_SELF, &ru);
-      return ru.ru_maxrss / 1024.0;
-    }();
+    const double rss = runtime::peak_rss_mib();
     fmt::print("  peak RSS {:.0f} MiB\n", rss);
     if (!json_out.empty()) {
       nlohmann::json j = {{"platform", platform},
