@@ -100,9 +100,9 @@ struct Result {
   std::string out;  ///< stdout and stderr
 };
 
-/// Run the fabricvp binary with `args` (a shell word list).
-inline Result sh(const std::string& args) {
-  std::string cmd = std::string(FABRICVP_BIN) + " " + args + " 2>&1";
+/// Run the fabricvp binary with `args` (a shell word list), in directory `cwd` if given.
+inline Result sh(const std::string& args, const std::string& cwd = "") {
+  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(FABRICVP_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
