@@ -61,8 +61,8 @@ void Host::access(size_t chip, uint64_t addr, void* data, uint64_t len, bool wri
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   unsigned int n = mem[static_cast<int>(chip)]->transport_dbg(gp);
   if (n != len || gp.get_response_status() != tlm::TLM_OK_RESPONSE)
-    throw std::runtime_error(fmt::format("host {} of {} bytes at 0x{:x} on chip {} failed", write ? "write" : "read",
-                                         len, addr, chip));
+    throw std::runtime_error(
+        fmt::format("host {} of {} bytes at 0x{:x} on chip {} failed", write ? "write" : "read", len, addr, chip));
 }
 
 void Host::write(size_t chip, uint64_t addr, const void* data, uint64_t len) {
@@ -131,9 +131,10 @@ Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps) : c
   if (nodes < 2) return;
   uint32_t per_pair = half / (nodes - 1);
   if (per_pair == 0)
-    throw core::ConfigError(fmt::format("{}: {} nodes per rack need at least {} intra-rack global ports per node, "
-                                        "there are {}",
-                                        name(), nodes, nodes - 1, half));
+    throw core::ConfigError(
+        fmt::format("{}: {} nodes per rack need at least {} intra-rack global ports per node, "
+                    "there are {}",
+                    name(), nodes, nodes - 1, half));
   for (uint32_t a = 0; a < nodes; ++a)
     for (uint32_t b = a + 1; b < nodes; ++b)
       for (uint32_t k = 0; k < per_pair; ++k) {
@@ -165,9 +166,8 @@ System::System(const sc_core::sc_module_name& nm)
                                                     "racks (seed 000: 1 rack of 33 nodes = 264 TSPs, or 145 racks of 9 "
                                                     "nodes = 10,440 TSPs)",
                                                     1, 4096);
-    nodes_per_rack = std::make_unique<core::Param<uint32_t>>(this, "nodes_per_rack", 33, "nodes",
-                                                             "nodes per rack (with one rack: nodes in the system)", 1,
-                                                             4096);
+    nodes_per_rack = std::make_unique<core::Param<uint32_t>>(
+        this, "nodes_per_rack", 33, "nodes", "nodes per rack (with one rack: nodes in the system)", 1, 4096);
     spares = std::make_unique<core::Param<std::string>>(
         this, "spares", "none", "", "hot-spare nodes kept out of the job: none, per_rack or per_system (seed 000 §4.5)",
         std::initializer_list<const char*>{"none", "per_rack", "per_system"});
@@ -214,15 +214,16 @@ System::System(const sc_core::sc_module_name& nm)
       }
   for (tsp::Tsp* c : chips)
     if (c->local_ports != chips[0]->local_ports || c->global_ports != chips[0]->global_ports)
-      throw core::ConfigError(fmt::format("{}: every chip must have the same port counts; {} has {} local + {} global, "
-                                          "{} has {} + {}",
-                                          name(), c->name(), c->local_ports.get(), c->global_ports.get(),
-                                          chips[0]->name(), chips[0]->local_ports.get(), chips[0]->global_ports.get()));
+      throw core::ConfigError(
+          fmt::format("{}: every chip must have the same port counts; {} has {} local + {} global, "
+                      "{} has {} + {}",
+                      name(), c->name(), c->local_ports.get(), c->global_ports.get(), chips[0]->name(),
+                      chips[0]->local_ports.get(), chips[0]->global_ports.get()));
   if (chips[0]->local_ports != shape.local_ports || chips[0]->global_ports != shape.global_ports) {
-    throw core::ConfigError(fmt::format("{}: the node and Dragonfly generators assume 7 local and 4 global ports per "
-                                        "TSP (seed 000); {} has {} + {}",
-                                        name(), chips[0]->name(), chips[0]->local_ports.get(),
-                                        chips[0]->global_ports.get()));
+    throw core::ConfigError(
+        fmt::format("{}: the node and Dragonfly generators assume 7 local and 4 global ports per "
+                    "TSP (seed 000); {} has {} + {}",
+                    name(), chips[0]->name(), chips[0]->local_ports.get(), chips[0]->global_ports.get()));
   }
   uint32_t need_local = node_wiring.get() == "full" ? m_tsps - 1 : 2 * ring_links;
   if (need_local > 7)
@@ -352,9 +353,10 @@ void System::apply_failures_and_spares() {
         }
       }
       if (phys == total_nodes)
-        throw core::ConfigError(fmt::format("{}sys.failed_nodes: node {} failed and no healthy spare is left "
-                                            "(spares: {})",
-                                            where(failed_nodes), node_path(g / m_nodes, g % m_nodes), policy));
+        throw core::ConfigError(
+            fmt::format("{}sys.failed_nodes: node {} failed and no healthy spare is left "
+                        "(spares: {})",
+                        where(failed_nodes), node_path(g / m_nodes, g % m_nodes), policy));
       log(core::Level::info, "failed node {} replaced by spare {}", node_path(g / m_nodes, g % m_nodes),
           node_path(phys / m_nodes, phys % m_nodes));
     }

@@ -126,13 +126,11 @@ class System : public core::Module {
 
  private:
   tsp::Tsp& chip_at(uint32_t rack, uint32_t node, uint32_t t);
-  uint32_t chip_index(uint32_t rack, uint32_t node, uint32_t t) const {
-    return (rack * m_nodes + node) * m_tsps + t;
-  }
+  uint32_t chip_index(uint32_t rack, uint32_t node, uint32_t t) const { return (rack * m_nodes + node) * m_tsps + t; }
   void wire_node(Node& n, uint32_t rack, uint32_t node);
   void wire_global(uint32_t global_ports_per_node);
-  c2c::Link& cable(std::vector<std::unique_ptr<c2c::Link>>& owner, const std::string& name, uint32_t a,
-                   uint32_t pa, uint32_t b, uint32_t pb);
+  c2c::Link& cable(std::vector<std::unique_ptr<c2c::Link>>& owner, const std::string& name, uint32_t a, uint32_t pa,
+                   uint32_t b, uint32_t pb);
   void apply_failures_and_spares();
   uint32_t m_racks = 1, m_nodes = 1, m_tsps = 8;
 };

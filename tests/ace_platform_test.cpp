@@ -130,7 +130,8 @@ TEST(AcePlatform, EnhancedAndBaselineAlgorithmsBothVerified) {
   ASSERT_EQ(b.r.code, 0) << b.r.out;
   EXPECT_TRUE(e.stats["workload"]["verified"].get<bool>());
   EXPECT_TRUE(b.stats["workload"]["verified"].get<bool>());
-  EXPECT_EQ(e.stats["workload"]["phases"], "reduce-scatter local, all-reduce vertical, all-reduce horizontal, all-gather local");
+  EXPECT_EQ(e.stats["workload"]["phases"],
+            "reduce-scatter local, all-reduce vertical, all-reduce horizontal, all-gather local");
   EXPECT_EQ(b.stats["workload"]["phases"], "all-reduce local, all-reduce vertical, all-reduce horizontal");
   // The enhanced algorithm sends 4x less over the inter-package links (seed 001 §V-C).
   const uint64_t B = 256 * 1024;
@@ -249,5 +250,6 @@ TEST(AcePlatform, NarrowSramPortSlowsTheAceAndIsReported) {
             wide.stats["workload"]["simulated_ps"].get<uint64_t>());
   const auto& a = narrow.stats["sys"]["npu0"]["ace"];
   EXPECT_GT(a["sram_port_busy_ps"].get<uint64_t>(), 0u);
-  EXPECT_GT(a["sram_port_utilization"].get<double>(), wide.stats["sys"]["npu0"]["ace"]["sram_port_utilization"].get<double>());
+  EXPECT_GT(a["sram_port_utilization"].get<double>(),
+            wide.stats["sys"]["npu0"]["ace"]["sram_port_utilization"].get<double>());
 }

@@ -36,8 +36,8 @@ struct Case {
 using fabricvp::test::bits;
 using fabricvp::test::flt;
 
-Chunk make_chunk(Op op, Dtype dt, uint32_t row, const std::vector<uint32_t>& data, bool wb, bool send,
-                 uint32_t tag = 0, uint32_t part = 0) {
+Chunk make_chunk(Op op, Dtype dt, uint32_t row, const std::vector<uint32_t>& data, bool wb, bool send, uint32_t tag = 0,
+                 uint32_t part = 0) {
   Chunk c;
   c.op = op;
   c.dtype = dt;
@@ -89,36 +89,34 @@ void expect_rtl_sums(Dtype dt, const std::vector<Case>& cases) {
 }  // namespace
 
 TEST(AceAlu, Fp32CornerCasesGiveTheIeeeResults) {
-  expect_rtl_sums(Dtype::fp32, {
-                                   {0x00000000, 0x80000000, 0x00000000},  // +0 + -0 = +0
-                                   {0x80000000, 0x80000000, 0x80000000},  // -0 + -0 = -0
-                                   {0x3f800000, 0xbf800000, 0x00000000},  // 1 - 1 = +0
-                                   {0x80000001, 0x00000001, 0x00000000},  // subnormal x - x = +0
-                                   {0x80000000, 0x00000001, 0x00000001},
-                                   {0x7f800000, 0xff800000, 0x7fc00000},  // inf - inf = NaN
-                                   {0x7f800000, 0x3f800000, 0x7f800000},
-                                   {0xff800000, 0xff800000, 0xff800000},
-                                   {0x7fc00001, 0x3f800000, 0x7fc00000},  // NaN payload: canonical
-                                   {0xffc00000, 0x00000000, 0x7fc00000},  // negative NaN: canonical
-                                   {0x7f800001, 0x00000000, 0x7fc00000},  // signalling NaN: canonical
-                                   {0x7f800000, 0x7fc00000, 0x7fc00000},
-                                   {0x7f7fffff, 0x7f7fffff, 0x7f800000},  // overflow
-                                   {0x7f7fffff, 0x73000000, 0x7f800000},  // max + half ulp: tie, odd -> inf
-                                   {0x7f7fffff, 0x72800000, 0x7f7fffff},  // max + quarter ulp
-                                   {0x00000001, 0x00000001, 0x00000002},  // subnormals, no flush
-                                   {0x007fffff, 0x00000001, 0x00800000},  // largest subnormal + 1 ulp = min normal
-                                   {0x00800000, 0x80000001, 0x007fffff},  // min normal - 1 ulp: subnormal
-                                   {0x3f800000, 0x33800000, 0x3f800000},  // 1 + 2^-24: tie to even
-                                   {0x3f800001, 0x33800000, 0x3f800002},  // tie, odd rounds up
-                                   {0x3f800000, 0x33800001, 0x3f800001},  // above the tie
-                                   {0x3f800000, 0xb3800000, 0x3f7fffff},  // 1 - 2^-24 exact
-                                   {0x3f800000, 0xb3000000, 0x3f800000},  // 1 - 2^-25: tie to even
-                                   {0x4b800000, 0x3f800000, 0x4b800000},  // 2^24 + 1: tie to even
-                                   {0x4b800000, 0x40400000, 0x4b800002},  // 2^24 + 3: tie to even (up)
-                                   {0x40000000, 0xbfffffff, 0x34000000},  // 2 - (2 - ulp): cancellation
-                                   {0xc0400000, 0x3f800000, 0xc0000000},  // -3 + 1 = -2
-                                   {0x00000000, 0x00000000, 0x00000000},
-                               });
+  expect_rtl_sums(Dtype::fp32,
+                  {
+                      {0x00000000, 0x80000000, 0x00000000},  // +0 + -0 = +0
+                      {0x80000000, 0x80000000, 0x80000000},  // -0 + -0 = -0
+                      {0x3f800000, 0xbf800000, 0x00000000},  // 1 - 1 = +0
+                      {0x80000001, 0x00000001, 0x00000000},  // subnormal x - x = +0
+                      {0x80000000, 0x00000001, 0x00000001}, {0x7f800000, 0xff800000, 0x7fc00000},  // inf - inf = NaN
+                      {0x7f800000, 0x3f800000, 0x7f800000}, {0xff800000, 0xff800000, 0xff800000},
+                      {0x7fc00001, 0x3f800000, 0x7fc00000},  // NaN payload: canonical
+                      {0xffc00000, 0x00000000, 0x7fc00000},  // negative NaN: canonical
+                      {0x7f800001, 0x00000000, 0x7fc00000},  // signalling NaN: canonical
+                      {0x7f800000, 0x7fc00000, 0x7fc00000}, {0x7f7fffff, 0x7f7fffff, 0x7f800000},  // overflow
+                      {0x7f7fffff, 0x73000000, 0x7f800000},  // max + half ulp: tie, odd -> inf
+                      {0x7f7fffff, 0x72800000, 0x7f7fffff},  // max + quarter ulp
+                      {0x00000001, 0x00000001, 0x00000002},  // subnormals, no flush
+                      {0x007fffff, 0x00000001, 0x00800000},  // largest subnormal + 1 ulp = min normal
+                      {0x00800000, 0x80000001, 0x007fffff},  // min normal - 1 ulp: subnormal
+                      {0x3f800000, 0x33800000, 0x3f800000},  // 1 + 2^-24: tie to even
+                      {0x3f800001, 0x33800000, 0x3f800002},  // tie, odd rounds up
+                      {0x3f800000, 0x33800001, 0x3f800001},  // above the tie
+                      {0x3f800000, 0xb3800000, 0x3f7fffff},  // 1 - 2^-24 exact
+                      {0x3f800000, 0xb3000000, 0x3f800000},  // 1 - 2^-25: tie to even
+                      {0x4b800000, 0x3f800000, 0x4b800000},  // 2^24 + 1: tie to even
+                      {0x4b800000, 0x40400000, 0x4b800002},  // 2^24 + 3: tie to even (up)
+                      {0x40000000, 0xbfffffff, 0x34000000},  // 2 - (2 - ulp): cancellation
+                      {0xc0400000, 0x3f800000, 0xc0000000},  // -3 + 1 = -2
+                      {0x00000000, 0x00000000, 0x00000000},
+                  });
 }
 
 TEST(AceAlu, Fp16CornerCasesGiveTheIeeeResults) {
@@ -176,10 +174,10 @@ TEST(AceAlu, Fp32AgreesWithHostFloatArithmetic) {
   for (int i = 0; i < 24000; ++i) {
     uint32_t a = static_cast<uint32_t>(rng()), b = static_cast<uint32_t>(rng());
     switch (i % 4) {
-      case 0: break;                                                         // anything, NaNs included
-      case 1: b = (b & 0x807fffffu) | (a & 0x7f800000u); break;              // same binade: cancellation
+      case 0: break;                                                             // anything, NaNs included
+      case 1: b = (b & 0x807fffffu) | (a & 0x7f800000u); break;                  // same binade: cancellation
       case 2: b = (b & 0x80ffffffu) | ((a & 0x7f000000u) ^ 0x01000000u); break;  // nearby binades
-      case 3: a &= 0x80ffffffu, b &= 0x80ffffffu; break;                     // tiny and subnormal
+      case 3: a &= 0x80ffffffu, b &= 0x80ffffffu; break;                         // tiny and subnormal
     }
     ops.emplace_back(a, b);
   }
@@ -293,7 +291,7 @@ void expect_documented_timing(DatapathModel& m) {
   m.submit(make_chunk(Op::add, Dtype::fp32, 2, ones, true, false, 50, 1));
   m.submit(make_chunk(Op::illegal, Dtype::fp32, 1, ones, true, false, 51, 1));
   m.submit(make_chunk(Op::forward, Dtype::fp32, 1, ones, false, true, 52, 1));  // physical row 9
-  EXPECT_THROW(m.configure(1, 0, 1), std::logic_error);  // chunks pending
+  EXPECT_THROW(m.configure(1, 0, 1), std::logic_error);                         // chunks pending
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(m.next(x));
     EXPECT_TRUE(x.err);

@@ -113,8 +113,7 @@ TEST(Asm, ErrorsNameFileAndLine) {
   EXPECT_NE(error_of(".queue 0\n\nFOO 1\n").find("prog.s:3: unknown instruction 'FOO'"), std::string::npos);
   EXPECT_NE(error_of(".queue 0\nSEND p0, [2,0,0,0], 1\n").find("prog.s:2: address [2,0,0,0] out of range"),
             std::string::npos);
-  EXPECT_NE(error_of(".queue 0\nSEND p0, @0\n").find("prog.s:2: SEND takes 3 operand(s), got 2"),
-            std::string::npos);
+  EXPECT_NE(error_of(".queue 0\nSEND p0, @0\n").find("prog.s:2: SEND takes 3 operand(s), got 2"), std::string::npos);
   EXPECT_NE(error_of(".queue 0\nADD @0, @1, @2, 4\n").find("prog.s:2: ADD needs a type suffix"), std::string::npos);
   EXPECT_NE(error_of(".queue 0\nRECV p1, @720890, 10\n").find("prog.s:2: 10 vectors from"), std::string::npos);
   EXPECT_NE(error_of(".queue 0\nNOP 0\n").find("prog.s:2: NOP needs at least 1 cycle"), std::string::npos);

@@ -26,8 +26,8 @@ nlohmann::json load(const std::string& path) { return test::load_json(path); }
 
 /// The statistics that differ between identical runs: host time and memory.
 void drop_host_fields(nlohmann::json& j) {
-  for (const char* k : {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_s", "sim_ns_per_wall_s",
-                        "peak_rss_mib"})
+  for (const char* k :
+       {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_s", "sim_ns_per_wall_s", "peak_rss_mib"})
     j["run"].erase(k);
 }
 
@@ -40,8 +40,8 @@ TEST(Cli, StatsJsonHasTheManifestAndEveryModule) {
   nlohmann::json j = load(t / "o/stats.json");
   for (const char* k : {"version", "config_hash", "seed", "wall_s", "sim_time_ps", "peak_rss_mib", "status"})
     EXPECT_TRUE(j["run"].contains(k)) << k;
-  for (const char* k : {"kind", "bytes", "dtype", "verified", "predicted_ps", "simulated_ps", "algbw_GBps",
-                        "busbw_GBps"})
+  for (const char* k :
+       {"kind", "bytes", "dtype", "verified", "predicted_ps", "simulated_ps", "algbw_GBps", "busbw_GBps"})
     EXPECT_TRUE(j["workload"].contains(k)) << k;
   EXPECT_EQ(j["run"]["seed"], 7);
   EXPECT_EQ(j["workload"]["bytes"], 102400);
@@ -258,8 +258,8 @@ TEST(Experiments, BandwidthProfileHasPackagingCliffs) {
   EXPECT_GT(bw[0], 45.0);  // inside a node
   size_t at264 = std::find(tsps.begin(), tsps.end(), 264u) - tsps.begin();
   ASSERT_LT(at264 + 1, tsps.size());
-  EXPECT_GT(bw[at264], 20.0);      // one global cable per node pair
-  EXPECT_LT(bw.back(), 15.0);      // racks: one cable per rack pair
+  EXPECT_GT(bw[at264], 20.0);  // one global cable per node pair
+  EXPECT_LT(bw.back(), 15.0);  // racks: one cable per rack pair
   EXPECT_GT(bw[at264], bw[at264 + 1] * 1.4);
 }
 

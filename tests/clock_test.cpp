@@ -22,7 +22,8 @@ TEST(Clock, PpmOffsetMovesEveryEdgeExactly) {
   clock::Oscillator fast(900.0, 100.0, 0.0, 1), slow(900.0, -100.0, 0.0, 1);
   EXPECT_DOUBLE_EQ(fast.mhz(), 900.09);
   // 10^8 cycles at 900.09 MHz: ceil(1e8 * 1e12 / 900.09e6) ps.
-  const unsigned __int128 num = static_cast<unsigned __int128>(100000000ULL) * 1000000000000000ULL, den = 900090000000ULL;
+  const unsigned __int128 num = static_cast<unsigned __int128>(100000000ULL) * 1000000000000000ULL,
+                          den = 900090000000ULL;
   const uint64_t want = static_cast<uint64_t>((num + den - 1) / den);
   EXPECT_EQ(fast.ps(100000000), want);
   // Over 10^8 cycles the two chips are 200 ppm = about 20,000 cycles apart.

@@ -26,9 +26,7 @@ nlohmann::json run_collective(const std::string& kind, uint64_t bytes, const std
   o.root = root;
   o.overrides = std::move(overrides);
   o.quiet = true;
-  o.out_dir = (std::filesystem::temp_directory_path() /
-               ("fabricvp-test-" + std::to_string(::getpid())))
-                  .string();
+  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-test-" + std::to_string(::getpid()))).string();
   int rc = runtime::run(o);
   EXPECT_EQ(rc, 0);
   std::ifstream f(o.out_dir + "/stats.json");
@@ -132,7 +130,8 @@ TEST(CollectiveMore, AllreduceKeepsEveryLinkBusy) {
 TEST(CollectiveMore, LaggingReductionGrowsTheStagingRing) {
   // One-vector chunks with a 200-cycle ADD cannot keep up with arrivals; the
   // scheduler must not let a ring slot be overwritten before it is reduced.
-  nlohmann::json j = run_collective("reducescatter", 8 * 64 * 320, "fp32",
-                                    {"sched.chunk_vectors=1", "sched.staging_chunks=1", "sys.node0.tsp*.add_latency=200"});
+  nlohmann::json j =
+      run_collective("reducescatter", 8 * 64 * 320, "fp32",
+                     {"sched.chunk_vectors=1", "sched.staging_chunks=1", "sys.node0.tsp*.add_latency=200"});
   expect_checked(j, 8 * 64 * 320);
 }

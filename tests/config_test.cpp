@@ -49,7 +49,8 @@ TEST(Config, NestedMapsFlattenAndLastMatchWins) {
 }
 
 TEST(Config, SyntaxAndStructureErrorsNameFileAndLine) {
-  EXPECT_NE(error_of([] { Config().load_string("a:\n  b: [1, 2\n", "bad.yaml"); }).find("bad.yaml:"), std::string::npos);
+  EXPECT_NE(error_of([] { Config().load_string("a:\n  b: [1, 2\n", "bad.yaml"); }).find("bad.yaml:"),
+            std::string::npos);
   EXPECT_EQ(error_of([] { Config().load_string("a:\n  b: 1\n  b: 2\n", "dup.yaml"); }),
             "dup.yaml:3:3: duplicate key 'a.b' (first set on line 2)");
   EXPECT_EQ(error_of([] { Config().load_string("a:\n  b:\n", "null.yaml"); }), "null.yaml:2:3: key 'a.b' has no value");
@@ -60,8 +61,7 @@ TEST(Config, SyntaxAndStructureErrorsNameFileAndLine) {
 
 TEST(Config, TypedParametersParseAndRejectBadValues) {
   auto& cfg = core::Context::get().config();
-  cfg.load_string("grp:\n  n: 12\n  x: 2.5\n  s: hello\n  b: true\n  bad_int: 12abc\n  neg: -1\n  big: 99\n",
-                  "p.yaml");
+  cfg.load_string("grp:\n  n: 12\n  x: 2.5\n  s: hello\n  b: true\n  bad_int: 12abc\n  neg: -1\n  big: 99\n", "p.yaml");
   core::Param<uint32_t> n("grp", "n", 1, "", "");
   core::Param<double> x("grp", "x", 0.0, "", "");
   core::Param<std::string> s("grp", "s", "", "", "");
@@ -79,8 +79,9 @@ TEST(Config, TypedParametersParseAndRejectBadValues) {
   EXPECT_NE(error_of([] { core::Param<uint64_t> p("grp", "neg", 1, "", ""); }).find("p.yaml:7:3"), std::string::npos);
   EXPECT_EQ(error_of([] { core::Param<uint32_t> p("grp", "big", 1, "", "", 0, 10); }),
             "p.yaml:8:3: key 'grp.big' (parameter grp.big): value 99 out of range [0, 10]");
-  EXPECT_NE(error_of([] { core::Param<std::string> p("grp", "s", "a", "", "", {"a", "b"}); })
-                .find("value 'hello' is not one of: a, b"),
+  EXPECT_NE(error_of([] {
+              core::Param<std::string> p("grp", "s", "a", "", "", {"a", "b"});
+            }).find("value 'hello' is not one of: a, b"),
             std::string::npos);
 }
 

@@ -123,10 +123,10 @@ TEST(Topology, FailedNodeIsReplacedBySpareAndRoutedAround) {
   ASSERT_EQ(x.m.size(), 256u);
   std::set<uint32_t> used(x.m.ranks.begin(), x.m.ranks.end());
   for (uint32_t t = 0; t < 8; ++t) {
-    EXPECT_FALSE(used.count(5 * 8 + t));   // the failed node is out
-    EXPECT_TRUE(used.count(32 * 8 + t));   // the spare is in
+    EXPECT_FALSE(used.count(5 * 8 + t));  // the failed node is out
+    EXPECT_TRUE(used.count(32 * 8 + t));  // the spare is in
   }
-  EXPECT_EQ(x.m.ranks[5 * 8], 32u * 8);    // ... in the failed node's place
+  EXPECT_EQ(x.m.ranks[5 * 8], 32u * 8);  // ... in the failed node's place
   sched::Router router(x.m);
   for (uint32_t a = 0; a < x.m.size(); a += 9)
     for (uint32_t b = 0; b < x.m.size(); ++b) {
@@ -276,16 +276,20 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"broadcast_3nodes_fp16", "broadcast", 100000, "fp16", kThreeNodes},
                       Case{"alltoall_2nodes_fp32", "alltoall", 16 * 16 * 644, "fp32", kTwoNodes},
                       Case{"p2p_3nodes_bf16", "p2p", 200000, "bf16", kThreeNodes},
-                      Case{"allreduce_spare_replaces_failed_node", "allreduce", 40000, "fp32",
+                      Case{"allreduce_spare_replaces_failed_node",
+                           "allreduce",
+                           40000,
+                           "fp32",
                            {"sys.nodes_per_rack=4", "sys.spares=per_system", "sys.failed_nodes=node1"}},
-                      Case{"allreduce_dead_global_cable", "allreduce", 40000, "int32",
+                      Case{"allreduce_dead_global_cable",
+                           "allreduce",
+                           40000,
+                           "int32",
                            {"sys.nodes_per_rack=3", "sys.spares=none", "sys.failed_links=glink0_2_3"}},
                       Case{"allreduce_tiny_pieces", "allreduce", 640, "fp32", kTwoRacks}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST(RingNode, AllReduceVerified) {
-  expect_checked(run("groq-node-ring.yaml", "allreduce", 100000, "fp32"));
-}
+TEST(RingNode, AllReduceVerified) { expect_checked(run("groq-node-ring.yaml", "allreduce", 100000, "fp32")); }
 
 // 1 MiB = 3277 vectors: 86 us on one cable at 100 Gb/s.
 constexpr uint64_t kOneCableMiBps = 3277ull * 26240;

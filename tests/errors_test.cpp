@@ -77,8 +77,7 @@ TEST(HardwareErrors, OverlappingRecvsOnOnePort) {
   b.run();
   ASSERT_FALSE(b.errors().empty());
   EXPECT_EQ(b.errors()[0].where, "sys.node0.tsp1.queue12");
-  EXPECT_NE(b.errors()[0].message.find("previous RECV is still taking vectors"), std::string::npos)
-      << first_error(b);
+  EXPECT_NE(b.errors()[0].message.find("previous RECV is still taking vectors"), std::string::npos) << first_error(b);
 }
 
 TEST(HardwareErrors, AddWhenEveryAluIsBusy) {

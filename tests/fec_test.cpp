@@ -55,8 +55,8 @@ std::vector<uint32_t> ref_generator(int parity) {
     const uint32_t root = ref_pow(2, j);
     std::vector<uint32_t> next(g.size() + 1, 0);
     for (size_t i = 0; i < g.size(); ++i) {
-      next[i + 1] ^= g[i];               // x * g
-      next[i] ^= ref_mul(g[i], root);    // + root * g
+      next[i + 1] ^= g[i];             // x * g
+      next[i] ^= ref_mul(g[i], root);  // + root * g
     }
     g = next;
   }
@@ -445,8 +445,8 @@ TEST(Fec, PackBitsIsMsbFirstWithinEachTenBitSymbol) {
   const uint8_t a[] = {0x80, 0x40};
   uint16_t s[2] = {7, 7};
   pack_bits(a, 2, s, 2);
-  EXPECT_EQ(s[0], 0x201);  // bits 1000000001
-  EXPECT_EQ(s[1], 0x000);  // 000000 + 4 zero pad bits
+  EXPECT_EQ(s[0], 0x201);                              // bits 1000000001
+  EXPECT_EQ(s[1], 0x000);                              // 000000 + 4 zero pad bits
   const uint8_t b[] = {0xff, 0xc0, 0x12, 0x34, 0x56};  // 11111111 11 | 000000 0001 | 0010 001101 | 000101 0110
   uint16_t u[4];
   pack_bits(b, 5, u, 4);

@@ -75,8 +75,7 @@ TEST_P(Golden, StatsMatchByteForByte) {
   const Case& c = GetParam();
   fabricvp::test::TempDir dir;
   const std::string out = dir / "out";
-  const fabricvp::test::Result r =
-      fabricvp::test::sh("run " + c.args + " -q -o " + out, FABRICVP_SOURCE_DIR);
+  const fabricvp::test::Result r = fabricvp::test::sh("run " + c.args + " -q -o " + out, FABRICVP_SOURCE_DIR);
   ASSERT_EQ(r.code, 0) << c.args << "\n" << r.out;
   nlohmann::json got = fabricvp::test::load_json(out + "/stats.json");
   drop_host_fields(got);

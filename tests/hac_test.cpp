@@ -156,9 +156,9 @@ TEST(Hac, RuntimeDeskewWithTooSmallATargetIsAHardwareError) {
 namespace {
 /// The docs/examples/drift programs on two chips 200 ppm apart.
 std::unique_ptr<Bench> long_program(const std::string& dir, double ppm1) {
-  auto bench = std::make_unique<Bench>(test::node_yaml(
-      2, "  node0:\n    tsp0:\n      clock_ppm: " + std::to_string(-ppm1) + "\n    tsp1:\n      clock_ppm: " +
-             std::to_string(ppm1) + "\n"));
+  auto bench =
+      std::make_unique<Bench>(test::node_yaml(2, "  node0:\n    tsp0:\n      clock_ppm: " + std::to_string(-ppm1) +
+                                                     "\n    tsp1:\n      clock_ppm: " + std::to_string(ppm1) + "\n"));
   const std::string base = std::string(FABRICVP_SOURCE_DIR) + "/docs/examples/" + dir + "/";
   bench->write_vec(0, 0, test::pattern(3, 8));
   for (uint32_t c = 0; c < 2; ++c) {
@@ -211,8 +211,9 @@ TEST(Hac, LongProgramRunsFromTheCommandLineInBothDriftDirections) {
 
 TEST(Hac, ChildrenConvergeToTheRootWithinTheLinkJitter) {
   // Random initial phases, oscillators +-100 ppm, a 3-level tree (33 nodes).
-  Bench b("sys:\n  topology: dragonfly\n  racks: 1\n  nodes_per_rack: 5\n  hac:\n    initial: random\n"
-          "  node*:\n    tsp*:\n      clock_ppm_spread: 100\n");
+  Bench b(
+      "sys:\n  topology: dragonfly\n  racks: 1\n  nodes_per_rack: 5\n  hac:\n    initial: random\n"
+      "  node*:\n    tsp*:\n      clock_ppm_spread: 100\n");
   hac::Network& net = *b.sys->hac;
   ASSERT_TRUE(net.exchanging());
   ASSERT_GE(net.height(), 2u);
@@ -242,8 +243,9 @@ TEST(Hac, ChildrenConvergeToTheRootWithinTheLinkJitter) {
 TEST(Hac, InitialAlignmentOverheadMatchesTheFormula) {
   // Every cable 160 ns longer (L ~ 360 cycles: 2 epochs per hop) on a 3-node
   // dragonfly (a tree of height 2 from node0.tsp0).
-  Bench b("sys:\n  topology: dragonfly\n  racks: 1\n  nodes_per_rack: 3\n  hac:\n    exchange: on\n"
-          "  node*:\n    link*:\n      propagation_ps: 164000\n  glink*:\n    propagation_ps: 164000\n");
+  Bench b(
+      "sys:\n  topology: dragonfly\n  racks: 1\n  nodes_per_rack: 3\n  hac:\n    exchange: on\n"
+      "  node*:\n    link*:\n      propagation_ps: 164000\n  glink*:\n    propagation_ps: 164000\n");
   hac::Network& net = *b.sys->hac;
   const uint64_t begin = (64 + 16) * 256;
   net.run_for(64 + 16);

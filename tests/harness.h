@@ -21,8 +21,8 @@
 #include "models/core/context.h"
 #include "platforms/system.h"
 #include "sw/asm/program.h"
-#include "sw/sched/collectives.h"
 #include "sw/runtime/runner.h"
+#include "sw/sched/collectives.h"
 
 namespace fabricvp::test {
 
@@ -115,8 +115,7 @@ inline Result sh(const std::string& args, const std::string& cwd = "") {
 /// A scratch directory removed at the end of the test.
 class TempDir {
  public:
-  TempDir()
-      : path(std::filesystem::temp_directory_path() / ("fabricvp-test-" + std::to_string(::getpid()))) {
+  TempDir() : path(std::filesystem::temp_directory_path() / ("fabricvp-test-" + std::to_string(::getpid()))) {
     std::filesystem::create_directories(path);
   }
   ~TempDir() { std::filesystem::remove_all(path); }

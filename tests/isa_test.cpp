@@ -146,6 +146,6 @@ TEST(Isa, VectorOverwrittenAtItsSourceWhileInFlightArrivesWithTheValueSent) {
   b.load(1, ".queue 11\nWAIT 445\nRECV p0, @100, 4\n");
   b.run();
   ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
-  EXPECT_EQ(b.read_vec(1, 100, 4), v);   // what was sent
+  EXPECT_EQ(b.read_vec(1, 100, 4), v);                                                  // what was sent
   EXPECT_NE(b.read_vec(0, 1), std::vector<uint8_t>(v.begin() + 320, v.begin() + 640));  // the source did change
 }

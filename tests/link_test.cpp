@@ -7,7 +7,7 @@ using test::Bench;
 namespace {
 // tx pipeline + propagation + FEC (KP4: 5140 message bits at 100 Gb/s + 20 ns decoder) + rx pipeline
 constexpr uint64_t kLinkLatencyPs = 60000 + 4000 + (51400 + 20000) + 104600;
-}
+}  // namespace
 
 TEST(Link, OneHopIs650CyclesAt900MHz) {
   // SEND issued at cycle 0 -> first packet at the serializer at cycle 205 ->

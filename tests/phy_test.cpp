@@ -127,15 +127,17 @@ TEST(Phy, UncorrectableCodewordRaisesAMachineCheckAndTheReplayCompletes) {
   EXPECT_GE(a0["phy"]["uncorrectable_codewords"].get<uint64_t>(), 1u);
   EXPECT_GE(a0["phy"]["flagged_vectors"].get<uint64_t>(), 1u);
   // without replay the same run fails with a hardware error naming the link
-  test::Result once = test::sh("run " + kNode + " --bytes 256KiB --ber 1e-3 --seed 2 --max-replays 0 -q -o " + (t / "x"));
+  test::Result once =
+      test::sh("run " + kNode + " --bytes 256KiB --ber 1e-3 --seed 2 --max-replays 0 -q -o " + (t / "x"));
   EXPECT_EQ(once.code, 2) << once.out;
   EXPECT_NE(once.out.find("machine check: vector"), std::string::npos) << once.out;
 }
 
 TEST(Phy, MarginalLinkIsReportedAsAPersistentFault) {
   test::TempDir t;
-  test::Result r = test::sh("run " + kNode +
-                      " --bytes 1MiB -p sys.node0.link0_1.ber=3e-3 -p sys.node0.link0_1.marginal=true -o " + (t / "o"));
+  test::Result r =
+      test::sh("run " + kNode + " --bytes 1MiB -p sys.node0.link0_1.ber=3e-3 -p sys.node0.link0_1.marginal=true -o " +
+               (t / "o"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("persistent fault: sys.node0.link0_1."), std::string::npos) << r.out;
   EXPECT_EQ(test::load_json(t / "o/stats.json")["workload"]["replays"], 3);

@@ -36,7 +36,7 @@ TEST(Sram, StorageIsSparseInPagesOf64Vectors) {
   s.write(0)[0] = 1;
   s.write(63)[0] = 2;  // same page
   EXPECT_EQ(s.pages(), 1u);
-  s.write(64)[0] = 3;          // next page
+  s.write(64)[0] = 3;            // next page
   s.write(kVectors - 1)[0] = 4;  // last bank
   EXPECT_EQ(s.pages(), 3u);
   EXPECT_EQ(s.read(0)[0], 1);

@@ -13,7 +13,7 @@ TEST(Timebase, Clock900MHzEdgesAreExactToThePicosecond) {
   EXPECT_EQ(c.ps(1), 1112u);   // ceil(1111.11)
   EXPECT_EQ(c.ps(9), 10000u);  // 9 cycles = 10 ns exactly
   EXPECT_EQ(c.ps(900), 1000000u);
-  EXPECT_EQ(c.ps(650), 722223u);  // one hop: 650 cycles = 722.2 ns
+  EXPECT_EQ(c.ps(650), 722223u);                          // one hop: 650 cycles = 722.2 ns
   EXPECT_EQ(c.ps(900000000000ULL), 1000000000000000ULL);  // 1000 s, no drift
 }
 

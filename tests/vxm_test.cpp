@@ -72,7 +72,7 @@ TEST(Vxm, AdditionSpecialCases) {
   EXPECT_EQ(add_fp32(bits(0.0f), bits(-0.0f)), bits(0.0f));
   EXPECT_EQ(add_fp32(bits(-0.0f), bits(-0.0f)), bits(-0.0f));
   EXPECT_EQ(add_fp32(0x00000001u, 0x00000001u), 0x00000002u);  // subnormals kept (no FTZ)
-  EXPECT_EQ(add_fp32(bits(1.0f), bits(-1.0f)), 0u);  // exact cancellation is +0
+  EXPECT_EQ(add_fp32(bits(1.0f), bits(-1.0f)), 0u);            // exact cancellation is +0
   // fp16
   EXPECT_EQ(add_fp16(0x7bff, 0x7bff), 0x7c00);  // 65504 + 65504 overflows
   EXPECT_EQ(add_fp16(0x7c00, 0xfc00), kNaN16);

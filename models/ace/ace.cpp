@@ -18,8 +18,8 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                 "32-bit lanes of one reduction datapath (fp32/int32: one element per lane, bf16/fp16: one per lane "
                 "in the low half); a multiple of the RTL's ACE_LANES",
                 1u, 1u << 16),
-      alu_units(this, "alu_units", 4, "datapaths", "reduction datapaths working in parallel (a chunk uses the one of its SRAM slot)", 1u,
-                1024u),
+      alu_units(this, "alu_units", 4, "datapaths",
+                "reduction datapaths working in parallel (a chunk uses the one of its SRAM slot)", 1u, 1024u),
       clock_mhz(this, "clock_mhz", 1000.0, "MHz", "clock of the ACE datapath and SRAM", 1.0, 100000.0),
       fsms(this, "fsms", 64, "FSMs", "programmable FSMs, assigned round-robin to the collective's phases", 1u, 4096u),
       sram_bytes_per_cycle(this, "sram_bytes_per_cycle", 1024, "bytes/cycle",
@@ -35,14 +35,16 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
       sram_bytes(this, nullptr, "sram_bytes", "bytes", "SRAM size"),
       slot_bytes(this, nullptr, "slot_bytes", "bytes", "SRAM bytes one chunk occupies"),
       slots(this, nullptr, "slots", "chunks", "chunks the SRAM holds at once (all partitions)"),
-      datapath_slices(this, nullptr, "datapath_slices", "slices", "DatapathModel slices of the RTL's width side by side"),
+      datapath_slices(this, nullptr, "datapath_slices", "slices",
+                      "DatapathModel slices of the RTL's width side by side"),
       commands(this, nullptr, "commands", "commands", "collective commands received from the NPU"),
       interrupts(this, nullptr, "interrupts", "interrupts", "completion interrupts raised"),
       chunks_loaded(this, nullptr, "chunks_loaded", "chunks", "chunks the DMA brought into the SRAM"),
       chunks_stored(this, nullptr, "chunks_stored", "chunks", "chunks the DMA wrote back to NPU memory"),
       load_bytes(this, nullptr, "load_bytes", "bytes", "NPU-memory bytes read by the load DMA"),
       store_bytes(this, nullptr, "store_bytes", "bytes", "NPU-memory bytes written by the store DMA"),
-      beats(this, nullptr, "beats", "beats", "datapath beats accepted (alu_lanes lanes each, one per cycle and datapath)"),
+      beats(this, nullptr, "beats", "beats",
+            "datapath beats accepted (alu_lanes lanes each, one per cycle and datapath)"),
       add_beats(this, nullptr, "add_beats", "beats", "add beats: received elements + staged local partial"),
       store_beats(this, nullptr, "store_beats", "beats", "store beats: a local partial staged for an add"),
       dp_stall_cycles(this, nullptr, "dp_stall_cycles", "cycles",
@@ -51,9 +53,7 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
       sram_write_bytes(this, nullptr, "sram_write_bytes", "bytes", "SRAM bytes written (loads, sums, all-gather)"),
       peak_sram_bytes(this, nullptr, "peak_sram_bytes", "bytes", "most SRAM bytes held by chunks at once"),
       mean_sram_bytes(this, "mean_sram_bytes", "bytes", "time-averaged SRAM bytes held by chunks",
-                      [this] {
-                        return m_end ? static_cast<double>(m_occ_area) / static_cast<double>(m_end) : 0.0;
-                      }),
+                      [this] { return m_end ? static_cast<double>(m_occ_area) / static_cast<double>(m_end) : 0.0; }),
       sram_occupancy(this, "sram_occupancy", "[ps, bytes]",
                      "SRAM bytes held by chunks over time: the value after each change (at most 200 points, evenly "
                      "picked)",
@@ -66,7 +66,8 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                        }
                        return a;
                      }),
-      fsm_utilization(this, "fsm_utilization", "%", "busy share of the simulated time, per FSM (phase = index % phases)",
+      fsm_utilization(this, "fsm_utilization", "%",
+                      "busy share of the simulated time, per FSM (phase = index % phases)",
                       [this] {
                         nlohmann::json a = nlohmann::json::array();
                         for (uint64_t b : m_fsm_busy_ps)
@@ -80,17 +81,16 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                              for (uint64_t b : m_fsm_busy_ps) s += static_cast<double>(b);
                              return 100.0 * s / static_cast<double>(m_end) / m_fsm_busy_ps.size();
                            }),
-      alu_utilization(this, "alu_utilization", "%", "datapath cycles with a beat accepted / (cycles simulated x alu_units)", [this] {
-        const uint64_t cycles = m_end ? m_clock.cycle_at_or_after(m_end) * alu_units.get() : 0;
-        return cycles ? 100.0 * static_cast<double>(beats.get()) / static_cast<double>(cycles) : 0.0;
-      }),
+      alu_utilization(this, "alu_utilization", "%",
+                      "datapath cycles with a beat accepted / (cycles simulated x alu_units)",
+                      [this] {
+                        const uint64_t cycles = m_end ? m_clock.cycle_at_or_after(m_end) * alu_units.get() : 0;
+                        return cycles ? 100.0 * static_cast<double>(beats.get()) / static_cast<double>(cycles) : 0.0;
+                      }),
       sram_port_busy_ps(this, nullptr, "sram_port_busy_ps", "ps", "time the SRAM port was busy"),
-      sram_port_utilization(this, "sram_port_utilization", "%", "sram_port_busy_ps / simulated time",
-                            [this] {
-                              return m_end ? 100.0 * static_cast<double>(sram_port_busy_ps.get()) /
-                                                 static_cast<double>(m_end)
-                                           : 0.0;
-                            }) {
+      sram_port_utilization(this, "sram_port_utilization", "%", "sram_port_busy_ps / simulated time", [this] {
+        return m_end ? 100.0 * static_cast<double>(sram_port_busy_ps.get()) / static_cast<double>(m_end) : 0.0;
+      }) {
   const Geometry& built = RtlDatapath::built_geometry();
   const uint32_t L = alu_lanes.get();
   if (L % built.lanes != 0)
@@ -140,8 +140,7 @@ void Ace::command(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   }
   Command c;
   std::memcpy(static_cast<void*>(&c), gp.get_data_ptr(), sizeof c);
-  if (c.op != Command::allreduce || !c.spec || c.address != 0 ||
-      c.bytes != c.spec->elems * c.spec->esize()) {
+  if (c.op != Command::allreduce || !c.spec || c.address != 0 || c.bytes != c.spec->elems * c.spec->esize()) {
     gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }
@@ -156,9 +155,10 @@ void Ace::setup(const npu::CollectiveSpec& spec) {
   const uint32_t L = alu_lanes.get();
   const uint32_t P = static_cast<uint32_t>(spec.phases.size());
   if (spec.align % L != 0)
-    throw core::ConfigError(fmt::format("{}: segments are split on multiples of {} elements (collective.align_elems), "
-                                        "which must be a multiple of alu_lanes {}",
-                                        name(), spec.align, L));
+    throw core::ConfigError(
+        fmt::format("{}: segments are split on multiples of {} elements (collective.align_elems), "
+                    "which must be a multiple of alu_lanes {}",
+                    name(), spec.align, L));
   m_slot_bytes = spec.chunk_elems * spec.esize();
   m_slots = static_cast<uint32_t>(m_sram.size() / m_slot_bytes);
   if (m_slots < P + 1)
@@ -167,7 +167,8 @@ void Ace::setup(const npu::CollectiveSpec& spec) {
         "partition ({}): lower collective.chunk_kib or raise sram_kib",
         name(), sram_kib.get(), m_slots, m_slot_bytes, P + 1));
   if (fsms.get() < P)
-    throw core::ConfigError(fmt::format("{}.fsms: {} FSMs for {} phases (each phase needs one)", name(), fsms.get(), P));
+    throw core::ConfigError(
+        fmt::format("{}.fsms: {} FSMs for {} phases (each phase needs one)", name(), fsms.get(), P));
   m_part_size.assign(P + 1, m_slots / (P + 1));
   for (uint32_t i = 0; i < m_slots % (P + 1); ++i) ++m_part_size[i];
   m_part_used.assign(P + 1, 0);

@@ -94,7 +94,7 @@ class Ace final : public core::Module, public npu::CommBackend {
 
   npu::Npu& m_npu;
   bool m_rtl;
-  Geometry m_geo;  // of one slice
+  Geometry m_geo;                                                 // of one slice
   std::vector<std::vector<std::unique_ptr<DatapathModel>>> m_dp;  // [unit][slice]
   std::vector<uint32_t> m_stage_row;                              // [unit] next staging row
   std::vector<uint8_t> m_sram;

@@ -43,8 +43,8 @@ void elements(uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t n) {
 void reduce(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
   size_t size = dtype_bytes(dt);
   if (bytes % size != 0)
-    throw std::invalid_argument(std::string("ace::reduce: ") + std::to_string(bytes) + " bytes is not a whole number of " +
-                                dtype_name(dt) + " elements");
+    throw std::invalid_argument(std::string("ace::reduce: ") + std::to_string(bytes) +
+                                " bytes is not a whole number of " + dtype_name(dt) + " elements");
   size_t n = bytes / size;
   switch (dt) {
     case Dtype::fp32: elements<uint32_t, add_fp32>(dst, a, b, n); break;

@@ -30,9 +30,9 @@ using tsp::vxm::kNaN16;
 using tsp::vxm::kNaN32;
 using tsp::vxm::kNaNbf16;
 
-using tsp::vxm::add_bf16;  ///< uint16_t add_bf16(uint16_t a, uint16_t b)
-using tsp::vxm::add_fp16;  ///< uint16_t add_fp16(uint16_t a, uint16_t b)
-using tsp::vxm::add_fp32;  ///< uint32_t add_fp32(uint32_t a, uint32_t b): bit patterns in and out
+using tsp::vxm::add_bf16;   ///< uint16_t add_bf16(uint16_t a, uint16_t b)
+using tsp::vxm::add_fp16;   ///< uint16_t add_fp16(uint16_t a, uint16_t b)
+using tsp::vxm::add_fp32;   ///< uint32_t add_fp32(uint32_t a, uint32_t b): bit patterns in and out
 using tsp::vxm::add_int32;  ///< uint32_t add_int32(uint32_t a, uint32_t b): wraps
 
 /// One 32-bit lane of the ACE datapath: 16-bit types take the low halves of a

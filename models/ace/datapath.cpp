@@ -46,9 +46,10 @@ void check_configure(const Geometry& g, uint32_t part, uint32_t base, uint32_t s
   if (pending != 0)
     throw std::logic_error(fmt::format("ace configure: {} chunks still pending (configure only when idle)", pending));
   if (part >= g.partitions || base >= g.depth || size > g.depth)
-    throw std::invalid_argument(fmt::format("ace configure: partition {} base {} size {} does not fit {} partitions "
-                                            "of a {}-row buffer",
-                                            part, base, size, g.partitions, g.depth));
+    throw std::invalid_argument(
+        fmt::format("ace configure: partition {} base {} size {} does not fit {} partitions "
+                    "of a {}-row buffer",
+                    part, base, size, g.partitions, g.depth));
 }
 
 Datapath::Datapath(const Geometry& g)

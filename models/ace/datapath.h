@@ -49,10 +49,10 @@ const char* op_name(Op op);
 
 /// Sizes of a datapath: the RTL parameters LANES, DEPTH, PARTS, TW.
 struct Geometry {
-  uint32_t lanes = 8;       ///< 32-bit lanes per chunk
-  uint32_t depth = 512;     ///< buffer rows (>= 2)
-  uint32_t partitions = 4;  ///< partition table entries
-  uint32_t tag_bits = 16;   ///< width of a chunk's tag
+  uint32_t lanes = 8;          ///< 32-bit lanes per chunk
+  uint32_t depth = 512;        ///< buffer rows (>= 2)
+  uint32_t partitions = 4;     ///< partition table entries
+  uint32_t tag_bits = 16;      ///< width of a chunk's tag
   uint32_t row_bits() const;   ///< width of a row field: ceil(log2(depth))
   uint32_t part_bits() const;  ///< width of a partition field: max(1, ceil(log2(partitions)))
   bool operator==(const Geometry& o) const {
@@ -69,12 +69,12 @@ constexpr uint64_t kReadyLimit = uint64_t(1) << 24;  ///< cycles a result may wa
 struct Chunk {
   Op op = Op::add;
   Dtype dtype = Dtype::fp32;
-  uint32_t part = 0;  ///< partition (< 2^part_bits); >= partitions completes with err
-  uint32_t row = 0;   ///< row in the partition (< 2^row_bits); outside it completes with err
-  bool wb = true;     ///< write the result back to the row
-  bool send = true;   ///< send the result out
-  uint32_t tag = 0;   ///< returned with the completion (< 2^tag_bits)
-  uint32_t gap = 0;   ///< idle cycles between the previous acceptance and this chunk's valid
+  uint32_t part = 0;           ///< partition (< 2^part_bits); >= partitions completes with err
+  uint32_t row = 0;            ///< row in the partition (< 2^row_bits); outside it completes with err
+  bool wb = true;              ///< write the result back to the row
+  bool send = true;            ///< send the result out
+  uint32_t tag = 0;            ///< returned with the completion (< 2^tag_bits)
+  uint32_t gap = 0;            ///< idle cycles between the previous acceptance and this chunk's valid
   std::vector<uint32_t> data;  ///< `lanes` words; lane i is element i (16-bit types: low half)
 };
 
@@ -186,11 +186,11 @@ class Datapath final : public DatapathModel {
   ReadyFn m_ready;
   std::vector<uint32_t> m_mem;
   std::vector<uint32_t> m_base, m_size;
-  std::vector<uint32_t> m_result;     // scratch: one chunk's result
+  std::vector<uint32_t> m_result;            // scratch: one chunk's result
   std::array<Flight, kInFlight> m_flight{};  // the last kInFlight chunks, by index % kInFlight
   uint64_t m_submitted = 0;
-  uint64_t m_horizon = 0;      // first undecided cycle
-  uint64_t m_offer_base = 0;   // cycle after the last acceptance
+  uint64_t m_horizon = 0;     // first undecided cycle
+  uint64_t m_offer_base = 0;  // cycle after the last acceptance
   uint64_t m_last_retire = 0;
   Ring<Completion> m_done;
 };

@@ -206,8 +206,8 @@ bool RtlDatapath::next(Completion& out) {
     const uint64_t start = m_now;
     while (m_done.empty() && !m_failed) {
       if (m_now - start >= watchdog_cycles.get()) {
-        fail(fmt::format("watchdog: no completion for {} cycles ({} chunks pending)", watchdog_cycles.get(),
-                         pending()));
+        fail(
+            fmt::format("watchdog: no completion for {} cycles ({} chunks pending)", watchdog_cycles.get(), pending()));
         break;
       }
       step();

@@ -73,16 +73,17 @@ class RtlDatapath final : public core::Module, public DatapathModel {
     uint64_t horizon = 0;  // cycle() when submitted
   };
 
-  core::Param<double> clock_mhz{this, "clock_mhz", 1000.0, "MHz", "clock of the RTL datapath (VCD time axis)", 1.0,
-                                100000.0};
+  core::Param<double> clock_mhz{this, "clock_mhz", 1000.0, "MHz", "clock of the RTL datapath (VCD time axis)",
+                                1.0,  100000.0};
   core::Param<std::string> vcd{this, "vcd", "", "", "write a VCD of the RTL datapath to this file (empty: none)"};
-  core::Param<uint64_t> watchdog_cycles{this, "watchdog_cycles", 1000000, "cycles",
-                                        "cycles next() may wait for a completion before failing", uint64_t(1),
-                                        uint64_t(1) << 40};
+  core::Param<uint64_t> watchdog_cycles{
+      this,        "watchdog_cycles", 1000000, "cycles", "cycles next() may wait for a completion before failing",
+      uint64_t(1), uint64_t(1) << 40};
   core::Counter cycles{this, nullptr, "cycles", "cycles", "clock cycles simulated after reset"};
   core::Counter chunks{this, nullptr, "chunks", "chunks", "chunks accepted"};
   core::Counter results_sent{this, nullptr, "results_sent", "chunks", "results taken by the send side"};
-  core::Counter in_stall_cycles{this, nullptr, "in_stall_cycles", "cycles", "cycles a chunk was offered and not accepted"};
+  core::Counter in_stall_cycles{this, nullptr, "in_stall_cycles", "cycles",
+                                "cycles a chunk was offered and not accepted"};
   core::Counter out_stall_cycles{this, nullptr, "out_stall_cycles", "cycles", "cycles a result waited for out_ready"};
 
   std::unique_ptr<VerilatedContext> m_ctx;
@@ -92,12 +93,12 @@ class RtlDatapath final : public core::Module, public DatapathModel {
   uint64_t m_vcd_time = 0;
   uint64_t m_vcd_from = 0;
   ReadyFn m_ready;
-  Ring<Queued> m_queue;              // submitted, not accepted
-  std::deque<uint64_t> m_flight;     // accept cycles of chunks in flight
-  Ring<Completion> m_done;           // retired, not returned
-  bool m_driving = false;            // in_* hold the queue head's fields
+  Ring<Queued> m_queue;           // submitted, not accepted
+  std::deque<uint64_t> m_flight;  // accept cycles of chunks in flight
+  Ring<Completion> m_done;        // retired, not returned
+  bool m_driving = false;         // in_* hold the queue head's fields
   uint64_t m_now = 0;
-  uint64_t m_offer_base = 0;         // cycle after the last acceptance
+  uint64_t m_offer_base = 0;  // cycle after the last acceptance
   bool m_raw = false;
   bool m_failed = false;
   std::string m_failure;

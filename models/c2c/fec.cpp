@@ -430,8 +430,8 @@ DecodeResult RsCodec::decode(uint16_t* cw, const int* erasures, int n_erasures) 
     throw std::invalid_argument("fec decode: bad erasure list");
   for (int a = 0; a < n_erasures; ++a) {
     if (erasures[a] < 0 || erasures[a] >= n)
-      throw std::invalid_argument("fec decode: erasure position " + std::to_string(erasures[a]) +
-                                  " out of range 0.." + std::to_string(n - 1));
+      throw std::invalid_argument("fec decode: erasure position " + std::to_string(erasures[a]) + " out of range 0.." +
+                                  std::to_string(n - 1));
     for (int b = 0; b < a; ++b)
       if (erasures[b] == erasures[a])
         throw std::invalid_argument("fec decode: erasure position " + std::to_string(erasures[a]) + " repeated");
@@ -447,7 +447,7 @@ DecodeResult RsCodec::decode(uint16_t* cw, const int* erasures, int n_erasures) 
   // Forney syndromes T_j = sum_i Gamma_i S_(j-i), j = f .. p-1, which are the
   // syndromes of the errors alone (the erasures' terms cancel).
   const int f = n_erasures;
-  const int len = p - f;  // syndromes left to locate errors with
+  const int len = p - f;         // syndromes left to locate errors with
   uint16_t lsyn[kFecMaxParity];  // logs of the Berlekamp-Massey input T_f .. T_(p-1)
   m_gamma.fill(0);
   m_gamma[0] = 1;
@@ -548,7 +548,7 @@ DecodeResult RsCodec::decode(uint16_t* cw, const int* erasures, int n_erasures) 
     const bool is_error = e < L;
     const int pos = is_error ? m_roots[e] : erasures[e - L];
     const uint32_t lx = static_cast<uint32_t>(n - 1 - pos);  // log X
-    const uint32_t step = lx == 0 ? 0 : kOrder - lx;        // log (1/X)
+    const uint32_t step = lx == 0 ? 0 : kOrder - lx;         // log (1/X)
     uint32_t ov = 0, dv = 0;
     uint32_t ex = 0;  // i * step mod 1023
     for (int i = 0; i <= nu; ++i) {

@@ -54,7 +54,7 @@ struct RsTables;  // per-code constant tables (generator, encoder rows), shared 
 void rs_remainder_portable(FecCode code, const uint16_t* in, int len, uint16_t* out);
 /// The same with the codec's fast path.
 void rs_remainder(FecCode code, const uint16_t* in, int len, uint16_t* out);
-}
+}  // namespace detail
 
 /// "kp4" / "kr4".
 const char* fec_code_name(FecCode code);
@@ -86,10 +86,10 @@ class RsCodec {
   explicit RsCodec(FecCode code = FecCode::kp4);
 
   FecCode code() const { return m_code; }
-  int n() const { return m_n; }            ///< codeword symbols
-  int k() const { return m_k; }            ///< message symbols
-  int t() const { return m_t; }            ///< symbol errors corrected without erasures
-  int parity() const { return 2 * m_t; }   ///< parity symbols, n - k
+  int n() const { return m_n; }           ///< codeword symbols
+  int k() const { return m_k; }           ///< message symbols
+  int t() const { return m_t; }           ///< symbol errors corrected without erasures
+  int parity() const { return 2 * m_t; }  ///< parity symbols, n - k
 
   /// Generator polynomial coefficients g_0 .. g_2t (ascending powers; g_2t = 1).
   const uint16_t* generator() const;

@@ -6,12 +6,12 @@
 namespace fabricvp::c2c {
 
 namespace {
-#define FABRICVP_DIR_NAMES(d)                                                                                    \
-  Channel::Names {                                                                                               \
+#define FABRICVP_DIR_NAMES(d)                                                                                       \
+  Channel::Names {                                                                                                  \
     d, d "_out", d ".bursts", d ".packets", d ".payload_bytes", d ".wire_bytes", d ".busy_ps", d ".peak_in_flight", \
-        d ".utilization_pct", d ".fec_codewords", d ".fec_corrected_codewords", d ".fec_corrected_symbols",      \
-        d ".fec_uncorrectable_codewords", d ".fec_miscorrected_codewords", d ".fec_flagged_vectors",            \
-        d ".silent_corrupted_vectors", d ".bit_errors", d ".fec_symbol_errors_hist"                               \
+        d ".utilization_pct", d ".fec_codewords", d ".fec_corrected_codewords", d ".fec_corrected_symbols",         \
+        d ".fec_uncorrectable_codewords", d ".fec_miscorrected_codewords", d ".fec_flagged_vectors",                \
+        d ".silent_corrupted_vectors", d ".bit_errors", d ".fec_symbol_errors_hist"                                 \
   }
 const Channel::Names kAtoB = FABRICVP_DIR_NAMES("a_to_b");
 const Channel::Names kBtoA = FABRICVP_DIR_NAMES("b_to_a");
@@ -37,10 +37,11 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
       busy_ps(&link, nullptr, n.busy_ps, "ps", "time the serializer was busy"),
       peak_in_flight(&link, nullptr, n.peak_in_flight, "vectors",
                      "most vectors read at the source and not yet written at the destination"),
-      utilization_pct(&link, n.utilization, "%", "busy_ps / simulated time", [this] {
-        double end = sc_core::sc_time_stamp().to_seconds() * 1e12;
-        return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
-      }),
+      utilization_pct(&link, n.utilization, "%", "busy_ps / simulated time",
+                      [this] {
+                        double end = sc_core::sc_time_stamp().to_seconds() * 1e12;
+                        return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
+                      }),
       codewords(&link, nullptr, n.codewords, "codewords", "FEC codewords carrying this direction's packets"),
       corrected_codewords(&link, nullptr, n.corrected_codewords, "codewords",
                           "codewords with errors that the decoder corrected"),
@@ -84,9 +85,9 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
     const double bursts = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
     const double mean = link.burst_rate > 0 || !phy ? link.burst_length_mean.get() : phy->burst_length_mean.get();
     if (ber > 0 || bursts > 0)
-      m_fec = std::make_unique<Errors>(FecLane::Setup{
-          code, link.lanes, link.packet_bytes, ber, bursts, mean,
-          link.seed_for(std::string(n.dir) + "/phy" + attempt_suffix(link.marginal))});
+      m_fec = std::make_unique<Errors>(
+          FecLane::Setup{code, link.lanes, link.packet_bytes, ber, bursts, mean,
+                         link.seed_for(std::string(n.dir) + "/phy" + attempt_suffix(link.marginal))});
   }
 }
 
@@ -136,8 +137,7 @@ void Channel::decode_through(uint64_t k) {
         bit_errors += o.bit_errors;
         ++x.hist[std::min<size_t>(o.symbol_errors, x.hist.size() - 1)];
         switch (o.kind) {
-          case FecLane::Outcome::clean:
-            break;
+          case FecLane::Outcome::clean: break;
           case FecLane::Outcome::corrected:
             ++corrected_codewords;
             corrected_symbols += o.corrected_symbols;
@@ -289,8 +289,8 @@ Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const s
                      "FEC decoder pipeline after the codeword is complete (syndromes, BM, Chien, Forney)", 0,
                      1000000000),
       ber(this, "ber", 0.0, "1/bit", "independent bit-error rate of this link (added to sys.phy.ber)", 0.0, 0.5),
-      burst_rate(this, "burst_rate", 0.0, "1/bit", "error bursts starting per bit (added to sys.phy.burst_rate)",
-                 0.0, 0.5),
+      burst_rate(this, "burst_rate", 0.0, "1/bit", "error bursts starting per bit (added to sys.phy.burst_rate)", 0.0,
+                 0.5),
       burst_length_mean(this, "burst_length_mean", 8.0, "bits",
                         "mean error-burst length on one lane when this link sets burst_rate", 1.0, 1000.0),
       marginal(this, "marginal", false, "",

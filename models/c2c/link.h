@@ -146,10 +146,10 @@ class Channel : public FwIf {
   };
   void decode_through(uint64_t stream_index);
   std::unique_ptr<Errors> m_fec;
-  uint64_t m_decoded = 0;          // vectors below this stream index are decoded
-  uint32_t m_kbits = 0;            // FEC message bits per codeword (0: no FEC)
-  uint32_t m_fill = 0;             // message bits used in the last codeword of the stream (0: none)
-  uint32_t m_t = 0;                // symbols the code corrects
+  uint64_t m_decoded = 0;  // vectors below this stream index are decoded
+  uint32_t m_kbits = 0;    // FEC message bits per codeword (0: no FEC)
+  uint32_t m_fill = 0;     // message bits used in the last codeword of the stream (0: none)
+  uint32_t m_t = 0;        // symbols the code corrects
 
  public:
   core::Counter bursts, packets, payload_bytes, wire_bytes, busy_ps, peak_in_flight;
@@ -193,6 +193,7 @@ class Link : public core::Module {
   uint32_t trace_pid() const { return m_pid; }
   /// Payload bandwidth of one direction, GB/s.
   double payload_GBps() const { return a_to_b.rate().payload_GBps(kVectorBytes); }
+
  private:
   std::string m_a, m_b;
   uint32_t m_pid = 0;

@@ -47,9 +47,7 @@ FecLane::FecLane(const Setup& s)
   m_flips.reserve(64);
 }
 
-uint64_t FecLane::codewords_for(uint64_t count) const {
-  return (count * m_packet_bits + m_kbits - 1) / m_kbits;
-}
+uint64_t FecLane::codewords_for(uint64_t count) const { return (count * m_packet_bits + m_kbits - 1) / m_kbits; }
 
 uint64_t FecLane::draw() {
   uint64_t r = core::splitmix64(m_state);
@@ -113,7 +111,7 @@ FecLane::Outcome FecLane::decode(const std::vector<const uint8_t*>& wire, uint64
   const int k = m_codec.k(), n = m_codec.n();
   const uint64_t avail = static_cast<uint64_t>(wire.size()) * m_packet_bits;
   auto bit_at = [&](uint64_t pos) -> uint32_t {  // pos from the first packet's first bit
-    if (pos >= avail) return 0;                    // idle fill after the burst
+    if (pos >= avail) return 0;                  // idle fill after the burst
     const uint8_t* p = wire[pos / m_packet_bits];
     const uint64_t in = pos % m_packet_bits;
     return (p[in / 8] >> (7 - in % 8)) & 1u;

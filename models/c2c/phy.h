@@ -99,7 +99,7 @@ class FecLane {
   uint32_t m_lanes, m_packet_bits, m_kbits, m_nbits;
   double m_inv_ber = 0, m_inv_burst = 0, m_burst_p = 0;
   uint64_t m_state;
-  uint64_t m_cw = 0;  // next codeword index
+  uint64_t m_cw = 0;                                            // next codeword index
   uint64_t m_next_bit = UINT64_MAX, m_next_burst = UINT64_MAX;  // stream positions (n x 10 bits per codeword)
   std::vector<uint32_t> m_flips;  // bit positions (within the codeword) to flip, from the last draw
   std::vector<uint32_t> m_forced;

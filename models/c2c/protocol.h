@@ -23,9 +23,9 @@ struct Burst {
   uint32_t count = 0;     ///< vectors in the burst
   uint64_t ready_ps = 0;  ///< first vector ready at the serializer
   // Set by the link.
-  uint64_t start_ps = 0;      ///< serialization start of the first packet; packet i ends at start + ser(i + 1)
-  uint64_t stream_index = 0;  ///< position of the first vector in this direction's stream
-  Channel* channel = nullptr; ///< the link direction that carries it
+  uint64_t start_ps = 0;       ///< serialization start of the first packet; packet i ends at start + ser(i + 1)
+  uint64_t stream_index = 0;   ///< position of the first vector in this direction's stream
+  Channel* channel = nullptr;  ///< the link direction that carries it
 };
 
 struct protocol_types {

@@ -75,8 +75,7 @@ void flatten(Config& cfg, const YAML::Node& node, const std::string& prefix, con
     auto [pos, fresh] = seen.emplace(key, where.line);
     if (!fresh)
       throw ConfigError(fmt::format("{}: duplicate key '{}' (first set on line {})", where.str(), key, pos->second));
-    if (v.IsNull())
-      throw ConfigError(fmt::format("{}: key '{}' has no value", where.str(), key));
+    if (v.IsNull()) throw ConfigError(fmt::format("{}: key '{}' has no value", where.str(), key));
     std::string value;
     if (v.IsScalar()) {
       value = v.Scalar();
@@ -118,8 +117,7 @@ void Config::load_file(const std::string& path) {
 
 void Config::add_override(const std::string& assignment) {
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError(fmt::format("-p {}: expected key=value", assignment));
+  if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("-p {}: expected key=value", assignment));
   set(assignment.substr(0, eq), assignment.substr(eq + 1), Origin{"-p " + assignment, 0, 0});
 }
 

@@ -20,14 +20,14 @@ class StatBase;
 /// A fault the hardware would raise (buffer overflow/underflow, structural
 /// hazard, ...). The run fails; the report names where and when.
 struct HardwareError {
-  std::string where;    ///< hierarchical name (chip, port, queue)
+  std::string where;  ///< hierarchical name (chip, port, queue)
   std::string message;
   uint64_t time_ps = 0;
-  int64_t cycle = -1;   ///< core cycle of the chip, -1 if not applicable
+  int64_t cycle = -1;  ///< core cycle of the chip, -1 if not applicable
   /// A machine check: data the hardware itself flagged as lost (uncorrectable
   /// FEC codeword). The runtime may replay the program (seed 000 §4.5).
   bool machine_check = false;
-  std::string source;   ///< machine check: the link direction that flagged the data
+  std::string source;  ///< machine check: the link direction that flagged the data
 };
 
 class Context {

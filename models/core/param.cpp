@@ -17,7 +17,6 @@ ParamBase::ParamBase(const sc_core::sc_object* owner, const char* prefix, const 
 
 ParamBase::~ParamBase() { Context::get().params().remove(m_slot); }
 
-
 const ConfigEntry* ParamBase::lookup() {
   m_source = Context::get().config().resolve(name());
   return m_source;
@@ -106,19 +105,33 @@ std::string to_text(double v) { return fmt::format("{}", v); }
 std::string to_text(const std::string& v) { return v; }
 
 template <>
-const char* type_name<bool>() { return "bool"; }
+const char* type_name<bool>() {
+  return "bool";
+}
 template <>
-const char* type_name<int64_t>() { return "integer"; }
+const char* type_name<int64_t>() {
+  return "integer";
+}
 template <>
-const char* type_name<uint64_t>() { return "unsigned integer"; }
+const char* type_name<uint64_t>() {
+  return "unsigned integer";
+}
 template <>
-const char* type_name<uint32_t>() { return "unsigned 32-bit integer"; }
+const char* type_name<uint32_t>() {
+  return "unsigned 32-bit integer";
+}
 template <>
-const char* type_name<int>() { return "32-bit integer"; }
+const char* type_name<int>() {
+  return "32-bit integer";
+}
 template <>
-const char* type_name<double>() { return "number"; }
+const char* type_name<double>() {
+  return "number";
+}
 template <>
-const char* type_name<std::string>() { return "string"; }
+const char* type_name<std::string>() {
+  return "string";
+}
 
 }  // namespace detail
 }  // namespace fabricvp::core

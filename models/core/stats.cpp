@@ -44,13 +44,14 @@ void write_stats_json(std::ostream& out) {
   auto split = [](const std::string& p) {
     std::vector<std::string> seg;
     size_t start = 0;
-    for (size_t dot; (dot = p.find('.', start)) != std::string::npos; start = dot + 1) seg.push_back(p.substr(start, dot - start));
+    for (size_t dot; (dot = p.find('.', start)) != std::string::npos; start = dot + 1)
+      seg.push_back(p.substr(start, dot - start));
     seg.push_back(p.substr(start));
     return seg;
   };
   auto indent = [&](size_t depth) { out << std::string(depth, ' '); };
   auto key = [&](const std::string& k) { out << nlohmann::json(k).dump() << ": "; };
-  std::vector<std::string> open;  // object path currently open below the root
+  std::vector<std::string> open;     // object path currently open below the root
   std::vector<bool> first_in{true};  // per open depth: nothing written yet
   out << "{\n";
   for (const Entry& e : entries) {
@@ -89,7 +90,8 @@ void write_stats_json(std::ostream& out) {
   out << (entries.empty() ? "" : ",\n") << " \"schema\": {";
   bool first = true;
   for (const auto& [k, ud] : schema) {
-    out << (first ? "\n" : ",\n") << "  " << nlohmann::json(k).dump() << ": {\"unit\": " << nlohmann::json(ud.first).dump()
+    out << (first ? "\n" : ",\n") << "  " << nlohmann::json(k).dump()
+        << ": {\"unit\": " << nlohmann::json(ud.first).dump()
         << ", \"description\": " << nlohmann::json(ud.second).dump() << "}";
     first = false;
   }

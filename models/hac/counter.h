@@ -26,8 +26,8 @@
 
 namespace fabricvp::hac {
 
-constexpr int64_t kEpoch = 252;       ///< HAC period in cycles (8-bit counter, 4 reserved codes)
-constexpr int64_t kHacCodes = 256;    ///< values of the 8-bit counter
+constexpr int64_t kEpoch = 252;     ///< HAC period in cycles (8-bit counter, 4 reserved codes)
+constexpr int64_t kHacCodes = 256;  ///< values of the 8-bit counter
 
 /// Wrap a difference of HAC values into [-126, 125].
 inline int64_t wrap_epoch(int64_t d) {

@@ -42,15 +42,15 @@ Network::Network(const sc_core::sc_module_name& nm, const std::vector<tsp::Tsp*>
                  "PCS words (word_ps each) a HAC code occupies on the link; while the exchange runs, packets get "
                  "the rest of the lane bandwidth (the compiler sees the reduced rate)",
                  0, 64),
-      exchange_cycles(this, "exchange_cycles", 256, "cycles", "local cycles between two HAC codes on a link (§3)",
-                      16, 1u << 20),
+      exchange_cycles(this, "exchange_cycles", 256, "cycles", "local cycles between two HAC codes on a link (§3)", 16,
+                      1u << 20),
       initial(this, "initial", "aligned", "",
               "HAC phase at cycle 0: aligned (0 on every chip, as after a long converged run) or random (drawn per "
               "chip; the exchange must align them)",
               {"aligned", "random"}),
       calibration_iterations(this, "calibration_iterations", 64, "round trips",
-                             "latency characterization by reflection per cable before parent/child alignment starts",
-                             1, 100000000),
+                             "latency characterization by reflection per cable before parent/child alignment starts", 1,
+                             100000000),
       max_adjust(this, "max_adjust", 1, "cycles/epoch", "largest change of a child's epoch per epoch (§3.1)", 1, 125),
       filter_exchanges(this, "filter_exchanges", 4, "codes",
                        "alignment loop filter: a child adjusts by the mean error of this many parent codes", 1, 4096),
@@ -58,8 +58,7 @@ Network::Network(const sc_core::sc_module_name& nm, const std::vector<tsp::Tsp*>
       turnaround_cycles(this, "turnaround_cycles", 1, "cycles",
                         "a reflected HAC code leaves this many cycles after it was sampled", 0, 1000),
       word_ps(this, "word_ps", 2560.0, "ps",
-              "PCS word period: a control code is inserted at a word boundary (64 bits per lane at 25 Gb/s)", 1.0,
-              1e6),
+              "PCS word period: a control code is inserted at a word boundary (64 bits per lane at 25 Gb/s)", 1.0, 1e6),
       elastic_words(this, "elastic_words", 2, "words",
                     "receive elastic (clock-compensation) buffer: its fill wanders +-this many words around the "
                     "nominal fill included in rx_pipeline_ps",
@@ -437,7 +436,8 @@ std::vector<std::vector<tsp::Instr>> Network::alignment_programs(uint64_t begin,
       p.push_back(instr(tsp::Op::WAIT, 0, begin));
       p.push_back(instr(tsp::Op::POLL, static_cast<uint16_t>(m_dirs[m_units[c].parent_dir].tport)));
     }
-    for (uint32_t d : m_units[c].child_dirs) p.push_back(instr(tsp::Op::TRANSMIT, static_cast<uint16_t>(m_dirs[d].fport)));
+    for (uint32_t d : m_units[c].child_dirs)
+      p.push_back(instr(tsp::Op::TRANSMIT, static_cast<uint16_t>(m_dirs[d].fport)));
     for (uint32_t e = release[c]; e < epochs; ++e) p.push_back(instr(tsp::Op::DESKEW));
     p.push_back(instr(tsp::Op::NOTIFY));
   }

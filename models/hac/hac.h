@@ -24,7 +24,8 @@
 //     in cable order) gives every chip a parent. When a child samples its
 //     parent's HAC value h, it compares h + L (the characterized mean) with its
 //     own HAC; the mean difference over `filter_exchanges` codes, rounded and
-//     limited to +-max_adjust, shortens or lengthens its next epoch. The child's HAC converges to within the link jitter.
+//     limited to +-max_adjust, shortens or lengthens its next epoch. The child's HAC converges to within the link
+//     jitter.
 //  3. TRANSMIT: a notification code on one link, sampled like a HAC code and
 //     handed to the receiving chip (POLL tests it at epoch boundaries).
 //
@@ -185,7 +186,7 @@ class Network : public core::Module, public tsp::HacLink {
   std::vector<Cable> m_cables;
   std::vector<LinkStats> m_stats;
   std::vector<Cal> m_cal;
-  std::vector<int32_t> m_port_dir;  // chip * ports + port -> outgoing dir (-1: none)
+  std::vector<int32_t> m_port_dir;                        // chip * ports + port -> outgoing dir (-1: none)
   std::unordered_map<const tsp::Tsp*, uint32_t> m_index;  // chip -> index (lookups only, never iterated)
   uint32_t m_ports = 0;
   uint32_t m_root = 0, m_height = 0;

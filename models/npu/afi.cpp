@@ -17,7 +17,8 @@ LinkChannel::LinkChannel(FabricLink& link, const char* dir, uint32_t rx_port, co
       bytes(&link, nullptr, n_bytes, "bytes", "payload bytes carried"),
       packets(&link, nullptr, n_packets, "packets", "packets carried (packet_bytes of payload each, last one partial)"),
       busy_ps(&link, nullptr, n_busy, "ps", "time the serializer was busy"),
-      peak_out_buffer_bytes(&link, nullptr, n_peak, "bytes", "most bytes waiting in the sender's output buffer for this link"),
+      peak_out_buffer_bytes(&link, nullptr, n_peak, "bytes",
+                            "most bytes waiting in the sender's output buffer for this link"),
       utilization_pct(&link, n_util, "%", "busy share of the simulated time (payload + header flits)",
                       [this] {
                         const uint64_t end = m_link.end_ps();
@@ -74,8 +75,8 @@ FabricLink::FabricLink(const sc_core::sc_module_name& nm, const Defaults& d, uin
       latency_cycles(this, "latency_cycles", d.latency_cycles, "cycles",
                      "from the end of serialization to the receiver's input buffer", 0u, 1000000u),
       clock_mhz(this, "clock_mhz", 1000.0, "MHz", "clock of latency_cycles", 1.0, 100000.0),
-      packet_bytes(this, "packet_bytes", d.packet_bytes, "bytes", "payload per packet (counted, seed 001 Table IV)",
-                   1u, 1u << 20),
+      packet_bytes(this, "packet_bytes", d.packet_bytes, "bytes", "payload per packet (counted, seed 001 Table IV)", 1u,
+                   1u << 20),
       a_to_b(*this, "a_to_b", b_port, "a_to_b.messages", "a_to_b.bytes", "a_to_b.packets", "a_to_b.busy_ps",
              "a_to_b.peak_out_buffer_bytes", "a_to_b.utilization"),
       b_to_a(*this, "b_to_a", a_port, "b_to_a.messages", "b_to_a.bytes", "b_to_a.packets", "b_to_a.busy_ps",

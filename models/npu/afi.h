@@ -23,14 +23,14 @@ namespace fabricvp::npu {
 
 /// One message of a collective: the data of one ring step of one chunk.
 struct Message {
-  uint32_t src = 0, dst = 0;   ///< NPU ids
-  uint32_t chunk = 0;          ///< chunk index
+  uint32_t src = 0, dst = 0;  ///< NPU ids
+  uint32_t chunk = 0;         ///< chunk index
   uint16_t phase = 0, ring = 0, step = 0;
-  std::vector<uint8_t> data;   ///< payload (elements of the step's segment, in span order)
-  uint64_t ready_ps = 0;       ///< set by the sender: in the output buffer
-  uint64_t start_ps = 0;       ///< set by the link: serialization start
-  uint64_t arrival_ps = 0;     ///< set by the link: complete in the receiver's input buffer
-  uint32_t port = 0;           ///< set by the link: the receiver's AFI port
+  std::vector<uint8_t> data;  ///< payload (elements of the step's segment, in span order)
+  uint64_t ready_ps = 0;      ///< set by the sender: in the output buffer
+  uint64_t start_ps = 0;      ///< set by the link: serialization start
+  uint64_t arrival_ps = 0;    ///< set by the link: complete in the receiver's input buffer
+  uint32_t port = 0;          ///< set by the link: the receiver's AFI port
 };
 
 struct afi_protocol {
@@ -63,7 +63,7 @@ class LinkChannel : public AfiFwIf {
   bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
   unsigned int transport_dbg(Message&) override { return 0; }
 
-  AfiTarget in;    ///< bound by the sending AFI port
+  AfiTarget in;      ///< bound by the sending AFI port
   AfiInitiator out;  ///< bound to the receiving AFI port
 
   core::Counter messages, bytes, packets, busy_ps, peak_out_buffer_bytes;

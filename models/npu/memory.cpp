@@ -19,8 +19,8 @@ const char* client_name(Client c) {
 }
 
 namespace {
-const char* kClientStat[kClients] = {"compute_bytes",     "afi_rx_write_bytes", "afi_tx_read_bytes",
-                                     "reduce_read_bytes", "reduce_write_bytes", "ace_load_read_bytes",
+const char* kClientStat[kClients] = {"compute_bytes",        "afi_rx_write_bytes", "afi_tx_read_bytes",
+                                     "reduce_read_bytes",    "reduce_write_bytes", "ace_load_read_bytes",
                                      "ace_store_write_bytes"};
 const char* kClientDesc[kClients] = {
     "bytes read or written by compute kernels",
@@ -31,9 +31,7 @@ const char* kClientDesc[kClients] = {
     "ACE: bytes its DMA read into the ACE SRAM",
     "ACE: bytes its DMA wrote back from the terminal partition",
 };
-bool is_read(Client c) {
-  return c == Client::afi_tx_read || c == Client::reduce_read || c == Client::ace_load_read;
-}
+bool is_read(Client c) { return c == Client::afi_tx_read || c == Client::reduce_read || c == Client::ace_load_read; }
 }  // namespace
 
 Memory::Memory(const sc_core::sc_module_name& nm)
@@ -47,7 +45,8 @@ Memory::Memory(const sc_core::sc_module_name& nm)
       m_comm(8, 1, GBps.get() * 8.0 * comm_share.get()),
       requests(this, nullptr, "requests", "requests", "memory requests served"),
       busy_ps(this, nullptr, "busy_ps", "ps", "time the memory was transferring"),
-      comm_bytes_total(this, nullptr, "comm_bytes", "bytes", "bytes moved for communication (every client except compute)"),
+      comm_bytes_total(this, nullptr, "comm_bytes", "bytes",
+                       "bytes moved for communication (every client except compute)"),
       read_bytes(this, nullptr, "read_bytes", "bytes", "bytes read"),
       write_bytes(this, nullptr, "write_bytes", "bytes", "bytes written"),
       utilization_pct(this, "utilization", "%", "busy share of the simulated time", [this] {

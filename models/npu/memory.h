@@ -22,12 +22,12 @@ namespace fabricvp::npu {
 
 /// Who accesses memory (statistics are kept per client).
 enum class Client : uint8_t {
-  compute,        ///< compute kernels
-  afi_rx_write,   ///< baseline: AFI RX DMA writes a received message
-  afi_tx_read,    ///< baseline: AFI TX DMA reads a message to send
-  reduce_read,    ///< baseline: reduction kernel reads both operands
-  reduce_write,   ///< baseline: reduction kernel writes the sum
-  ace_load_read,  ///< ACE: DMA reads a chunk into the ACE SRAM
+  compute,          ///< compute kernels
+  afi_rx_write,     ///< baseline: AFI RX DMA writes a received message
+  afi_tx_read,      ///< baseline: AFI TX DMA reads a message to send
+  reduce_read,      ///< baseline: reduction kernel reads both operands
+  reduce_write,     ///< baseline: reduction kernel writes the sum
+  ace_load_read,    ///< ACE: DMA reads a chunk into the ACE SRAM
   ace_store_write,  ///< ACE: DMA writes a finished chunk from the terminal partition
 };
 constexpr uint32_t kClients = 7;

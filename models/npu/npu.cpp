@@ -36,8 +36,7 @@ class CoreComm final : public CommBackend {
     read_and_send(msg, span, Npu::now());
   }
 
-  void receive(uint32_t task, std::shared_ptr<Message> in, const Span& span, bool reduce,
-               const Message* fwd) override {
+  void receive(uint32_t task, std::shared_ptr<Message> in, const Span& span, bool reduce, const Message* fwd) override {
     const uint64_t bytes = in->data.size();
     // The AFI RX DMA writes the message into memory (a staging buffer for a reduction).
     const uint64_t written = m_npu.memory.access(Npu::now(), bytes, Client::afi_rx_write);
@@ -147,8 +146,8 @@ void Npu::start_collective(const CollectiveSpec& spec) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   ace_cmd->b_transport(gp, delay);
   if (!gp.is_response_ok())
-    throw std::logic_error(fmt::format("{}: the ACE refused the all-reduce command ({})", name(),
-                                       gp.get_response_string()));
+    throw std::logic_error(
+        fmt::format("{}: the ACE refused the all-reduce command ({})", name(), gp.get_response_string()));
 }
 
 void Npu::at(uint64_t t, std::function<void()> fn) {
@@ -291,8 +290,8 @@ void Npu::on_message(std::shared_ptr<Message> m) {
   peak_in_buffer_bytes.note_max(m_inbox_bytes);
   const uint64_t k = key(m->chunk, m->phase, m->ring, m->step);
   if (!m_inbox.emplace(k, m).second)
-    throw std::logic_error(fmt::format("{}: message chunk {} phase {} ring {} step {} received twice", name(),
-                                       m->chunk, m->phase, m->ring, m->step));
+    throw std::logic_error(fmt::format("{}: message chunk {} phase {} ring {} step {} received twice", name(), m->chunk,
+                                       m->phase, m->ring, m->step));
   if (m->chunk < m_chunks.size() && m_chunks[m->chunk].phase == m->phase)
     try_receive(task_id(m->chunk, m->phase, m->ring));
 }
@@ -359,8 +358,6 @@ void Npu::chunk_done(uint32_t c) {
 
 void Npu::interrupt() { ++interrupts; }
 
-void Npu::set_end(uint64_t ps) {
-  memory.set_end(ps);
-}
+void Npu::set_end(uint64_t ps) { memory.set_end(ps); }
 
 }  // namespace fabricvp::npu

@@ -24,7 +24,7 @@ constexpr uint32_t kSlices = 44;
 constexpr uint32_t kBanks = 2;
 constexpr uint32_t kOffsets = 4096;
 constexpr uint32_t kVectorBytes = 320;
-constexpr uint32_t kVectors = kHemispheres * kSlices * kBanks * kOffsets;  // 720,896
+constexpr uint32_t kVectors = kHemispheres * kSlices * kBanks * kOffsets;        // 720,896
 constexpr uint64_t kSramBytes = static_cast<uint64_t>(kVectors) * kVectorBytes;  // 220 MiB
 
 /// [hemisphere, slice, bank, offset] of one 320-byte vector.
@@ -42,9 +42,7 @@ struct VecAddr {
     a.hemisphere = v / kSlices;
     return a;
   }
-  bool valid() const {
-    return hemisphere < kHemispheres && slice < kSlices && bank < kBanks && offset < kOffsets;
-  }
+  bool valid() const { return hemisphere < kHemispheres && slice < kSlices && bank < kBanks && offset < kOffsets; }
   std::string str() const;
 };
 
@@ -73,9 +71,10 @@ struct Instr {
   Dtype dtype = Dtype::none;
   uint16_t port = 0;
   uint32_t count = 0;
-  uint32_t a = 0, b = 0, c = 0;  ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src)
-  uint32_t line = 0;             ///< source line of the assembly text (0 if none)
-  uint64_t imm = 0;              ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall
+  uint32_t a = 0, b = 0,
+           c = 0;     ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src)
+  uint32_t line = 0;  ///< source line of the assembly text (0 if none)
+  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall
 
   std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);

@@ -84,10 +84,9 @@ void Port::sweep(uint64_t horizon) {
     } else {
       Consumes& c = m_consumes.front();
       if (m_buf_count == 0) {
-        std::string next = m_arrivals.empty()
-                               ? "no further vector was sent to this port"
-                               : fmt::format("the next vector arrives at cycle {}",
-                                             m_chip.clock().cycle_at_or_after(ta));
+        std::string next = m_arrivals.empty() ? "no further vector was sent to this port"
+                                              : fmt::format("the next vector arrives at cycle {}",
+                                                            m_chip.clock().cycle_at_or_after(ta));
         error(tc, fmt::format("RX underflow on {} from {}: RECV issued at cycle {} takes its vector {} at cycle {} "
                               "but it has not arrived ({})",
                               basename(), m_peer, c.issue_cycle, c.done, m_chip.clock().cycle_at_or_after(tc), next));

@@ -174,8 +174,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
     : core::Module(nm, "tsp"),
       clock_mhz(this, "clock_mhz", 900.0, "MHz", "nominal core clock (seed 000 §5.2: 900 MHz)", 1.0, 10000.0),
       clock_ppm(this, "clock_ppm", 0.0, "ppm",
-                "fixed frequency offset of this chip's oscillator from clock_mhz (added to the drawn offset)",
-                -10000.0, 10000.0),
+                "fixed frequency offset of this chip's oscillator from clock_mhz (added to the drawn offset)", -10000.0,
+                10000.0),
       clock_ppm_spread(this, "clock_ppm_spread", 0.0, "ppm",
                        "random frequency offset drawn per chip from the run seed: half-width (uniform) or sigma "
                        "(normal, truncated at 3 sigma); docs/clocks.md",
@@ -336,7 +336,8 @@ void Tsp::ctrl_dbg_access(tlm::tlm_generic_payload& gp, bool& ok) {
 
 void Tsp::program_error(uint32_t q, size_t pc, const Instr& in, const std::string& msg) const {
   std::string where = in.line ? fmt::format(" (source line {})", in.line) : std::string();
-  throw core::ConfigError(fmt::format("{}: queue {} instruction {}{}: {} {}", name(), q, pc, where, op_name(in.op), msg));
+  throw core::ConfigError(
+      fmt::format("{}: queue {} instruction {}{}: {} {}", name(), q, pc, where, op_name(in.op), msg));
 }
 
 void Tsp::load_queues() {
@@ -350,8 +351,9 @@ void Tsp::load_queues() {
       if (in.op == Op::END) break;
       auto range = [&](uint32_t addr, const char* what) {
         if (static_cast<uint64_t>(addr) + in.count > kVectors)
-          program_error(q, pc, in, fmt::format("{} {} + {} vectors is past the end of SRAM ({} vectors)", what,
-                                               VecAddr::from_linear(addr).str(), in.count, kVectors));
+          program_error(q, pc, in,
+                        fmt::format("{} {} + {} vectors is past the end of SRAM ({} vectors)", what,
+                                    VecAddr::from_linear(addr).str(), in.count, kVectors));
       };
       switch (in.op) {
         case Op::NOP:
@@ -497,8 +499,8 @@ void Tsp::machine_check(const c2c::Channel& ch, uint32_t addr, uint64_t t_ps) {
   const uint64_t cycle = m_clock.cycle_at_or_after(t_ps);
   core::Context::get().hw_error(core::HardwareError{
       std::string(name()),
-      fmt::format("machine check: vector {} of {} arrived in an uncorrectable FEC codeword (RECV into @{})",
-                  ch.head(), ch.name(), addr),
+      fmt::format("machine check: vector {} of {} arrived in an uncorrectable FEC codeword (RECV into @{})", ch.head(),
+                  ch.name(), addr),
       t_ps, static_cast<int64_t>(cycle), true, ch.name()});
 }
 
@@ -611,9 +613,10 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       const int64_t drift = m_hac.drift(c);  // SAC - HAC: positive when local time ran ahead
       const int64_t stall = static_cast<int64_t>(in.imm) + drift;
       if (stall < 1) {
-        fail(fmt::format("RUNTIME_DESKEW {}: the drift since the last resynchronization is {} cycles, more than the "
-                         "target stall",
-                         in.imm, drift));
+        fail(
+            fmt::format("RUNTIME_DESKEW {}: the drift since the last resynchronization is {} cycles, more than the "
+                        "target stall",
+                        in.imm, drift));
         return;
       }
       m_hac.resync(c);
@@ -633,8 +636,8 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
                                 static_cast<int32_t>((static_cast<int64_t>(c) - m_shift) & 0x7fffffff),
                                 static_cast<int32_t>(m_shift)};
       const uint64_t t = m_clock.ps(c + 1);
-      m_timeline.add(std::make_unique<WordsCursor>(*this, m_sram, in.a, words, 6, t, m_timeline.next_seq(),
-                                                   m_last_write));
+      m_timeline.add(
+          std::make_unique<WordsCursor>(*this, m_sram, in.a, words, 6, t, m_timeline.next_seq(), m_last_write));
       extend(t);
       break;
     }
@@ -661,9 +664,10 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       uint64_t queued = backlog ? (backlog + ser.ps(1) - 1) / ser.ps(1) : 0;
       p.tx_peak_backlog.note_max(queued);
       if (backlog > ser.ps(tx_buffer_vectors)) {
-        fail(fmt::format("TX buffer overflow on c2c{}: SEND of {} vectors issued while the serializer is busy for "
-                          "another {} ps ({} packets; tx_buffer_vectors = {})",
-                          in.port, in.count, backlog, queued, tx_buffer_vectors.get()));
+        fail(
+            fmt::format("TX buffer overflow on c2c{}: SEND of {} vectors issued while the serializer is busy for "
+                        "another {} ps ({} packets; tx_buffer_vectors = {})",
+                        in.port, in.count, backlog, queued, tx_buffer_vectors.get()));
         return;
       }
       p.tx_vectors += in.count;
@@ -675,9 +679,9 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       uint64_t end = b.start_ps + ser.ps(in.count);
       extend(end);
       if (tr.enabled())
-        tr.span(m_pid, q, "SEND", "tsp", m_clock.ps(c), end - m_clock.ps(c),
-                fmt::format(R"("port":{},"addr":"{}","vectors":{})", in.port, VecAddr::from_linear(in.a).str(),
-                            in.count));
+        tr.span(
+            m_pid, q, "SEND", "tsp", m_clock.ps(c), end - m_clock.ps(c),
+            fmt::format(R"("port":{},"addr":"{}","vectors":{})", in.port, VecAddr::from_linear(in.a).str(), in.count));
       break;
     }
     case Op::RECV: {
@@ -686,7 +690,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       uint64_t take = m_clock.ps(c);
       if (p.rx_busy(take)) {
         fail(fmt::format("RECV on c2c{} issued while the previous RECV is still taking vectors (until cycle {})",
-                          in.port, m_clock.cycle_at_or_after(p.rx_busy_until())));
+                         in.port, m_clock.cycle_at_or_after(p.rx_busy_until())));
         return;
       }
       p.add_consume(take, in.count, c);
@@ -698,9 +702,9 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       uint64_t end = write + ser.ps(in.count - 1);
       extend(end);
       if (tr.enabled())
-        tr.span(m_pid, q, "RECV", "tsp", take, end - take,
-                fmt::format(R"("port":{},"addr":"{}","vectors":{})", in.port, VecAddr::from_linear(in.a).str(),
-                            in.count));
+        tr.span(
+            m_pid, q, "RECV", "tsp", take, end - take,
+            fmt::format(R"("port":{},"addr":"{}","vectors":{})", in.port, VecAddr::from_linear(in.a).str(), in.count));
       break;
     }
     case Op::ADD:

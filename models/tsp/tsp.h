@@ -126,7 +126,7 @@ class Tsp : public core::Module, public c2c::Producer {
     c2c::Channel* channel;
     uint64_t first;  ///< stream index of its first vector
     uint32_t addr, n;
-    uint32_t read;   ///< vectors handed to the link so far
+    uint32_t read;  ///< vectors handed to the link so far
   };
   /// Call before writing SRAM vector v: in-flight copies of it are kept first.
   void before_write(uint32_t v) {

@@ -210,7 +210,8 @@ Program assemble(const std::string& text, const std::string& file) {
       std::string dt = suffix;
       std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
       ins.dtype = tsp::parse_dtype(dt);
-      if (ins.dtype == Dtype::none) P.fail(fmt::format("ADD needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", mnem));
+      if (ins.dtype == Dtype::none)
+        P.fail(fmt::format("ADD needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", mnem));
       want(4);
       ins.op = Op::ADD;
       ins.a = P.address(ops[0]);

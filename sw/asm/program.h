@@ -27,8 +27,8 @@
 namespace fabricvp::sw {
 
 struct Program {
-  std::string target;                             ///< chip name from ".tsp", may be empty
-  std::vector<std::vector<tsp::Instr>> queues;    ///< per queue, without the END terminator
+  std::string target;                           ///< chip name from ".tsp", may be empty
+  std::vector<std::vector<tsp::Instr>> queues;  ///< per queue, without the END terminator
 
   size_t instructions() const;
   /// Append to queue q (grows the queue list).

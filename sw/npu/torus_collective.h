@@ -80,9 +80,9 @@ uint32_t phase_steps(PhaseKind k, uint32_t n);
 
 /// What step t of a phase does at ring position p (n members).
 struct StepPlan {
-  bool reduce = false;          ///< receive adds (reduce-scatter) or stores (all-gather)
-  uint32_t recv_segment = 0;    ///< segment received at this step
-  bool forward = false;         ///< the received (reduced) segment is sent on as step t + 1
+  bool reduce = false;        ///< receive adds (reduce-scatter) or stores (all-gather)
+  uint32_t recv_segment = 0;  ///< segment received at this step
+  bool forward = false;       ///< the received (reduced) segment is sent on as step t + 1
 };
 StepPlan step_plan(PhaseKind k, uint32_t n, uint32_t p, uint32_t t);
 /// Segment a member sends from its own data at step 0.

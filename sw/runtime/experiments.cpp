@@ -116,10 +116,10 @@ int nonminimal(const ExperimentOptions& opt) {
   std::vector<Job> jobs;
   for (uint64_t b : sizes)
     for (uint32_t d : detours)
-      jobs.push_back(run_job(fs::path(opt.out_dir) / "nonminimal" / fmt::format("{}_{}", b, d),
-                             {kPlatforms + "/groq-node.yaml", "--workload", "p2p", "--src", "0", "--dst", "1",
-                              "--bytes", std::to_string(b), "-p", "sched.routing=auto", "-p",
-                              fmt::format("sched.paths={}", d + 1)}));
+      jobs.push_back(
+          run_job(fs::path(opt.out_dir) / "nonminimal" / fmt::format("{}_{}", b, d),
+                  {kPlatforms + "/groq-node.yaml", "--workload", "p2p", "--src", "0", "--dst", "1", "--bytes",
+                   std::to_string(b), "-p", "sched.routing=auto", "-p", fmt::format("sched.paths={}", d + 1)}));
   run_all(jobs, opt.jobs);
   nlohmann::json out = {{"experiment", "nonminimal"},
                         {"platform", "groq-node.yaml"},
@@ -159,9 +159,10 @@ int nonminimal(const ExperimentOptions& opt) {
   out["crossover_bytes"] = crossover;
   double best = lat[0].back();
   for (size_t k = 1; k < detours.size(); ++k) best = std::min(best, lat[k].back());
-  fmt::print("\nnon-minimal routes first pay off at {} (seed 000 Fig 10: no benefit below ~8 kB); at {} the best "
-             "is {:.1f}x faster than minimal\n",
-             crossover ? size_name(crossover) : "never", size_name(sizes.back()), lat[0].back() / best);
+  fmt::print(
+      "\nnon-minimal routes first pay off at {} (seed 000 Fig 10: no benefit below ~8 kB); at {} the best "
+      "is {:.1f}x faster than minimal\n",
+      crossover ? size_name(crossover) : "never", size_name(sizes.back()), lat[0].back() / best);
   save(opt, out);
   return 0;
 }
@@ -170,9 +171,9 @@ int hop_latency(const ExperimentOptions& opt) {
   const std::string plat = kPlatforms + "/groq-dragonfly-264.yaml";
   // Rank 255 is 3 cables from rank 0 with the default cabling (checked below).
   std::vector<Job> jobs;
-  jobs.push_back(run_job(fs::path(opt.out_dir) / "hop-latency" / "p2p",
-                         {plat, "--workload", "p2p", "--src", "0", "--dst", "255", "--bytes", "320", "-p",
-                          "sched.routing=minimal"}));
+  jobs.push_back(run_job(
+      fs::path(opt.out_dir) / "hop-latency" / "p2p",
+      {plat, "--workload", "p2p", "--src", "0", "--dst", "255", "--bytes", "320", "-p", "sched.routing=minimal"}));
   jobs.push_back(run_job(fs::path(opt.out_dir) / "hop-latency" / "one_hop",
                          {kPlatforms + "/groq-node.yaml", "--workload", "p2p", "--src", "0", "--dst", "1", "--bytes",
                           "320", "-p", "sched.routing=minimal"}));
@@ -195,9 +196,10 @@ int hop_latency(const ExperimentOptions& opt) {
   fmt::print("  SEND issue -> in SRAM        {:.1f} ns = {:.1f} ns per hop (seed 000 §5.6: 722 ns per hop, 2,166 ns)\n",
              total_ns, per_hop);
   fmt::print("  one hop inside a node        {:.1f} ns\n", one_hop);
-  fmt::print("  one-vector all-reduce        {:.1f} ns over all 256 TSPs (reduce-scatter + all-gather: the network\n"
-             "                               part is 2 x (1 + 3) hops, plus 7 + 31 dependent vector ADDs)\n",
-             ar_ns);
+  fmt::print(
+      "  one-vector all-reduce        {:.1f} ns over all 256 TSPs (reduce-scatter + all-gather: the network\n"
+      "                               part is 2 x (1 + 3) hops, plus 7 + 31 dependent vector ADDs)\n",
+      ar_ns);
   nlohmann::json out = {{"experiment", "hop-latency"},
                         {"platform", "groq-dragonfly-264.yaml"},
                         {"hops", hops},
@@ -253,15 +255,16 @@ int bandwidth_profile(const ExperimentOptions& opt) {
   std::vector<Job> jobs;
   for (size_t i = 0; i < points.size(); ++i) {
     fs::path dir = fs::path(opt.out_dir) / "bandwidth-profile" / std::to_string(i);
-    std::vector<std::string> a{"topology", kPlatforms + "/" + points[i].file, "--sources", "1", "--json",
-                               (dir / "topology.json").string()};
+    std::vector<std::string> a{"topology", kPlatforms + "/" + points[i].file, "--sources", "1",
+                               "--json",   (dir / "topology.json").string()};
     for (const auto& o : points[i].overrides) a.insert(a.end(), {"-p", o});
     jobs.push_back(Job{a, dir, {}});
   }
   run_all(jobs, std::min<uint32_t>(opt.jobs, 1));  // the largest elaborations are memory-heavy: one at a time
-  fmt::print("Global (bisection) bandwidth per TSP vs system size, from the generated cabling\n{:>8} {:>10} {:>18} "
-             "{:>16}\n",
-             "TSPs", "cables", "bisection cables", "GB/s per TSP");
+  fmt::print(
+      "Global (bisection) bandwidth per TSP vs system size, from the generated cabling\n{:>8} {:>10} {:>18} "
+      "{:>16}\n",
+      "TSPs", "cables", "bisection cables", "GB/s per TSP");
   nlohmann::json out = {{"experiment", "bandwidth-profile"},
                         {"definition",
                          "live cables across the packaging-aligned bisection (half the racks, nodes or TSPs) x one "
@@ -273,9 +276,10 @@ int bandwidth_profile(const ExperimentOptions& opt) {
     out["tsps"].push_back(t["chips"]);
     out["bisection_GBps_per_tsp"].push_back(t["bisection_GBps_per_tsp"]);
   }
-  fmt::print("\nThe cliffs sit at the packaging boundaries of seed 000 Fig 2: one node (every TSP wired to every\n"
-             "other), up to 33 nodes (every node pair one global cable), and racks (half the global ports leave\n"
-             "the rack, one cable per rack pair).\n");
+  fmt::print(
+      "\nThe cliffs sit at the packaging boundaries of seed 000 Fig 2: one node (every TSP wired to every\n"
+      "other), up to 33 nodes (every node pair one global cable), and racks (half the global ports leave\n"
+      "the rack, one cable per rack pair).\n");
   save(opt, out);
   return 0;
 }
@@ -290,13 +294,14 @@ int ace_study(const ExperimentOptions& opt) {
   std::vector<Job> jobs;
   for (uint64_t b : sizes)
     for (const std::string& m : models)
-      jobs.push_back(run_job(fs::path(opt.out_dir) / "ace" / fmt::format("{}_{}", size_name(b), m),
-                             {kPlatforms + "/ace-torus-4x4x4.yaml", "--bytes", std::to_string(b), "-p",
-                              "ace.model=" + m}));
+      jobs.push_back(
+          run_job(fs::path(opt.out_dir) / "ace" / fmt::format("{}_{}", size_name(b), m),
+                  {kPlatforms + "/ace-torus-4x4x4.yaml", "--bytes", std::to_string(b), "-p", "ace.model=" + m}));
   run_all(jobs, opt.jobs);
-  fmt::print("All-reduce on the 64-NPU 4x4x4 torus (enhanced 4-phase algorithm, fp32): NPU cores through memory "
-             "(none) vs ACE (tlm)\n{:>8} {:>6} {:>14} {:>12} {:>12} {:>10} {:>12}\n",
-             "size", "engine", "completion us", "algbw GB/s", "mem B/net B", "link util", "mem GB/s/NPU");
+  fmt::print(
+      "All-reduce on the 64-NPU 4x4x4 torus (enhanced 4-phase algorithm, fp32): NPU cores through memory "
+      "(none) vs ACE (tlm)\n{:>8} {:>6} {:>14} {:>12} {:>12} {:>10} {:>12}\n",
+      "size", "engine", "completion us", "algbw GB/s", "mem B/net B", "link util", "mem GB/s/NPU");
   nlohmann::json out = {{"experiment", "ace"},
                         {"platform", "ace-torus-4x4x4.yaml"},
                         {"definition",
@@ -323,18 +328,19 @@ int ace_study(const ExperimentOptions& opt) {
                              point["tlm"]["memory_bytes_per_network_byte"].get<double>();
     const double util_ratio =
         point["tlm"]["link_utilization_pct"].get<double>() / point["none"]["link_utilization_pct"].get<double>();
-    const double speedup =
-        point["none"]["simulated_ps"].get<double>() / point["tlm"]["simulated_ps"].get<double>();
+    const double speedup = point["none"]["simulated_ps"].get<double>() / point["tlm"]["simulated_ps"].get<double>();
     point["memory_ratio_none_over_ace"] = mem_ratio;
     point["utilization_ratio_ace_over_none"] = util_ratio;
     point["speedup_ace"] = speedup;
-    fmt::print("{:>8} {:>6} memory per network byte {:.2f}x less with ACE, link utilization {:.2f}x, completion "
-               "{:.2f}x faster\n",
-               "", "", mem_ratio, util_ratio, speedup);
+    fmt::print(
+        "{:>8} {:>6} memory per network byte {:.2f}x less with ACE, link utilization {:.2f}x, completion "
+        "{:.2f}x faster\n",
+        "", "", mem_ratio, util_ratio, speedup);
     out["points"].push_back(point);
   }
-  fmt::print("\nSeed 002 (ACE) claims 3.5x less memory bandwidth for the same network bandwidth and 1.44x network\n"
-             "utilization in training (compute sharing the memory); docs/ace.md compares.\n");
+  fmt::print(
+      "\nSeed 002 (ACE) claims 3.5x less memory bandwidth for the same network bandwidth and 1.44x network\n"
+      "utilization in training (compute sharing the memory); docs/ace.md compares.\n");
   save(opt, out);
   return 0;
 }

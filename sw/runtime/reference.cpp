@@ -88,9 +88,9 @@ uint32_t encode(const Format& f, double x) {
   int E = static_cast<int>((u >> 52) & 0x7ff);
   uint64_t M = u & ((1ULL << 52) - 1);
   if (E == 0x7ff) return M ? f.nan : inf;
-  if (E == 0) return sign;  // binary64 subnormals are far below every target format
-  uint64_t m = M | (1ULL << 52);  // value = m * 2^(E - 1075)
-  int L = E - 1023;               // floor(log2 |x|)
+  if (E == 0) return sign;              // binary64 subnormals are far below every target format
+  uint64_t m = M | (1ULL << 52);        // value = m * 2^(E - 1075)
+  int L = E - 1023;                     // floor(log2 |x|)
   int q = std::max(L, f.emin) - mbits;  // exponent of the target's unit in the last place
   int shift = q - (E - 1075);
   uint64_t r;
@@ -103,7 +103,7 @@ uint32_t encode(const Format& f, double x) {
     if (rem > half || (rem == half && (r & 1))) ++r;
   }
   if (L < f.emin) return sign | static_cast<uint32_t>(r);  // subnormal, or the smallest normal after rounding
-  if (r == (1ULL << f.p)) {                               // rounding carried into the next binade
+  if (r == (1ULL << f.p)) {                                // rounding carried into the next binade
     r >>= 1;
     ++L;
   }

@@ -50,8 +50,8 @@ uint64_t write_effective_config(const std::string& path, const RunOptions& opt) 
   f << fmt::format("# config_hash: {:016x}\n", hash);
   for (const core::ParamBase* p : core::all_params()) {
     const std::string from = p->source() ? p->source()->origin.str() : "default";
-    f << fmt::format("{}: {}  # {}{}{} [{}]\n", p->name(), text(p), p->unit(), *p->unit() ? "; " : "",
-                     p->description(), from);
+    f << fmt::format("{}: {}  # {}{}{} [{}]\n", p->name(), text(p), p->unit(), *p->unit() ? "; " : "", p->description(),
+                     from);
   }
   return hash;
 }

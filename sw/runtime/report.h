@@ -50,8 +50,8 @@ struct RunManifest {
   core::Value<double> peak_rss_mib{nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process"};
 
   /// Sets every field but status, hardware_errors and links.
-  void set(const RunOptions& opt, uint64_t config_hash, uint64_t sim_end_ps, WallClock::time_point wall0,
-           double setup, double load, double sim, double check);
+  void set(const RunOptions& opt, uint64_t config_hash, uint64_t sim_end_ps, WallClock::time_point wall0, double setup,
+           double load, double sim, double check);
 };
 
 }  // namespace fabricvp::runtime

@@ -7,16 +7,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-#include <cerrno>
-#include <cstdio>
 #include <systemc>
 
 #include "fabricvp_version.h"
@@ -38,7 +38,6 @@ namespace fabricvp::runtime {
 namespace {
 
 constexpr const char* kVersion = FABRICVP_VERSION;
-
 
 }  // namespace
 
@@ -133,12 +132,10 @@ sched::Machine machine_of(const platform::System& sys) {
     m.chips.push_back(std::move(c));
   }
   for (const platform::Wire& w : sys.wires) {
-    m.chips[w.a_chip].ports[w.a_port] =
-        sched::PortSpec{w.b_chip, w.b_port, sched::LinkSpec{w.link->a_to_b.rate(), w.link->a_to_b.latency_ps()},
-                        w.failed};
-    m.chips[w.b_chip].ports[w.b_port] =
-        sched::PortSpec{w.a_chip, w.a_port, sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()},
-                        w.failed};
+    m.chips[w.a_chip].ports[w.a_port] = sched::PortSpec{
+        w.b_chip, w.b_port, sched::LinkSpec{w.link->a_to_b.rate(), w.link->a_to_b.latency_ps()}, w.failed};
+    m.chips[w.b_chip].ports[w.b_port] = sched::PortSpec{
+        w.a_chip, w.a_port, sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()}, w.failed};
   }
   m.ranks = sys.ranks;
   for (const platform::Coord& c : sys.rank_coord) m.coord.push_back(sched::Coord{c.rack, c.node, c.tsp});
@@ -170,7 +167,8 @@ CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chi
           for (uint64_t b = 0; b < len; b += es)
             if (std::memcmp(got.data() + b, want.data() + b, es) != 0) {
               if (res.first.size() < 8)
-                res.first.push_back({r, pos + b, element_value(dt, want.data() + b), element_value(dt, got.data() + b)});
+                res.first.push_back(
+                    {r, pos + b, element_value(dt, want.data() + b), element_value(dt, got.data() + b)});
               ++bad;
             }
         }
@@ -233,7 +231,8 @@ struct WorkloadStats {
                              "every chip's result is bit-exact against the host reference"};
   core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
                                    "result elements that differ from the reference"};
-  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the scheduler"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps",
+                                     "completion predicted by the scheduler"};
   core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
                                      "simulated completion: last result vector written"};
   core::Value<double> algbw{nullptr, "workload", "algbw_GBps", "GB/s", "bytes / simulated_ps (1 GB = 1e9 B)"};
@@ -524,7 +523,7 @@ int run_impl(const RunOptions& opt) {
   const bool timing_ok = !collective || !hw_ok || completion == plan.predicted_ps;
   const bool machine_check = !hw_ok && ctx.hw_errors()[0].machine_check;
   const bool will_replay = machine_check && opt.attempt < opt.max_replays;
-  const std::string status = machine_check            ? (will_replay ? "machine_check_replayed" : "machine_check")
+  const std::string status = machine_check             ? (will_replay ? "machine_check_replayed" : "machine_check")
                              : !hw_ok                  ? "hardware_error"
                              : collective && !verified ? "mismatch"
                              : !timing_ok              ? "timing_mismatch"
@@ -623,9 +622,10 @@ int run_impl(const RunOptions& opt) {
   }
   if (will_replay) {
     const core::HardwareError& e = ctx.hw_errors()[0];
-    fmt::print("fabricvp: attempt {}: machine check at {} on {} (data flagged by {}); replaying the program from the "
-               "start ({} of {} replays)\n",
-               opt.attempt, human_time(e.time_ps), e.where, e.source, opt.attempt + 1, opt.max_replays);
+    fmt::print(
+        "fabricvp: attempt {}: machine check at {} on {} (data flagged by {}); replaying the program from the "
+        "start ({} of {} replays)\n",
+        opt.attempt, human_time(e.time_ps), e.where, e.source, opt.attempt + 1, opt.max_replays);
     if (opt.report_fd >= 0) {
       const std::string line = fmt::format("{} {} {}\n", e.time_ps, e.source, e.where);
       if (::write(opt.report_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
@@ -656,8 +656,8 @@ int run_impl(const RunOptions& opt) {
                  tsp::dtype_name(req.dtype), req.bytes, detail);
       std::string levels;
       for (uint32_t g : plan.levels) levels += (levels.empty() ? "" : " x ") + std::to_string(g);
-      fmt::print("  schedule     {} ranks{}, levels {}, longest route {} cables, {} bursts, {} vectors forwarded\n",
-                 P, P < n ? fmt::format(" on {} chips", n) : "", levels, plan.max_hops, plan.bursts,
+      fmt::print("  schedule     {} ranks{}, levels {}, longest route {} cables, {} bursts, {} vectors forwarded\n", P,
+                 P < n ? fmt::format(" on {} chips", n) : "", levels, plan.max_hops, plan.bursts,
                  plan.forwarded_vectors);
     } else {
       fmt::print("  programs     {} ({} instructions)\n", opt.programs_dir, instructions);
@@ -669,14 +669,16 @@ int run_impl(const RunOptions& opt) {
                    : fmt::format("{} CONFLICT(S), first: {}: {}", schedule_check.violations.size(),
                                  schedule_check.violations[0].where, schedule_check.violations[0].what));
     if (ps.codewords.get() > 0 && (ps.bit_errors.get() > 0 || opt.attempt > 0))
-      fmt::print("  phy          {} FEC codewords, {} bit errors injected: {} corrected ({} symbols), {} uncorrectable "
-                 "({} vectors flagged), {} miscorrected ({} vectors silently corrupted)\n",
-                 ps.codewords.get(), ps.bit_errors.get(), ps.corrected_codewords.get(), ps.corrected_symbols.get(),
-                 ps.uncorrectable_codewords.get(), ps.flagged_vectors.get(), ps.miscorrected_codewords.get(),
-                 ps.silent_corrupted_vectors.get());
+      fmt::print(
+          "  phy          {} FEC codewords, {} bit errors injected: {} corrected ({} symbols), {} uncorrectable "
+          "({} vectors flagged), {} miscorrected ({} vectors silently corrupted)\n",
+          ps.codewords.get(), ps.bit_errors.get(), ps.corrected_codewords.get(), ps.corrected_symbols.get(),
+          ps.uncorrectable_codewords.get(), ps.flagged_vectors.get(), ps.miscorrected_codewords.get(),
+          ps.silent_corrupted_vectors.get());
     if (opt.attempt > 0) {
       std::string list;
-      for (const auto& m : opt.history) list += fmt::format("{}{} at {}", list.empty() ? "" : "; ", m.link, human_time(m.time_ps));
+      for (const auto& m : opt.history)
+        list += fmt::format("{}{} at {}", list.empty() ? "" : "; ", m.link, human_time(m.time_ps));
       fmt::print("  replays      {} after machine checks ({}); {} lost before this attempt\n", opt.attempt, list,
                  human_time(rps.replayed_ps.get()));
     }
@@ -695,9 +697,10 @@ int run_impl(const RunOptions& opt) {
       double worst_ppm = 0;
       for (const tsp::Tsp* t : sys.chips) worst_ppm = std::max(worst_ppm, std::abs(t->clock().ppm()));
       if (collective && !machine_check && worst_ppm > 0)
-        fmt::print("               note: chips run up to {:.1f} ppm off nominal; compiled collectives assume nominal "
-                   "clocks and carry no RUNTIME_DESKEW (docs/clocks.md)\n",
-                   worst_ppm);
+        fmt::print(
+            "               note: chips run up to {:.1f} ppm off nominal; compiled collectives assume nominal "
+            "clocks and carry no RUNTIME_DESKEW (docs/clocks.md)\n",
+            worst_ppm);
     } else if (collective) {
       if (verified)
         fmt::print("  result       verified: {}/{} ranks bit-exact against the host reference\n", check.ranks_ok,
@@ -708,10 +711,10 @@ int run_impl(const RunOptions& opt) {
       for (const auto& m : check.first)
         fmt::print("               rank {} ({}) byte {}: expected {} got {}\n", m.rank,
                    sys.chips[machine.ranks[m.rank]]->name(), m.byte, m.expected, m.got);
-      fmt::print("  completion   simulated {} ({} ps), predicted {} ({})\n", human_time(completion), completion,
-                 human_time(plan.predicted_ps),
-                 timing_ok ? "equal"
-                           : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - plan.predicted_ps)));
+      fmt::print(
+          "  completion   simulated {} ({} ps), predicted {} ({})\n", human_time(completion), completion,
+          human_time(plan.predicted_ps),
+          timing_ok ? "equal" : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - plan.predicted_ps)));
       if (peak_bus > 0)
         fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s = {:.1f}% of {} x {:.3f} GB/s link payload\n",
                    algbw, busbw, 100.0 * busbw / peak_bus, P - 1, link_GBps);
@@ -721,10 +724,11 @@ int run_impl(const RunOptions& opt) {
     } else {
       fmt::print("  result       ran to completion; last SRAM write at {}\n", human_time(completion));
     }
-    fmt::print("  host         wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}, check {:.2f}), peak RSS {:.0f} "
-               "MiB\n               {:.0f} simulated ns per wall second of simulation\n",
-               rs.wall_s.get(), setup_wall, load_wall, sim_wall, check_wall, rs.peak_rss_mib.get(),
-               rs.sim_ns_per_wall_s.get());
+    fmt::print(
+        "  host         wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}, check {:.2f}), peak RSS {:.0f} "
+        "MiB\n               {:.0f} simulated ns per wall second of simulation\n",
+        rs.wall_s.get(), setup_wall, load_wall, sim_wall, check_wall, rs.peak_rss_mib.get(),
+        rs.sim_ns_per_wall_s.get());
     if (!sys.links.empty()) print_links(sys, sim_end);
     fmt::print("\n  outputs      {}/stats.json  {}/config.yaml{}{}\n", opt.out_dir, opt.out_dir,
                collective ? fmt::format("  {}/programs/", opt.out_dir) : "",

@@ -56,12 +56,12 @@ struct RunOptions {
 /// Exit codes of `fabricvp run`.
 enum Exit : int {
   kOk = 0,
-  kInputError = 1,     ///< bad platform file, parameter, option or program
-  kHardwareError = 2,  ///< the model raised a hardware error (overflow, underflow, hazard, ...)
-  kMismatch = 3,       ///< the result differs from the host reference
-  kTimingMismatch = 4, ///< simulated completion differs from the scheduler's prediction
-  kInternalError = 5,  ///< a model invariant failed (a fabricvp bug; please report it)
-  kMachineCheck = 6,   ///< internal: an attempt ended in a machine check and will be replayed
+  kInputError = 1,      ///< bad platform file, parameter, option or program
+  kHardwareError = 2,   ///< the model raised a hardware error (overflow, underflow, hazard, ...)
+  kMismatch = 3,        ///< the result differs from the host reference
+  kTimingMismatch = 4,  ///< simulated completion differs from the scheduler's prediction
+  kInternalError = 5,   ///< a model invariant failed (a fabricvp bug; please report it)
+  kMachineCheck = 6,    ///< internal: an attempt ended in a machine check and will be replayed
 };
 
 int run(const RunOptions& opt);

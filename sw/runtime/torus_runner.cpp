@@ -64,7 +64,6 @@ struct TorusWorkloadStats {
                                "communication memory bytes per NPU per second of completion time (mean)"};
 };
 
-
 }  // namespace
 
 int run_torus(const RunOptions& opt) {
@@ -166,8 +165,8 @@ int run_torus(const RunOptions& opt) {
             ++mismatched;
             npu_ok[i] = false;
             if (first.size() < 5)
-              first.push_back(Bad{i, (e0 + k) * es, element_value(tdt, x[i].data() + k * es),
-                                  element_value(tdt, got + k * es)});
+              first.push_back(
+                  Bad{i, (e0 + k) * es, element_value(tdt, x[i].data() + k * es), element_value(tdt, got + k * es)});
           }
       }
     }
@@ -258,16 +257,18 @@ int run_torus(const RunOptions& opt) {
                human_bytes(opt.bytes), ace::dtype_name(dt), opt.bytes, sys.choices.algorithm.get(), phases,
                spec.chunks(), human_bytes(spec.chunk_elems * es));
     if (engine == "none")
-      fmt::print("  engine       ace.model=none: NPU cores reduce through memory ({} of {} SMs, {:.0f}% of {:.0f} GB/s "
-                 "memory for communication)\n",
-                 sys.npus[0]->compute.comm_sms.get(), sys.npus[0]->compute.sms.get(),
-                 100.0 * sys.npus[0]->memory.comm_share.get(), sys.npus[0]->memory.GBps.get());
+      fmt::print(
+          "  engine       ace.model=none: NPU cores reduce through memory ({} of {} SMs, {:.0f}% of {:.0f} GB/s "
+          "memory for communication)\n",
+          sys.npus[0]->compute.comm_sms.get(), sys.npus[0]->compute.sms.get(),
+          100.0 * sys.npus[0]->memory.comm_share.get(), sys.npus[0]->memory.GBps.get());
     else {
       const ace::Ace& a = *sys.aces[0];
-      fmt::print("  engine       ace.model={}: ACE with {} KiB SRAM ({} chunk slots), {} FSMs, {} x {}-lane datapaths at "
-                 "{:.0f} MHz ({} {} slices)\n",
-                 engine, a.sram_kib.get(), a.slots.get(), a.fsms.get(), a.alu_units.get(), a.alu_lanes.get(),
-                 a.clock_mhz.get(), a.slices(), engine == "rtl" ? "verilated RTL" : "C++ datapath");
+      fmt::print(
+          "  engine       ace.model={}: ACE with {} KiB SRAM ({} chunk slots), {} FSMs, {} x {}-lane datapaths at "
+          "{:.0f} MHz ({} {} slices)\n",
+          engine, a.sram_kib.get(), a.slots.get(), a.fsms.get(), a.alu_units.get(), a.alu_lanes.get(),
+          a.clock_mhz.get(), a.slices(), engine == "rtl" ? "verilated RTL" : "C++ datapath");
     }
     if (!hw_ok)
       fmt::print("  result       FAILED: {} hardware error(s); first: {}: {}\n", ctx.hw_errors().size(),
@@ -283,9 +284,10 @@ int run_torus(const RunOptions& opt) {
     fmt::print("  completion   simulated {} ({} ps)\n", human_time(completion), completion);
     fmt::print("  bandwidth    algbw {:.2f} GB/s, busbw {:.2f} GB/s (bus factor {:.4f})\n", algbw, algbw * bus_factor,
                bus_factor);
-    fmt::print("  memory       {:.3f} NPU-memory bytes per network byte ({} memory, {} network bytes; {:.1f} GB/s "
-               "memory and {:.1f} GB/s network per NPU)\n",
-               ws.mem_per_net.get(), mem, net, ws.mem_GBps.get(), ws.net_GBps.get());
+    fmt::print(
+        "  memory       {:.3f} NPU-memory bytes per network byte ({} memory, {} network bytes; {:.1f} GB/s "
+        "memory and {:.1f} GB/s network per NPU)\n",
+        ws.mem_per_net.get(), mem, net, ws.mem_GBps.get(), ws.net_GBps.get());
     if (!sys.aces.empty()) {
       double sram_peak = 0, sram_mean = 0, fsm = 0, alu = 0, port = 0;
       for (ace::Ace* a : sys.aces) {
@@ -296,9 +298,10 @@ int run_torus(const RunOptions& opt) {
         port += a->sram_port_utilization.value().get<double>();
       }
       const double k = static_cast<double>(sys.aces.size());
-      fmt::print("  ace          SRAM peak {} KiB, mean {:.1f} KiB; SRAM port {:.1f}% busy; FSM utilization {:.1f}%; "
-                 "ALU utilization {:.1f}% (means over NPUs)\n",
-                 static_cast<uint64_t>(sram_peak) / 1024, sram_mean / k / 1024, port / k, fsm / k, alu / k);
+      fmt::print(
+          "  ace          SRAM peak {} KiB, mean {:.1f} KiB; SRAM port {:.1f}% busy; FSM utilization {:.1f}%; "
+          "ALU utilization {:.1f}% (means over NPUs)\n",
+          static_cast<uint64_t>(sram_peak) / 1024, sram_mean / k / 1024, port / k, fsm / k, alu / k);
     }
     fmt::print("\n  {:<12} {:>6} {:>12} {:>10} {:>10} {:>10}   (busy share of {} simulated)\n", "links", "dirs",
                "payload GB/s", "mean", "min", "max", human_time(end));
@@ -320,10 +323,11 @@ int run_torus(const RunOptions& opt) {
                  util_sum[d] / util_n[d], lo, hi);
     }
     fmt::print("  {:<12} {:>6} {:>12} {:>9.1f}%\n", "all", util_n[0] + util_n[1] + util_n[2], "", mean({0, 1, 2}));
-    fmt::print("\n  host         wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}{}, check {:.2f}), peak RSS "
-               "{:.0f} MiB\n",
-               rs.wall_s.get(), setup_wall, load_wall, sim_wall,
-               engine == "rtl" ? fmt::format(" of which RTL {:.2f}", rtl_s) : "", check_wall, rs.peak_rss_mib.get());
+    fmt::print(
+        "\n  host         wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}{}, check {:.2f}), peak RSS "
+        "{:.0f} MiB\n",
+        rs.wall_s.get(), setup_wall, load_wall, sim_wall,
+        engine == "rtl" ? fmt::format(" of which RTL {:.2f}", rtl_s) : "", check_wall, rs.peak_rss_mib.get());
     fmt::print("\n  outputs      {}/stats.json  {}/config.yaml{}\n", opt.out_dir, opt.out_dir,
                opt.trace ? fmt::format("  {}/trace.json", opt.out_dir) : "");
   }

@@ -36,8 +36,8 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
         const std::string where = fmt::format("{}.queue{}", chip.name, q);
         // SYNC/NOTIFY and the HAC-timed instructions (DESKEW, POLL, RUNTIME_DESKEW):
         // what follows depends on other queues or on the HAC, not on this stream.
-        if (in.op == tsp::Op::SYNC || in.op == tsp::Op::NOTIFY || in.op == tsp::Op::DESKEW ||
-            in.op == tsp::Op::POLL || in.op == tsp::Op::RUNTIME_DESKEW) {
+        if (in.op == tsp::Op::SYNC || in.op == tsp::Op::NOTIFY || in.op == tsp::Op::DESKEW || in.op == tsp::Op::POLL ||
+            in.op == tsp::Op::RUNTIME_DESKEW) {
           rep.skipped_sync = true;
           break;
         }

@@ -126,9 +126,7 @@ class Hierarchy {
  private:
   static uint32_t value(const Coord& c, uint32_t k) { return k == 0 ? c.tsp : k == 1 ? c.node : c.rack; }
   static uint32_t& value(Coord& c, uint32_t k) { return k == 0 ? c.tsp : k == 1 ? c.node : c.rack; }
-  uint32_t rank_of(const Coord& c) const {
-    return (c.rack * m_m.nodes_per_rack + c.node) * m_m.tsps_per_node + c.tsp;
-  }
+  uint32_t rank_of(const Coord& c) const { return (c.rack * m_m.nodes_per_rack + c.node) * m_m.tsps_per_node + c.tsp; }
   uint64_t key(uint32_t r, size_t l) const {
     uint64_t k = 0;
     for (size_t i = 0; i <= l; ++i) k = k * 65536 + value(m_m.coord[r], m_coord[i]);
@@ -152,7 +150,8 @@ struct Ctx {
   /// Minimal route; `into` takes it from the destination's search (many
   /// sources, one destination), otherwise from the source's.
   Route route(uint32_t from_rank, uint32_t to_rank, bool into = false) {
-    Route rt = into ? router.minimal_into(chip(from_rank), chip(to_rank)) : router.minimal(chip(from_rank), chip(to_rank));
+    Route rt =
+        into ? router.minimal_into(chip(from_rank), chip(to_rank)) : router.minimal(chip(from_rank), chip(to_rank));
     max_hops = std::max<uint32_t>(max_hops, static_cast<uint32_t>(rt.hops.size()));
     return rt;
   }
@@ -187,9 +186,7 @@ std::vector<Ready> reduce_scatter(Ctx& x, size_t l, const std::vector<std::vecto
     const uint32_t me = x.h.member(j, l);
     const uint32_t chunks = static_cast<uint32_t>(div_up(piece.len, chunk));
     auto slot_of = [&](uint32_t member) { return member < me ? member : member - 1; };
-    auto ring_addr = [&](uint32_t member, uint32_t c) {
-      return base + (slot_of(member) * ring + c % ring) * chunk;
-    };
+    auto ring_addr = [&](uint32_t member, uint32_t c) { return base + (slot_of(member) * ring + c % ring) * chunk; };
     const uint32_t acc = base + (g - 1) * ring * chunk;
     auto chunk_len = [&](uint32_t c) { return std::min(chunk, piece.len - c * chunk); };
 
@@ -276,9 +273,9 @@ uint32_t choose_chunk(const Machine& m, const Request& r, uint32_t len, uint32_t
 
 void check_fits(uint64_t vectors, const Request& r) {
   if (vectors > tsp::kVectors)
-    throw core::ConfigError(fmt::format(
-        "{} of {} bytes needs {} vectors of SRAM per chip (buffers and staging); a TSP has {} (220 MiB)",
-        kind_name(r.kind), r.bytes, vectors, tsp::kVectors));
+    throw core::ConfigError(
+        fmt::format("{} of {} bytes needs {} vectors of SRAM per chip (buffers and staging); a TSP has {} (220 MiB)",
+                    kind_name(r.kind), r.bytes, vectors, tsp::kVectors));
 }
 
 /// Hierarchical reduce-scatter up every level; returns the top-level readiness.
@@ -295,8 +292,8 @@ std::vector<Ready> rs_levels(Ctx& x, const std::vector<std::vector<Piece>>& reg,
     for (const Piece& p : reg[l + 1]) len = std::max(len, p.len);
     if (!len) continue;
     lv[l].chunk = choose_chunk(x.m, x.r, len, x.h.sizes()[l]);
-    const uint32_t want = l < x.r.level_staging.size() && x.r.level_staging[l] ? x.r.level_staging[l]
-                                                                                : x.r.staging_chunks;
+    const uint32_t want =
+        l < x.r.level_staging.size() && x.r.level_staging[l] ? x.r.level_staging[l] : x.r.staging_chunks;
     lv[l].ring = std::max<uint32_t>(1, std::min<uint32_t>(want, div_up(len, lv[l].chunk)));
     lv[l].base = static_cast<uint32_t>(std::min<uint64_t>(top, tsp::kVectors));
     top += static_cast<uint64_t>(x.h.sizes()[l]) * lv[l].ring * lv[l].chunk;
@@ -349,8 +346,8 @@ Plan plan_once(const Machine& m, const Request& r) {
   if ((r.kind == Kind::broadcast || r.kind == Kind::p2p) && r.root >= P)
     throw core::ConfigError(fmt::format("rank {} does not exist ({} ranks)", r.root, P));
   if (r.kind == Kind::p2p && (r.peer >= P || r.peer == r.root))
-    throw core::ConfigError(fmt::format("p2p destination rank {} must exist and differ from the source {}", r.peer,
-                                        r.root));
+    throw core::ConfigError(
+        fmt::format("p2p destination rank {} must exist and differ from the source {}", r.peer, r.root));
 
   Ctx x(m, r);
   Plan out;

@@ -43,11 +43,11 @@ struct Request {
   Kind kind = Kind::allreduce;
   uint64_t bytes = 0;  ///< nccl-tests convention: total buffer size (docs/collectives.md)
   tsp::Dtype dtype = tsp::Dtype::fp32;
-  uint32_t root = 0;            ///< broadcast root rank; p2p source rank
-  uint32_t peer = 1;            ///< p2p destination rank
-  uint32_t chunk_vectors = 64;  ///< reduction granularity (raised to fit instruction memory)
-  uint32_t staging_chunks = 4;  ///< receive ring per source, in chunks (doubled if the reduction lags)
-  uint32_t min_piece_vectors = 8;  ///< allreduce: smallest piece worth splitting a level's data into
+  uint32_t root = 0;                     ///< broadcast root rank; p2p source rank
+  uint32_t peer = 1;                     ///< p2p destination rank
+  uint32_t chunk_vectors = 64;           ///< reduction granularity (raised to fit instruction memory)
+  uint32_t staging_chunks = 4;           ///< receive ring per source, in chunks (doubled if the reduction lags)
+  uint32_t min_piece_vectors = 8;        ///< allreduce: smallest piece worth splitting a level's data into
   Routing routing = Routing::automatic;  ///< p2p and alltoall: route choice
   uint32_t max_paths = 7;                ///< most routes one tensor is spread over
   /// Per-level staging ring override (0 = staging_chunks); plan() grows the
@@ -62,21 +62,21 @@ struct Region {
 };
 
 struct Plan {
-  std::vector<sw::Program> programs;        ///< per physical chip
-  std::vector<std::vector<Region>> inputs;  ///< per rank: where its input bytes go, in order
-  std::vector<std::vector<Region>> outputs; ///< per rank: where its result bytes are, in order
-  std::vector<uint32_t> collective_rank;    ///< per rank: its position in allgather/reducescatter order
-  uint64_t input_bytes = 0;                 ///< input bytes per rank that has an input
-  uint64_t predicted_ps = 0;                ///< completion: last SRAM write of the schedule
+  std::vector<sw::Program> programs;         ///< per physical chip
+  std::vector<std::vector<Region>> inputs;   ///< per rank: where its input bytes go, in order
+  std::vector<std::vector<Region>> outputs;  ///< per rank: where its result bytes are, in order
+  std::vector<uint32_t> collective_rank;     ///< per rank: its position in allgather/reducescatter order
+  uint64_t input_bytes = 0;                  ///< input bytes per rank that has an input
+  uint64_t predicted_ps = 0;                 ///< completion: last SRAM write of the schedule
   uint32_t chunk_vectors = 0;
-  uint32_t staging_chunks = 0;              ///< innermost level's ring
-  std::vector<uint32_t> level_staging;      ///< ring per level (chunks), innermost first
-  double bus_factor = 1.0;                  ///< busbw / algbw (nccl-tests)
-  std::vector<uint32_t> levels;             ///< group size per level, innermost first
-  uint32_t paths = 0;                       ///< p2p: routes used
-  uint32_t max_hops = 0;                    ///< longest route used (cables)
+  uint32_t staging_chunks = 0;          ///< innermost level's ring
+  std::vector<uint32_t> level_staging;  ///< ring per level (chunks), innermost first
+  double bus_factor = 1.0;              ///< busbw / algbw (nccl-tests)
+  std::vector<uint32_t> levels;         ///< group size per level, innermost first
+  uint32_t paths = 0;                   ///< p2p: routes used
+  uint32_t max_hops = 0;                ///< longest route used (cables)
   uint64_t bursts = 0, forwarded_vectors = 0;
-  uint64_t scratch_vectors = 0;             ///< most forwarding SRAM any chip needed
+  uint64_t scratch_vectors = 0;  ///< most forwarding SRAM any chip needed
 };
 
 /// Throws core::ConfigError for requests the machine cannot run.

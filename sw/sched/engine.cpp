@@ -65,9 +65,10 @@ uint32_t Engine::scratch(uint32_t chip, uint32_t n, uint64_t t0, uint64_t t1) {
     at = std::max<uint64_t>(at, hi);
   }
   if (at + n > tsp::kVectors)
-    throw core::ConfigError(fmt::format("{}: forwarding needs more scratch SRAM than the {} vectors left above vector "
-                                        "{}; the tensor is too large for this routing",
-                                        m_m.chips[chip].name, tsp::kVectors - m_scratch_base, m_scratch_base));
+    throw core::ConfigError(
+        fmt::format("{}: forwarding needs more scratch SRAM than the {} vectors left above vector "
+                    "{}; the tensor is too large for this routing",
+                    m_m.chips[chip].name, tsp::kVectors - m_scratch_base, m_scratch_base));
   m_leases[chip].push_back(Lease{static_cast<uint32_t>(at), n, t0, t1});
   m_scratch_peak = std::max<uint64_t>(m_scratch_peak, at + n - m_scratch_base);
   return static_cast<uint32_t>(at);
@@ -79,8 +80,8 @@ void Engine::emit(uint32_t chip, uint32_t queue, uint64_t cycle, const Instr& in
   qs[queue].push_back(Timed{cycle, in});
 }
 
-Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n,
-                   const Ready& ready, uint64_t min_ps) {
+Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready,
+                   uint64_t min_ps) {
   if (n == 0) return {};
   struct Leg {
     Hop hop;
@@ -171,8 +172,8 @@ Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chun
       uint64_t take0 = d.clock.ps(leg.recv_cycles[k]), take_end = take0 + ser.ps(into[k].count - 1);
       uint64_t blocker = 0;
       if (overlaps(m_takes[ps.peer][ps.peer_port], take0, take_end + 1, blocker))
-        throw std::logic_error(fmt::format("{}: receive windows overlap on port {} (links faster than the clock?)",
-                                           d.name, ps.peer_port));
+        throw std::logic_error(
+            fmt::format("{}: receive windows overlap on port {} (links faster than the clock?)", d.name, ps.peer_port));
       m_takes[ps.peer][ps.peer_port][take0] = take_end + 1;
       complete(d.clock.ps(leg.recv_cycles[k] + d.recv_latency) + ser.ps(into[k].count - 1));
     }
@@ -264,8 +265,8 @@ std::vector<sw::Program> Engine::programs() const {
     out[chip].target = s.name;
     const auto& qs = m_queues[chip];
     if (qs.size() > s.queues)
-      throw core::ConfigError(fmt::format("{}: the schedule needs {} instruction queues, the chip has {}", s.name,
-                                          qs.size(), s.queues));
+      throw core::ConfigError(
+          fmt::format("{}: the schedule needs {} instruction queues, the chip has {}", s.name, qs.size(), s.queues));
     for (uint32_t q = 0; q < qs.size(); ++q) {
       std::vector<Timed> list = qs[q];
       std::stable_sort(list.begin(), list.end(), [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });

@@ -25,8 +25,8 @@ struct LinkSpec {
 struct PortSpec {
   uint32_t peer = kNoChip;  ///< chip at the other end, kNoChip if no cable
   uint32_t peer_port = 0;
-  LinkSpec out;             ///< this port -> peer
-  bool failed = false;      ///< dead cable (or dead peer): never routed
+  LinkSpec out;         ///< this port -> peer
+  bool failed = false;  ///< dead cable (or dead peer): never routed
 };
 
 struct ChipSpec {
@@ -44,9 +44,9 @@ struct Coord {
 };
 
 struct Machine {
-  std::vector<ChipSpec> chips;  ///< physical chips
-  std::vector<uint32_t> ranks;  ///< job rank -> physical chip
-  std::vector<Coord> coord;     ///< job rank -> logical coordinates
+  std::vector<ChipSpec> chips;                                ///< physical chips
+  std::vector<uint32_t> ranks;                                ///< job rank -> physical chip
+  std::vector<Coord> coord;                                   ///< job rank -> logical coordinates
   uint32_t racks = 1, nodes_per_rack = 1, tsps_per_node = 1;  ///< logical shape of the job
   uint32_t size() const { return static_cast<uint32_t>(ranks.size()); }
 };

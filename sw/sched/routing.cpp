@@ -114,9 +114,8 @@ std::vector<Route> Router::candidates(uint32_t src, uint32_t dst, uint32_t count
     if (from_src.dist[m] == 0xffff || from_dst.dist[m] == 0xffff) continue;
     cands.push_back(Cand{static_cast<uint32_t>(from_src.dist[m] + from_dst.dist[m]), m});
   }
-  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
-    return a.len != b.len ? a.len < b.len : a.mid < b.mid;
-  });
+  std::sort(cands.begin(), cands.end(),
+            [](const Cand& a, const Cand& b) { return a.len != b.len ? a.len < b.len : a.mid < b.mid; });
   std::set<std::pair<uint32_t, uint32_t>> used;  // directed cables (chip, port)
   for (const Hop& h : out[0].hops) used.insert({h.chip, h.port});
   for (const Cand& c : cands) {
@@ -139,8 +138,7 @@ std::vector<Route> Router::candidates(uint32_t src, uint32_t dst, uint32_t count
     for (const Hop& h : r.hops) used.insert({h.chip, h.port});
     out.push_back(std::move(r));
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
+  std::stable_sort(out.begin(), out.end(), [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
   return out;
 }
 
@@ -168,9 +166,7 @@ const core::SerialRate& Router::bottleneck(const Route& r) const {
   return *worst;
 }
 
-uint64_t Router::finish(const Route& r, uint32_t k) const {
-  return k ? latency(r) + bottleneck(r).ps(k - 1) : 0;
-}
+uint64_t Router::finish(const Route& r, uint32_t k) const { return k ? latency(r) + bottleneck(r).ps(k - 1) : 0; }
 
 std::vector<uint32_t> Router::split(const std::vector<Route>& routes, uint32_t n) const {
   // Give each vector to the route where it would land first (water filling).

@@ -19,7 +19,7 @@ using ace::Completion;
 
 namespace {
 
-constexpr uint64_t kQuietCycles = 16;  // drain check: cycles the idle RTL must stay silent
+constexpr uint64_t kQuietCycles = 16;       // drain check: cycles the idle RTL must stay silent
 constexpr uint64_t kLookaheadStretch = 64;  // chunks between changes of the submission lookahead
 constexpr uint64_t kTraceBefore = 2000;     // cycles traced before the first mismatch
 
@@ -75,13 +75,13 @@ class Bench {
     if (running()) {
       bool quiet = m_rtl.advance(kQuietCycles);
       m_model.advance(kQuietCycles);
-      r.drained = quiet && m_rtl.idle() && m_rtl.pending() == 0 && m_model.pending() == 0 &&
-                  m_sb.outstanding() == 0 && m_rtl.cycle() == m_model.cycle();
+      r.drained = quiet && m_rtl.idle() && m_rtl.pending() == 0 && m_model.pending() == 0 && m_sb.outstanding() == 0 &&
+                  m_rtl.cycle() == m_model.cycle();
       if (!r.drained)
-        m_sb.missing(fmt::format("drain check failed: RTL {} pending, idle {}, silent {}, cycle {}; model {} pending, "
-                                 "cycle {}",
-                                 m_rtl.pending(), m_rtl.idle(), quiet, m_rtl.cycle(), m_model.pending(),
-                                 m_model.cycle()));
+        m_sb.missing(
+            fmt::format("drain check failed: RTL {} pending, idle {}, silent {}, cycle {}; model {} pending, "
+                        "cycle {}",
+                        m_rtl.pending(), m_rtl.idle(), quiet, m_rtl.cycle(), m_model.pending(), m_model.cycle()));
     }
     r.transactions = m_fed;
     r.compared = m_sb.compared();
@@ -133,9 +133,9 @@ class Bench {
     const bool have_e = m_model.next(e);
     const bool have_a = m_rtl.next(a);
     if (!have_e || !have_a) {
-      m_sb.missing(!have_a ? fmt::format("the RTL gave no completion ({})",
-                                         m_rtl.failed() ? m_rtl.failure() : "nothing pending")
-                           : "the RTL gave a completion the model does not have");
+      m_sb.missing(
+          !have_a ? fmt::format("the RTL gave no completion ({})", m_rtl.failed() ? m_rtl.failure() : "nothing pending")
+                  : "the RTL gave a completion the model does not have");
       m_stop = true;
       return;
     }
@@ -165,7 +165,7 @@ class Bench {
   ace::Datapath m_model;
   Stimulus m_stim;
   Scoreboard m_sb;
-  Chunk m_chunk;                     // reused for every chunk generated
+  Chunk m_chunk;                    // reused for every chunk generated
   Completion m_expected, m_actual;  // reused for every completion compared
   uint64_t m_fed = 0;
   uint32_t m_lookahead = 8;
@@ -187,7 +187,8 @@ EquivResult ace_equiv(const EquivOptions& opt, std::ostream* log) {
                "  RTL          ace_datapath LANES={} DEPTH={} PARTS={} TW={} (verilated --cc), latency {} cycles "
                "(ALU {})\n",
                g.lanes, g.depth, g.partitions, g.tag_bits, ace::kLatency, ace::kAluLatency);
-    fmt::print(*log, "  compared     {} completions of {} chunks: {} mismatches (result bits, tag, err, accept and "
+    fmt::print(*log,
+               "  compared     {} completions of {} chunks: {} mismatches (result bits, tag, err, accept and "
                "retire cycles)\n",
                r.compared, r.transactions, r.mismatches);
     fmt::print(*log, "  cycles       {} RTL cycles; offered-but-stalled {}, results held by back-pressure {}\n",

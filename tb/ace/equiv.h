@@ -27,10 +27,10 @@ namespace fabricvp::tb {
 struct EquivOptions {
   uint64_t transactions = 10000;  ///< random chunks (fill and final sweep come on top)
   uint64_t seed = 1;
-  std::string vcd;                            ///< trace the RTL into this file (empty: no trace)
-  uint64_t vcd_from = 0;                      ///< trace from this cycle on
+  std::string vcd;                              ///< trace the RTL into this file (empty: no trace)
+  uint64_t vcd_from = 0;                        ///< trace from this cycle on
   std::string fail_vcd = "ace_equiv_fail.vcd";  ///< on a mismatch, re-run traced into this file (empty: don't)
-  bool quiet = false;                         ///< print only mismatches and the verdict
+  bool quiet = false;                           ///< print only mismatches and the verdict
   bool saturate = false;  ///< no valid gaps, no back-pressure: a chunk every cycle but for hazards
 
   /// Fault injection, to show that the scoreboard fails: make the expectation of
@@ -47,7 +47,7 @@ struct EquivResult {
   uint64_t transactions = 0;  ///< chunks given to both models
   uint64_t compared = 0;      ///< completions compared
   uint64_t mismatches = 0;
-  int64_t first_mismatch = -1;  ///< completion index
+  int64_t first_mismatch = -1;        ///< completion index
   uint64_t first_mismatch_cycle = 0;  ///< its accept cycle
   std::string first_description;
   bool rtl_failed = false;  ///< $finish, watchdog or broken handshake in the RTL wrapper

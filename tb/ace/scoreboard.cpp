@@ -90,8 +90,8 @@ bool Scoreboard::compare(const ace::Completion& e, const ace::Completion& a) {
   }
   if (!diff.empty())
     report(fmt::format("MISMATCH completion {}: chunk tag {} op {} dtype {} part {} row {} wb {} send {} gap {}{}",
-                       m_compared, c.chunk.tag, ace::op_name(c.chunk.op), ace::dtype_name(c.chunk.dtype),
-                       c.chunk.part, c.chunk.row, c.chunk.wb, c.chunk.send, c.chunk.gap, diff),
+                       m_compared, c.chunk.tag, ace::op_name(c.chunk.op), ace::dtype_name(c.chunk.dtype), c.chunk.part,
+                       c.chunk.row, c.chunk.wb, c.chunk.send, c.chunk.gap, diff),
            std::min(e.accept_cycle, a.accept_cycle));
   ++m_compared;
   cover(c.chunk, c.local, e);

@@ -14,15 +14,15 @@ namespace fabricvp::tb {
 
 /// What the compared results covered (sent results of add chunks, per lane).
 struct Coverage {
-  uint64_t fp_lanes = 0;     ///< floating-point sums
-  uint64_t nan = 0;          ///< NaN results
-  uint64_t inf = 0;          ///< infinite results
-  uint64_t overflow = 0;     ///< of which from finite operands
-  uint64_t cancel = 0;       ///< zero results from nonzero operands (exact cancellation)
-  uint64_t neg_zero = 0;     ///< -0 results
-  uint64_t subnormal = 0;    ///< subnormal results
-  uint64_t int_wraps = 0;    ///< int32 sums that overflowed
-  uint64_t err_chunks = 0;   ///< chunks completed with err
+  uint64_t fp_lanes = 0;    ///< floating-point sums
+  uint64_t nan = 0;         ///< NaN results
+  uint64_t inf = 0;         ///< infinite results
+  uint64_t overflow = 0;    ///< of which from finite operands
+  uint64_t cancel = 0;      ///< zero results from nonzero operands (exact cancellation)
+  uint64_t neg_zero = 0;    ///< -0 results
+  uint64_t subnormal = 0;   ///< subnormal results
+  uint64_t int_wraps = 0;   ///< int32 sums that overflowed
+  uint64_t err_chunks = 0;  ///< chunks completed with err
 };
 
 class Scoreboard {

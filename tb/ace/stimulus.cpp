@@ -43,7 +43,11 @@ Format format(Dtype dt) {
 }  // namespace
 
 Stimulus::Stimulus(uint64_t seed, const ace::Geometry& g, bool saturate)
-    : m_geo(g), m_saturate(saturate), m_rng(core::splitmix64(seed ^ 0xace0)), m_ready_seed(core::splitmix64(seed ^ 0xace1)), m_recent(6) {}
+    : m_geo(g),
+      m_saturate(saturate),
+      m_rng(core::splitmix64(seed ^ 0xace0)),
+      m_ready_seed(core::splitmix64(seed ^ 0xace1)),
+      m_recent(6) {}
 
 uint32_t Stimulus::gap() {
   if (m_saturate) return 0;
@@ -82,22 +86,22 @@ uint32_t Stimulus::float_value(Dtype dt, uint32_t local) {
     const uint32_t m_all = (1u << f.mbits) - 1;
     uint32_t v = 0;
     switch (pick(10)) {
-      case 0: v = 0; break;                                               // zero
-      case 1: v = 1; break;                                               // smallest subnormal
-      case 2: v = m_all; break;                                           // largest subnormal
-      case 3: v = 1u << f.mbits; break;                                   // smallest normal
-      case 4: v = ((f.emax() - 1) << f.mbits) | m_all; break;             // largest finite
-      case 5: v = f.emax() << f.mbits; break;                             // infinity
+      case 0: v = 0; break;                                              // zero
+      case 1: v = 1; break;                                              // smallest subnormal
+      case 2: v = m_all; break;                                          // largest subnormal
+      case 3: v = 1u << f.mbits; break;                                  // smallest normal
+      case 4: v = ((f.emax() - 1) << f.mbits) | m_all; break;            // largest finite
+      case 5: v = f.emax() << f.mbits; break;                            // infinity
       case 6: v = (f.emax() << f.mbits) | (1u << (f.mbits - 1)); break;  // quiet NaN
-      case 7: v = (f.emax() << f.mbits) | 1; break;                       // signalling NaN
-      case 8: v = f.bias() << f.mbits; break;                             // 1.0
-      default: v = (f.bias() << f.mbits) | m_all; break;                  // 2 - ulp
+      case 7: v = (f.emax() << f.mbits) | 1; break;                      // signalling NaN
+      case 8: v = f.bias() << f.mbits; break;                            // 1.0
+      default: v = (f.bias() << f.mbits) | m_all; break;                 // 2 - ulp
     }
     return (sign ? f.sign_bit() : 0) | v;
   }
-  if (r < 42) return l ^ f.sign_bit();                                  // exact cancellation
-  if (r < 50) return ((l ^ f.sign_bit()) + pick(9) - 4) & f.mask();     // a few ulps off
-  if (r < 56) return l;                                                 // doubling
+  if (r < 42) return l ^ f.sign_bit();                               // exact cancellation
+  if (r < 50) return ((l ^ f.sign_bit()) + pick(9) - 4) & f.mask();  // a few ulps off
+  if (r < 56) return l;                                              // doubling
   if (r < 68 && le > f.mbits + 1 && le != f.emax()) {
     // Half an ulp of the local value (a tie), or a little more.
     return f.make(sign, le - f.mbits - 1, (pick8 & 1) ? 0 : mant % 4);
@@ -120,7 +124,7 @@ uint32_t Stimulus::value(Dtype dt, uint32_t local) {
       const uint32_t corners[] = {0u, 1u, 0x7fffffffu, 0x80000000u, 0xffffffffu};
       return corners[m_rng.below(5)];
     }
-    if (r < 70) return 0u - local;                             // sum zero
+    if (r < 70) return 0u - local;                            // sum zero
     if (r < 85) return 0x7fffffffu - local + m_rng.below(3);  // wraps around the top
     return local;
   }
@@ -191,12 +195,12 @@ bool Stimulus::ready(uint64_t cycle) const {
   switch (window % 16) {
     case 9:
     case 10:
-    case 11: return draw & 1;          // random
+    case 11: return draw & 1;  // random
     case 12:
-    case 13: return draw % 8 == 0;     // mostly stalled
-    case 14: return false;             // stalled for the whole window
-    case 15: return cycle & 1;         // every other cycle
-    default: return true;              // always ready
+    case 13: return draw % 8 == 0;  // mostly stalled
+    case 14: return false;          // stalled for the whole window
+    case 15: return cycle & 1;      // every other cycle
+    default: return true;           // always ready
   }
 }
 

@@ -159,8 +159,8 @@ int bench_code(c2c::FecCode code, const FecOptions& o) {
   std::mt19937_64 rng(o.seed);
   constexpr int kPool = 256;
   const uint64_t reps = std::max<uint64_t>(o.codewords, 1);
-  fmt::print("{}  ({} codewords per measurement, best of {}, per second of CPU time, seed {})\n", code_title(c),
-             reps, kRounds, o.seed);
+  fmt::print("{}  ({} codewords per measurement, best of {}, per second of CPU time, seed {})\n", code_title(c), reps,
+             kRounds, o.seed);
 
   // Encode.
   {
@@ -224,10 +224,11 @@ int bench_code(c2c::FecCode code, const FecOptions& o) {
       }
     }
     const double s = cpu_seconds() - t0;
-    fmt::print("  {}..{} errors: {} trials, {} detected uncorrectable, {} miscorrected (rate {:.3g}; "
-               "theory V(n,t)/q^2t = {:.3g}, bound 1/t! = {:.3g}); {:.0f} words/s\n",
-               t + 1, t + 5, o.trials, detected, miscorrected, static_cast<double>(miscorrected) / o.trials,
-               ball_fraction(n, t), 1.0 / std::tgamma(t + 1.0), o.trials / s);
+    fmt::print(
+        "  {}..{} errors: {} trials, {} detected uncorrectable, {} miscorrected (rate {:.3g}; "
+        "theory V(n,t)/q^2t = {:.3g}, bound 1/t! = {:.3g}); {:.0f} words/s\n",
+        t + 1, t + 5, o.trials, detected, miscorrected, static_cast<double>(miscorrected) / o.trials,
+        ball_fraction(n, t), 1.0 / std::tgamma(t + 1.0), o.trials / s);
   }
   return kOk;
 }
@@ -244,7 +245,8 @@ int run_fec(const FecOptions& o) {
       return rc;
     }
     c2c::FecCode code = c2c::FecCode::kp4;
-    if (!o.code.empty() && !c2c::parse_fec_code(o.code, code)) throw BadInput(fmt::format("--code '{}': expected kp4 or kr4", o.code));
+    if (!o.code.empty() && !c2c::parse_fec_code(o.code, code))
+      throw BadInput(fmt::format("--code '{}': expected kp4 or kr4", o.code));
     c2c::RsCodec c(code);
     if (o.mode == "encode") {
       if (!o.erasures.empty()) throw BadInput("--erasures only applies to decode");
@@ -283,7 +285,8 @@ fabricvp::cli::Command fec_cmd([](CLI::App& app) {
       "fec", "Reed-Solomon FEC of the C2C links: encode or decode 10-bit symbols (stdin to stdout), or benchmark");
   auto opts = std::make_shared<FecOptions>();
   sub->add_option("mode", opts->mode, "encode | decode | bench")->required();
-  sub->add_option("--code,-c", opts->code, "kp4 = RS(544,514) t=15 (default) | kr4 = RS(528,514) t=7 | all (bench, its default)");
+  sub->add_option("--code,-c", opts->code,
+                  "kp4 = RS(544,514) t=15 (default) | kr4 = RS(528,514) t=7 | all (bench, its default)");
   sub->add_option("--erasures,-e", opts->erasures, "decode: positions (0..n-1) of erased symbols, e.g. 3,17,400");
   sub->add_option("--codewords", opts->codewords, "bench: codewords per throughput measurement");
   sub->add_option("--trials", opts->trials, "bench: words with t+1..t+5 errors for the miscorrection rate");

@@ -2,8 +2,8 @@
 // characterization of every live cable (seed 000 Table 2), then parent/child
 // alignment over the spanning tree and the initial program alignment of §3.2,
 // all simulated (docs/clocks.md).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -108,9 +108,10 @@ int run_hac(const HacOptions& o) {
     uint32_t in_tree = 0;
     for (uint32_t c = 0; c < n; ++c) in_tree += net.depth(c) >= 0;
     fmt::print("  spanning tree: root {}, height {}, {} chips\n", root.name(), net.height(), in_tree);
-    fmt::print("  HAC alignment after {} exchanges: largest |HAC - HAC_root| = {:.2f} cycles ({}), "
-               "link jitter half-range {:.1f} cycles per hop; {} adjustments\n",
-               o.align_exchanges, worst, sys.chips[worst_chip]->name(), jitter, net.adjustments.get());
+    fmt::print(
+        "  HAC alignment after {} exchanges: largest |HAC - HAC_root| = {:.2f} cycles ({}), "
+        "link jitter half-range {:.1f} cycles per hop; {} adjustments\n",
+        o.align_exchanges, worst, sys.chips[worst_chip]->name(), jitter, net.adjustments.get());
 
     // ---- initial program alignment (§3.2) ----
     sc_core::sc_start();
@@ -138,9 +139,10 @@ int run_hac(const HacOptions& o) {
     const double measured = last_release > b0 ? static_cast<double>(last_release - b0) / period : 0.0;
     const uint64_t l = static_cast<uint64_t>(std::ceil(lmax));
     const uint64_t formula = (l / hac::kEpoch + 1) * net.height() * hac::kEpoch;
-    fmt::print("  initial alignment: last chip released {:.1f} cycles after the root's DESKEW boundary; "
-               "(floor(L/252) + 1) * h * 252 = {} cycles (L = {} cycles, h = {})\n",
-               measured, formula, l, net.height());
+    fmt::print(
+        "  initial alignment: last chip released {:.1f} cycles after the root's DESKEW boundary; "
+        "(floor(L/252) + 1) * h * 252 = {} cycles (L = {} cycles, h = {})\n",
+        measured, formula, l, net.height());
     fmt::print("  synchronized start after {} epochs; NOTIFY spread over chips {:.3f} ns\n", epochs,
                first_start <= last_start ? static_cast<double>(last_start - first_start) / 1e3 : 0.0);
     if (!o.json.empty()) {
@@ -156,8 +158,9 @@ int run_hac(const HacOptions& o) {
 }
 
 cli::Command hac_cmd([](CLI::App& app) {
-  auto* sub = app.add_subcommand("hac", "HAC link-latency characterization (seed 000 Table 2), alignment and "
-                                        "initial program alignment");
+  auto* sub = app.add_subcommand("hac",
+                                 "HAC link-latency characterization (seed 000 Table 2), alignment and "
+                                 "initial program alignment");
   auto o = std::make_shared<HacOptions>();
   sub->add_option("platform", o->platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
   sub->add_option("--iterations,-n", o->iterations, "reflection round trips per cable (seed 000: 100,000)");

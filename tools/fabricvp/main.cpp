@@ -3,14 +3,14 @@
 //   fabricvp params <platform.yaml> [-p key=value ...]     list every parameter
 //   fabricvp asm <program.s> [-o text]                     check and normalize a program
 //   fabricvp version
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <fstream>
 #include <systemc>
 
 #include "fabricvp_version.h"
@@ -109,8 +109,8 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
                sys.rack_count(), sys.nodes_in_rack(), sys.tsps_per_node.get(), sys.wires.size());
     for (const auto& [k, n] : kinds)
       fmt::print("  {:<6} {:>7} cables{}\n", k, n, dead[k] ? fmt::format(" ({} dead)", dead[k]) : "");
-    fmt::print("  job: {} ranks (levels {} x {} x {}), {} chips on failed nodes, {} spare or unused\n", sys.ranks.size(),
-               sys.tsps_per_node.get(), sys.logical_nodes_per_rack, sys.logical_racks, failed_chips,
+    fmt::print("  job: {} ranks (levels {} x {} x {}), {} chips on failed nodes, {} spare or unused\n",
+               sys.ranks.size(), sys.tsps_per_node.get(), sys.logical_nodes_per_rack, sys.logical_racks, failed_chips,
                sys.chips.size() - sys.ranks.size() - failed_chips);
     sched::Machine m = runtime::machine_of(sys);
     sched::Router router(m);
@@ -149,16 +149,11 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     const double rss = runtime::peak_rss_mib();
     fmt::print("  peak RSS {:.0f} MiB\n", rss);
     if (!json_out.empty()) {
-      nlohmann::json j = {{"platform", platform},
-                          {"chips", sys.chips.size()},
-                          {"ranks", sys.ranks.size()},
-                          {"cables", sys.wires.size()},
-                          {"bisection_cables", crossing},
-                          {"bisection_tsps", left},
-                          {"link_payload_GBps", link},
-                          {"bisection_GBps_per_tsp", per_tsp},
-                          {"route_cables_histogram", hist},
-                          {"peak_rss_mib", rss}};
+      nlohmann::json j = {{"platform", platform},           {"chips", sys.chips.size()},
+                          {"ranks", sys.ranks.size()},      {"cables", sys.wires.size()},
+                          {"bisection_cables", crossing},   {"bisection_tsps", left},
+                          {"link_payload_GBps", link},      {"bisection_GBps_per_tsp", per_tsp},
+                          {"route_cables_histogram", hist}, {"peak_rss_mib", rss}};
       std::ofstream(json_out) << j.dump(1) << "\n";
     }
     return 0;
@@ -217,7 +212,8 @@ int sc_main(int argc, char** argv) {
                   "times; 0: fail at the first");
   std::string ber, burst;
   run->add_option("--ber", ber, "bit-error rate on every link (sets sys.phy.ber)");
-  run->add_option("--burst", burst, "error bursts on every link: RATE[:MEAN_BITS] (sets sys.phy.burst_rate, burst_length_mean)");
+  run->add_option("--burst", burst,
+                  "error bursts on every link: RATE[:MEAN_BITS] (sets sys.phy.burst_rate, burst_length_mean)");
 
   std::string params_platform;
   std::vector<std::string> params_overrides;
