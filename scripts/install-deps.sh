@@ -15,6 +15,8 @@ packages=(
   verilator             # RTL co-simulation (ACE datapath)
   time                  # /usr/bin/time for benchmarks (peak RSS)
   jq                    # benchmarks read stats.json
+  clang-format          # style check in make test (scripts/check-format.sh)
+  git                   # the style check lists tracked files
 )
 
 missing=()
