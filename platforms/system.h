@@ -125,9 +125,8 @@ class System : public core::Module {
   uint32_t logical_racks = 1, logical_nodes_per_rack = 1;
 
  private:
-  tsp::Tsp& chip_at(uint32_t rack, uint32_t node, uint32_t t);
-  uint32_t chip_index(uint32_t rack, uint32_t node, uint32_t t) const { return (rack * m_nodes + node) * m_tsps + t; }
-  void wire_node(Node& n, uint32_t rack, uint32_t node);
+  tsp::Tsp& chip_at(uint32_t r, uint32_t n, uint32_t t);
+  uint32_t chip_index(uint32_t r, uint32_t n, uint32_t t) const { return (r * m_nodes + n) * m_tsps + t; }
   void wire_global(uint32_t global_ports_per_node);
   c2c::Link& cable(std::vector<std::unique_ptr<c2c::Link>>& owner, const std::string& name, uint32_t a, uint32_t pa,
                    uint32_t b, uint32_t pb);

@@ -66,9 +66,9 @@ INSTANTIATE_TEST_SUITE_P(GroqNode, Collective,
                                             ::testing::Values(std::string("fp32"), std::string("bf16"),
                                                               std::string("fp16"), std::string("int32")),
                                             ::testing::Values(32u, 8032u, 320032u)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
-                                  std::to_string(std::get<2>(info.param));
+                         [](const auto& test_info) {
+                           return std::get<0>(test_info.param) + "_" + std::get<1>(test_info.param) + "_" +
+                                  std::to_string(std::get<2>(test_info.param));
                          });
 
 // One run per process (SystemC elaborates once): odd sizes, smaller nodes, other link rates.
@@ -113,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(
                               "int32",
                               {"sys.node0.tsp*.clock_mhz=1000", "sys.node0.link*.propagation_ps=10000"},
                               2}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& test_info) { return std::string(test_info.param.name); });
 
 TEST(CollectiveMore, AllreduceKeepsEveryLinkBusy) {
   // 4 MiB: both phases stream 1/8 of the data over each of the 56 link directions.

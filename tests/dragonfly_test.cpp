@@ -287,7 +287,7 @@ INSTANTIATE_TEST_SUITE_P(
                            "int32",
                            {"sys.nodes_per_rack=3", "sys.spares=none", "sys.failed_links=glink0_2_3"}},
                       Case{"allreduce_tiny_pieces", "allreduce", 640, "fp32", kTwoRacks}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& test_info) { return std::string(test_info.param.name); });
 
 TEST(RingNode, AllReduceVerified) { expect_checked(run("groq-node-ring.yaml", "allreduce", 100000, "fp32")); }
 

@@ -95,8 +95,8 @@ TEST_P(Golden, StatsMatchByteForByte) {
   FAIL() << c.name << ": stats.json differs from " << file << " (" << diff.size() << " change(s)):\n" << moved;
 }
 
-INSTANTIATE_TEST_SUITE_P(Runs, Golden, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.name;
+INSTANTIATE_TEST_SUITE_P(Runs, Golden, ::testing::ValuesIn(cases()), [](const auto& test_info) {
+  std::string n = test_info.param.name;
   for (char& ch : n)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;

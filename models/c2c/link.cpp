@@ -82,11 +82,11 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
     m_t = static_cast<uint32_t>(fec_sizes(code).t);
     const Phy* phy = Phy::current();
     const double ber = link.ber + (phy ? phy->ber.get() : 0.0);
-    const double bursts = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
+    const double burst_rate = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
     const double mean = link.burst_rate > 0 || !phy ? link.burst_length_mean.get() : phy->burst_length_mean.get();
-    if (ber > 0 || bursts > 0)
+    if (ber > 0 || burst_rate > 0)
       m_fec = std::make_unique<Errors>(
-          FecLane::Setup{code, link.lanes, link.packet_bytes, ber, bursts, mean,
+          FecLane::Setup{code, link.lanes, link.packet_bytes, ber, burst_rate, mean,
                          link.seed_for(std::string(n.dir) + "/phy" + attempt_suffix(link.marginal))});
   }
 }

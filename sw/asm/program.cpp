@@ -121,8 +121,8 @@ std::vector<std::pair<int, std::string>> expand_rept(const std::string& text, co
   int line = 0, rept_line = 0;
   uint64_t count = 0;
   bool inside = false;
-  auto directive = [](const std::string& raw) {
-    std::string s = Parser::trim(raw.substr(0, std::min(raw.find(';'), raw.find('#'))));
+  auto directive = [](const std::string& src) {
+    std::string s = Parser::trim(src.substr(0, std::min(src.find(';'), src.find('#'))));
     std::string w = s.substr(0, s.find_first_of(" \t"));
     std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return std::toupper(c); });
     return std::make_pair(w, s);

@@ -274,10 +274,10 @@ std::vector<sw::Program> make_programs(const RunOptions& opt, const platform::Sy
     std::error_code ec;
     fs::create_directories(dir, ec);
     for (uint32_t c = 0; c < n; ++c) {
-      std::string text = sw::disassemble(plan->programs[c]);
+      const std::string source = sw::disassemble(plan->programs[c]);
       fs::path file = dir / (std::string(sys.chips[c]->name()) + ".s");
-      std::ofstream(file) << text;
-      programs[c] = sw::assemble(text, file.string());
+      std::ofstream(file) << source;
+      programs[c] = sw::assemble(source, file.string());
     }
     return programs;
   }
