@@ -6,7 +6,10 @@
 
 #include <cstdlib>
 
+#include "models/core/kernel.h"
+
 int sc_main(int argc, char** argv) {
+  fabricvp::core::init_kernel();
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

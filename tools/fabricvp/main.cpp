@@ -18,6 +18,7 @@
 #include "tools/fabricvp/commands.h"
 
 #include "models/core/context.h"
+#include "models/core/kernel.h"
 #include "models/core/module.h"
 #include "platforms/system.h"
 #include "platforms/torus.h"
@@ -186,6 +187,7 @@ int cmd_asm(const std::string& file, const std::string& out) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  core::init_kernel();
   CLI::App app{"fabricvp: SystemC/TLM-2.0 virtual platform of ML interconnect hardware"};
   app.require_subcommand(1);
   app.set_version_flag("--version", FABRICVP_VERSION);
