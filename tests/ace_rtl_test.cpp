@@ -17,15 +17,19 @@
 #include <vector>
 
 #include "harness.h"
-#include "models/ace/alu.h"
 #include "models/ace/datapath.h"
 #include "models/ace/rtl_datapath.h"
 #include "models/core/context.h"
+#include "models/core/dtype.h"
 #include "tb/ace/equiv.h"
 
 namespace fs = std::filesystem;
 using namespace fabricvp;
 using namespace fabricvp::ace;
+using core::add_lane;
+using core::Dtype;
+using core::dtype_bytes;
+using core::dtype_name;
 
 namespace {
 
@@ -195,7 +199,7 @@ TEST(AceAlu, ReduceAddsWholeElementsInPlace) {
   uint8_t a[16], b[16], d[16];
   for (int i = 0; i < 16; ++i) a[i] = static_cast<uint8_t>(i * 37 + 1), b[i] = static_cast<uint8_t>(i * 91 + 5);
   for (Dtype dt : {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int32}) {
-    reduce(dt, d, a, b, 16);
+    core::add(dt, d, a, b, 16);
     const uint32_t size = dtype_bytes(dt);
     for (uint32_t i = 0; i < 16; i += size) {
       uint32_t x = 0, y = 0, z = 0;
@@ -207,10 +211,10 @@ TEST(AceAlu, ReduceAddsWholeElementsInPlace) {
   }
   uint8_t c[16];
   std::memcpy(c, a, 16);
-  reduce(Dtype::fp16, c, c, b, 16);  // in place
-  reduce(Dtype::fp16, d, a, b, 16);
+  core::add(Dtype::fp16, c, c, b, 16);  // in place
+  core::add(Dtype::fp16, d, a, b, 16);
   EXPECT_EQ(std::memcmp(c, d, 16), 0);
-  EXPECT_THROW(reduce(Dtype::fp32, d, a, b, 6), std::invalid_argument);
+  EXPECT_THROW(core::add(Dtype::fp32, d, a, b, 6), std::invalid_argument);
 }
 
 namespace {

@@ -45,7 +45,7 @@ TEST(Asm, ParsesEveryInstruction) {
   EXPECT_EQ(q[1].line, 6u);
   EXPECT_EQ(q[2].op, Op::RECV);
   EXPECT_EQ(q[2].a, 70000u);
-  EXPECT_EQ(q[3].dtype, tsp::Dtype::bf16);
+  EXPECT_EQ(q[3].dtype, core::Dtype::bf16);
   EXPECT_EQ(q[3].b, 0u);
   EXPECT_EQ(q[3].c, 10u);
   EXPECT_EQ(q[4].imm, 1u);
@@ -65,7 +65,7 @@ TEST(Asm, DisassemblyAssemblesToTheSameProgram) {
   p.emit(0, s);
   tsp::Instr a;
   a.op = Op::ADD;
-  a.dtype = tsp::Dtype::int32;
+  a.dtype = core::Dtype::int32;
   a.a = 1;
   a.b = 2;
   a.c = 700000;
@@ -91,7 +91,7 @@ TEST(Asm, DisassemblyAssemblesToTheSameProgram) {
 TEST(Asm, BinaryEncodingRoundTripsAndEndsWithEnd) {
   tsp::Instr a;
   a.op = Op::ADD;
-  a.dtype = tsp::Dtype::fp16;
+  a.dtype = core::Dtype::fp16;
   a.port = 0xbeef;
   a.count = 0x01020304;
   a.a = 7;

@@ -22,7 +22,7 @@ nlohmann::json run_collective(const std::string& kind, uint64_t bytes, const std
   o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
   o.workload = kind;
   o.bytes = bytes;
-  o.dtype = tsp::parse_dtype(dtype);
+  core::parse_dtype(dtype, o.dtype);
   o.root = root;
   o.overrides = std::move(overrides);
   o.quiet = true;

@@ -46,7 +46,7 @@ nlohmann::json run(const std::string& file, const std::string& kind, uint64_t by
   o.platform = kPlatforms + "/" + file;
   o.workload = kind;
   o.bytes = bytes;
-  o.dtype = tsp::parse_dtype(dtype);
+  core::parse_dtype(dtype, o.dtype);
   o.root = root;
   o.peer = peer;
   o.overrides = std::move(overrides);
@@ -232,7 +232,7 @@ TEST(Checker, CatchesInjectedConflicts) {
     for (uint32_t q = 25; q < 30; ++q) {
       tsp::Instr add;
       add.op = tsp::Op::ADD;
-      add.dtype = tsp::Dtype::fp32;
+      add.dtype = core::Dtype::fp32;
       add.count = 100;
       progs[2].emit(q, add);
     }

@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "harness.h"
-#include "models/tsp/vxm.h"
+#include "models/core/dtype.h"
 
 using namespace fabricvp;
 using test::Bench;
@@ -60,11 +60,11 @@ TEST(Isa, AddOfEveryTypeMatchesTheAlu) {
          ".queue 2\nADD.fp16 @12, @0, @1, 1\n.queue 3\nADD.int32 @13, @0, @1, 1\n");
   b.run();
   ASSERT_TRUE(b.errors().empty());
-  tsp::Dtype types[] = {tsp::Dtype::fp32, tsp::Dtype::bf16, tsp::Dtype::fp16, tsp::Dtype::int32};
+  const core::Dtype types[] = {core::Dtype::fp32, core::Dtype::bf16, core::Dtype::fp16, core::Dtype::int32};
   for (int k = 0; k < 4; ++k) {
     std::vector<uint8_t> want(tsp::kVectorBytes);
-    tsp::vxm::add(types[k], want.data(), x.data(), y.data());
-    EXPECT_EQ(b.read_vec(0, 10 + k), want) << tsp::dtype_name(types[k]);
+    core::add(types[k], want.data(), x.data(), y.data(), tsp::kVectorBytes);
+    EXPECT_EQ(b.read_vec(0, 10 + k), want) << core::dtype_name(types[k]);
   }
 }
 

@@ -1,5 +1,5 @@
 // Vector ALU arithmetic: IEEE round-to-nearest-even, subnormals, overflow,
-// canonical NaN, int32 wrap — and agreement with the independent host reference.
+// canonical NaN, int32 wrap — and agreement with an independent binary64 oracle.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,12 +7,14 @@
 #include <random>
 
 #include "harness.h"
-#include "models/tsp/vxm.h"
-#include "sw/runtime/reference.h"
+#include "ieee_oracle.h"
+#include "models/core/dtype.h"
+#include "models/tsp/isa.h"
 
-using namespace fabricvp::tsp;
-using namespace fabricvp::tsp::vxm;
-using fabricvp::runtime::round_to;
+using namespace fabricvp::core::ieee;
+using fabricvp::core::Dtype;
+using fabricvp::test::oracle::round_to;
+using fabricvp::tsp::kVectorBytes;
 
 namespace {
 using fabricvp::test::bits;
@@ -94,15 +96,15 @@ TEST(Vxm, AgreesWithIndependentReferenceOnRandomOperands) {
   for (int i = 0; i < 300000; ++i) {
     uint32_t a = static_cast<uint32_t>(rng()), b = static_cast<uint32_t>(rng());
     if (i % 3 == 0) b = (b & 0x807fffffu) | (a & 0x7f800000u);  // same exponent: cancellation
-    double sa = fabricvp::runtime::element_value(Dtype::fp32, reinterpret_cast<uint8_t*>(&a));
-    double sb = fabricvp::runtime::element_value(Dtype::fp32, reinterpret_cast<uint8_t*>(&b));
+    double sa = fabricvp::test::oracle::value(Dtype::fp32, reinterpret_cast<uint8_t*>(&a));
+    double sb = fabricvp::test::oracle::value(Dtype::fp32, reinterpret_cast<uint8_t*>(&b));
     ASSERT_EQ(add_fp32(a, b), round_to(Dtype::fp32, sa + sb)) << std::hex << a << " " << b;
     uint16_t x = static_cast<uint16_t>(a), y = static_cast<uint16_t>(b);
-    double hx = fabricvp::runtime::element_value(Dtype::fp16, reinterpret_cast<uint8_t*>(&x));
-    double hy = fabricvp::runtime::element_value(Dtype::fp16, reinterpret_cast<uint8_t*>(&y));
+    double hx = fabricvp::test::oracle::value(Dtype::fp16, reinterpret_cast<uint8_t*>(&x));
+    double hy = fabricvp::test::oracle::value(Dtype::fp16, reinterpret_cast<uint8_t*>(&y));
     ASSERT_EQ(add_fp16(x, y), round_to(Dtype::fp16, hx + hy)) << std::hex << x << " " << y;
-    double bx = fabricvp::runtime::element_value(Dtype::bf16, reinterpret_cast<uint8_t*>(&x));
-    double by = fabricvp::runtime::element_value(Dtype::bf16, reinterpret_cast<uint8_t*>(&y));
+    double bx = fabricvp::test::oracle::value(Dtype::bf16, reinterpret_cast<uint8_t*>(&x));
+    double by = fabricvp::test::oracle::value(Dtype::bf16, reinterpret_cast<uint8_t*>(&y));
     ASSERT_EQ(add_bf16(x, y), round_to(Dtype::bf16, bx + by)) << std::hex << x << " " << y;
   }
 }
@@ -114,13 +116,13 @@ TEST(Vxm, VectorAddUsesLittleEndianLanes) {
     std::memcpy(a + 4 * i, &x, 4);
     std::memcpy(b + 4 * i, &y, 4);
   }
-  add(Dtype::fp32, d, a, b);
+  fabricvp::core::add(Dtype::fp32, d, a, b, kVectorBytes);
   for (unsigned i = 0; i < 80; ++i) {
     float z;
     std::memcpy(&z, d + 4 * i, 4);
     EXPECT_EQ(z, 3.0f * static_cast<float>(i) + 0.5f);
   }
-  add(Dtype::fp32, a, a, a);  // in place
+  fabricvp::core::add(Dtype::fp32, a, a, a, kVectorBytes);  // in place
   float z;
   std::memcpy(&z, a + 4, 4);
   EXPECT_EQ(z, 3.0f);

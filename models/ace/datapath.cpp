@@ -38,7 +38,7 @@ void check_chunk(const Geometry& g, const Chunk& c) {
         fmt::format("ace chunk {}: partition {} does not fit {} bits", c.tag, c.part, g.part_bits()));
   if (uint64_t(c.tag) >> g.tag_bits)
     throw std::invalid_argument(fmt::format("ace chunk tag {} does not fit {} bits", c.tag, g.tag_bits));
-  if (static_cast<uint32_t>(c.op) > 3 || static_cast<uint32_t>(c.dtype) > 3)
+  if (static_cast<uint32_t>(c.op) > 3 || c.dtype == core::Dtype::none || static_cast<uint32_t>(c.dtype) > 4)
     throw std::invalid_argument(fmt::format("ace chunk {}: op or dtype out of range", c.tag));
 }
 
@@ -116,7 +116,7 @@ void Datapath::submit(const Chunk& c) {
     uint32_t v = 0;
     if (ok) {
       switch (c.op) {
-        case Op::add: v = add_lane(c.dtype, c.data[i], local[i]); break;
+        case Op::add: v = core::add_lane(c.dtype, c.data[i], local[i]); break;
         case Op::store: v = c.data[i]; break;
         case Op::forward: v = local[i]; break;
         case Op::illegal: break;

@@ -34,7 +34,7 @@
 #include <functional>
 #include <vector>
 
-#include "models/ace/alu.h"
+#include "models/core/dtype.h"
 
 namespace fabricvp::ace {
 
@@ -46,6 +46,10 @@ enum class Op : uint8_t {
   illegal = 3,  ///< completes with err: result zero, no write, always sent
 };
 const char* op_name(Op op);
+
+/// The RTL's in_dtype encoding of an element type: fp32 0, bf16 1, fp16 2,
+/// int32 3 (rtl/ace/ace_pkg.sv). Dtype::none has none.
+inline uint32_t rtl_dtype_code(core::Dtype d) { return static_cast<uint32_t>(d) - 1; }
 
 /// Sizes of a datapath: the RTL parameters LANES, DEPTH, PARTS, TW.
 struct Geometry {
@@ -68,7 +72,7 @@ constexpr uint64_t kReadyLimit = uint64_t(1) << 24;  ///< cycles a result may wa
 
 struct Chunk {
   Op op = Op::add;
-  Dtype dtype = Dtype::fp32;
+  core::Dtype dtype = core::Dtype::fp32;
   uint32_t part = 0;           ///< partition (< 2^part_bits); >= partitions completes with err
   uint32_t row = 0;            ///< row in the partition (< 2^row_bits); outside it completes with err
   bool wb = true;              ///< write the result back to the row

@@ -109,7 +109,7 @@ void RtlDatapath::fail(const std::string& why) {
 void RtlDatapath::drive(const Chunk& c) {
   Vace_datapath& t = *m_top;
   set(t.in_op, static_cast<uint32_t>(c.op));
-  set(t.in_dtype, static_cast<uint32_t>(c.dtype));
+  set(t.in_dtype, rtl_dtype_code(c.dtype));
   set(t.in_part, c.part);
   set(t.in_row, c.row);
   set(t.in_wb, c.wb);

@@ -57,7 +57,7 @@ class CoreComm final : public CommBackend {
         ready = std::max(mem_done, t + alu);
         m_tmp.resize(bytes);
         m_npu.gather(span, m_tmp.data());
-        ace::reduce(s.dtype, m_tmp.data(), in->data.data(), m_tmp.data(), bytes);
+        core::add(s.dtype, m_tmp.data(), in->data.data(), m_tmp.data(), bytes);
         m_npu.scatter(span, m_tmp.data());
         ++m_npu.reduce_steps;
         m_npu.reduced_bytes += bytes;

@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/ace/alu.h"
+#include "models/core/dtype.h"
 #include "models/core/module.h"
 #include "models/npu/afi.h"
 #include "models/npu/memory.h"
@@ -62,11 +62,11 @@ class CommBackend {
 struct CollectiveSpec {
   TorusShape shape;
   std::vector<Phase> phases;
-  ace::Dtype dtype = ace::Dtype::fp32;
+  core::Dtype dtype = core::Dtype::fp32;
   uint64_t elems = 0;        ///< elements of the buffer
   uint64_t chunk_elems = 0;  ///< elements per chunk (a multiple of align)
   uint32_t align = 1;        ///< segment boundaries are multiples of this (elements)
-  uint32_t esize() const { return ace::dtype_bytes(dtype); }
+  uint32_t esize() const { return core::dtype_bytes(dtype); }
   uint32_t chunks() const { return static_cast<uint32_t>((elems + chunk_elems - 1) / chunk_elems); }
   Span chunk_span(uint32_t c) const;
 };

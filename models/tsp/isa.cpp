@@ -36,7 +36,7 @@ std::array<uint8_t, kInstrBytes> Instr::encode() const {
 Instr Instr::decode(const uint8_t* p) {
   Instr i;
   i.op = static_cast<Op>(p[0]);
-  i.dtype = static_cast<Dtype>(p[1]);
+  i.dtype = static_cast<core::Dtype>(p[1]);
   i.port = get<uint16_t>(&p[2]);
   i.count = get<uint32_t>(&p[4]);
   i.a = get<uint32_t>(&p[8]);
@@ -70,36 +70,6 @@ const char* op_name(Op op) {
     case Op::RDHAC: return "RDHAC";
   }
   return "?";
-}
-
-const char* dtype_name(Dtype d) {
-  switch (d) {
-    case Dtype::fp32: return "fp32";
-    case Dtype::bf16: return "bf16";
-    case Dtype::fp16: return "fp16";
-    case Dtype::int32: return "int32";
-    case Dtype::none: break;
-  }
-  return "none";
-}
-
-uint32_t dtype_bytes(Dtype d) {
-  switch (d) {
-    case Dtype::fp32:
-    case Dtype::int32: return 4;
-    case Dtype::bf16:
-    case Dtype::fp16: return 2;
-    case Dtype::none: break;
-  }
-  return 0;
-}
-
-Dtype parse_dtype(const std::string& s) {
-  if (s == "fp32") return Dtype::fp32;
-  if (s == "bf16") return Dtype::bf16;
-  if (s == "fp16") return Dtype::fp16;
-  if (s == "int32") return Dtype::int32;
-  return Dtype::none;
 }
 
 }  // namespace fabricvp::tsp

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include "models/core/dtype.h"
+
 namespace fabricvp::tsp {
 
 // SRAM geometry (seed 000 Fig 3): [hemisphere 2, slice 44, bank 2, offset 4096] x 320 B.
@@ -62,13 +64,12 @@ enum class Op : uint8_t {
   POLL = 12,            ///< polling synchronization loop: at each epoch boundary, continue if port `port` was notified
   RDHAC = 13,           ///< write HAC, SAC, HAC - SAC and the cycle counters into SRAM vector a
 };
-enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4 };
 
 constexpr uint32_t kInstrBytes = 32;
 
 struct Instr {
   Op op = Op::END;
-  Dtype dtype = Dtype::none;
+  core::Dtype dtype = core::Dtype::none;
   uint16_t port = 0;
   uint32_t count = 0;
   uint32_t a = 0, b = 0,
@@ -84,10 +85,5 @@ struct Instr {
 static_assert(sizeof(Instr) == kInstrBytes, "instruction streams are held in memory at their encoded size");
 
 const char* op_name(Op op);
-const char* dtype_name(Dtype d);
-/// Bytes per element; 0 for Dtype::none.
-uint32_t dtype_bytes(Dtype d);
-/// Parse "fp32" etc.; returns Dtype::none if unknown.
-Dtype parse_dtype(const std::string& s);
 
 }  // namespace fabricvp::tsp

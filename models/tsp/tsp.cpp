@@ -8,8 +8,6 @@
 #include <random>
 #include <stdexcept>
 
-#include "models/tsp/vxm.h"
-
 namespace fabricvp::tsp {
 
 namespace {
@@ -84,7 +82,7 @@ class RecvCursor final : public Cursor {
 /// written at cycle c0 + i + latency; results in the pipeline wait in a small ring.
 class AddCursor final : public Cursor {
  public:
-  AddCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
+  AddCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
             uint32_t n, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
       : m_chip(chip),
         m_sram(sram),
@@ -104,10 +102,10 @@ class AddCursor final : public Cursor {
   bool step() override {
     if (key.phase == kRead) {
       uint8_t* out = &m_ring[(m_r % m_slots) * kVectorBytes];
-      if (m_dt == Dtype::none)
+      if (m_dt == core::Dtype::none)
         std::memcpy(out, m_sram.read(m_a + m_r), kVectorBytes);  // COPY
       else
-        vxm::add(m_dt, out, m_sram.read(m_a + m_r), m_sram.read(m_b + m_r));
+        core::add(m_dt, out, m_sram.read(m_a + m_r), m_sram.read(m_b + m_r), kVectorBytes);
       ++m_r;
     } else {
       m_chip.before_write(m_dst + m_w);
@@ -130,7 +128,7 @@ class AddCursor final : public Cursor {
   Tsp& m_chip;
   Sram& m_sram;
   const clock::Oscillator& m_clk;
-  Dtype m_dt;
+  core::Dtype m_dt;
   uint32_t m_dst, m_a, m_b, m_n;
   uint64_t m_c0;
   uint32_t m_lat;
@@ -383,7 +381,7 @@ void Tsp::load_queues() {
           range(in.a, "address");
           break;
         case Op::ADD:
-          if (dtype_bytes(in.dtype) == 0) program_error(q, pc, in, "has no valid data type");
+          if (core::dtype_bytes(in.dtype) == 0) program_error(q, pc, in, "has no valid data type");
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
           range(in.a, "destination");
           range(in.b, "source");
@@ -721,13 +719,14 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       alu_busy_cycles += in.count;
       if (!copy) vectors_added += in.count;
       // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
-      m_timeline.add(std::make_unique<AddCursor>(*this, m_sram, m_clock, copy ? Dtype::none : in.dtype, in.a, in.b,
-                                                 in.c, in.count, c, add_latency, m_timeline.next_seq(), m_last_write));
+      m_timeline.add(std::make_unique<AddCursor>(*this, m_sram, m_clock, copy ? core::Dtype::none : in.dtype, in.a,
+                                                 in.b, in.c, in.count, c, add_latency, m_timeline.next_seq(),
+                                                 m_last_write));
       uint64_t end = m_clock.ps(c + in.count - 1 + add_latency);
       extend(end);
       if (tr.enabled())
         tr.span(m_pid, q, op_name(in.op), "tsp", m_clock.ps(c), end - m_clock.ps(c),
-                fmt::format(R"("dtype":"{}","dst":"{}","vectors":{})", dtype_name(in.dtype),
+                fmt::format(R"("dtype":"{}","dst":"{}","vectors":{})", core::dtype_name(in.dtype),
                             VecAddr::from_linear(in.a).str(), in.count));
       break;
     }

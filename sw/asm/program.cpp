@@ -13,7 +13,7 @@
 
 namespace fabricvp::sw {
 
-using tsp::Dtype;
+using core::Dtype;
 using tsp::Instr;
 using tsp::Op;
 
@@ -209,8 +209,7 @@ Program assemble(const std::string& text, const std::string& file) {
     } else if (base == "ADD") {
       std::string dt = suffix;
       std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
-      ins.dtype = tsp::parse_dtype(dt);
-      if (ins.dtype == Dtype::none)
+      if (!core::parse_dtype(dt, ins.dtype))
         P.fail(fmt::format("ADD needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", mnem));
       want(4);
       ins.op = Op::ADD;
@@ -274,7 +273,7 @@ std::string format_instr(const Instr& in) {
     case Op::SEND: return fmt::format("SEND p{}, {}, {}", in.port, addr(in.a), in.count);
     case Op::RECV: return fmt::format("RECV p{}, {}, {}", in.port, addr(in.a), in.count);
     case Op::ADD:
-      return fmt::format("ADD.{} {}, {}, {}, {}", tsp::dtype_name(in.dtype), addr(in.a), addr(in.b), addr(in.c),
+      return fmt::format("ADD.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), addr(in.c),
                          in.count);
     case Op::COPY: return fmt::format("COPY {}, {}, {}", addr(in.a), addr(in.b), in.count);
     case Op::SYNC: return "SYNC";

@@ -22,10 +22,10 @@
 #include "fabricvp_version.h"
 
 #include "models/core/context.h"
+#include "models/core/dtype.h"
 #include "models/core/module.h"
 #include "platforms/system.h"
 #include "sw/asm/program.h"
-#include "sw/runtime/reference.h"
 #include "sw/runtime/report.h"
 #include "sw/runtime/torus_runner.h"
 #include "sw/sched/checker.h"
@@ -147,9 +147,9 @@ sched::Machine machine_of(const platform::System& sys) {
 
 CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chips,
                           const std::vector<std::vector<sched::Region>>& outputs, const Expected& expected,
-                          tsp::Dtype dt) {
+                          core::Dtype dt) {
   CheckResult res;
-  const uint32_t es = tsp::dtype_bytes(dt);
+  const uint32_t es = core::dtype_bytes(dt);
   constexpr uint64_t kSlice = 4u << 20;
   std::vector<uint8_t> got, want;
   for (uint32_t r = 0; r < outputs.size(); ++r) {
@@ -168,7 +168,7 @@ CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chi
             if (std::memcmp(got.data() + b, want.data() + b, es) != 0) {
               if (res.first.size() < 8)
                 res.first.push_back(
-                    {r, pos + b, element_value(dt, want.data() + b), element_value(dt, got.data() + b)});
+                    {r, pos + b, core::element_value(dt, want.data() + b), core::element_value(dt, got.data() + b)});
               ++bad;
             }
         }
@@ -344,7 +344,7 @@ class Workload {
       const sched::Coord c = m_m.coord[r];
       for (uint64_t pos = 0; pos < N; pos += slice.size()) {
         uint64_t len = std::min<uint64_t>(slice.size(), N - pos);
-        generate(m_req.dtype, seed(r), slice.data(), len, pos, P);
+        core::random_elements(m_req.dtype, seed(r), slice.data(), len, pos, P);
         uint64_t base = 0;  // scatter stream bytes [pos, pos + len) over the rank's input regions
         for (const sched::Region& reg : m_plan.inputs[r]) {
           uint64_t lo = std::max(pos, base), hi = std::min(pos + len, base + reg.bytes);
@@ -384,7 +384,7 @@ class Workload {
         const uint64_t block = N / m_m.size();
         while (len) {
           uint64_t s = pos / block, in = pos % block, n = std::min<uint64_t>(len, block - in);
-          generate(m_req.dtype, seed(static_cast<uint32_t>(s)), out, n, r * block + in, m_m.size());
+          core::random_elements(m_req.dtype, seed(static_cast<uint32_t>(s)), out, n, r * block + in, m_m.size());
           out += n;
           pos += n;
           len -= n;
@@ -400,7 +400,7 @@ class Workload {
     if (first)
       std::memcpy(acc, x, len);
     else
-      reference_add(m_req.dtype, acc, x, len);
+      core::add(m_req.dtype, acc, acc, x, len);
   }
 
   platform::System& m_sys;
@@ -588,7 +588,7 @@ int run_impl(const RunOptions& opt) {
     ws.emplace();
     ws->kind.set(opt.workload);
     ws->bytes.set(req.bytes);
-    ws->dtype.set(tsp::dtype_name(req.dtype));
+    ws->dtype.set(core::dtype_name(req.dtype));
     ws->root.set(req.root);
     ws->verified.set(verified);
     ws->mismatched.set(check.mismatched);
@@ -653,7 +653,7 @@ int run_impl(const RunOptions& opt) {
                              plan.level_staging.size() > 1 ? "s" : "", rings);
       }
       fmt::print("  workload     {} {} {} ({} bytes){}\n", opt.workload, human_bytes(req.bytes),
-                 tsp::dtype_name(req.dtype), req.bytes, detail);
+                 core::dtype_name(req.dtype), req.bytes, detail);
       std::string levels;
       for (uint32_t g : plan.levels) levels += (levels.empty() ? "" : " x ") + std::to_string(g);
       fmt::print("  schedule     {} ranks{}, levels {}, longest route {} cables, {} bursts, {} vectors forwarded\n", P,

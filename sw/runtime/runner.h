@@ -34,7 +34,7 @@ struct RunOptions {
   // A collective ...
   std::string workload = "allreduce";
   uint64_t bytes = 0;
-  tsp::Dtype dtype = tsp::Dtype::fp32;
+  core::Dtype dtype = core::Dtype::fp32;
   uint32_t root = 0;  ///< broadcast root; p2p source rank
   uint32_t peer = 1;  ///< p2p destination rank
   // ... or hand-written programs: <programs_dir>/<chip name>.s for every chip that has one.
@@ -97,7 +97,7 @@ using Expected = std::function<void(uint32_t rank, uint64_t pos, uint8_t* out, u
 /// chips[rank]) element by element with what `expected` says.
 CheckResult check_outputs(platform::Host& host, const std::vector<uint32_t>& chips,
                           const std::vector<std::vector<sched::Region>>& outputs, const Expected& expected,
-                          tsp::Dtype dt);
+                          core::Dtype dt);
 
 /// The scheduler's view of an elaborated platform.
 sched::Machine machine_of(const platform::System& sys);

@@ -12,9 +12,9 @@
 
 #include "fabricvp_version.h"
 #include "models/core/context.h"
+#include "models/core/dtype.h"
 #include "platforms/system.h"
 #include "platforms/torus.h"
-#include "sw/runtime/reference.h"
 #include "sw/runtime/report.h"
 
 namespace fs = std::filesystem;
@@ -72,13 +72,11 @@ int run_torus(const RunOptions& opt) {
   if (opt.workload != "allreduce")
     throw core::ConfigError(fmt::format("--workload '{}': torus platforms run allreduce only", opt.workload));
   if (!opt.programs_dir.empty()) throw core::ConfigError("--programs: torus platforms have no TSP programs");
-  ace::Dtype dt;
-  if (!ace::parse_dtype(tsp::dtype_name(opt.dtype), dt))
-    throw core::ConfigError(fmt::format("--dtype '{}': not an ACE element type", tsp::dtype_name(opt.dtype)));
-  const uint32_t es = ace::dtype_bytes(dt);
+  const core::Dtype dt = opt.dtype;
+  const uint32_t es = core::dtype_bytes(dt);
   if (opt.bytes == 0 || opt.bytes % es != 0)
     throw core::ConfigError(fmt::format("--bytes {}: an all-reduce of {} needs a positive multiple of {} bytes",
-                                        opt.bytes, ace::dtype_name(dt), es));
+                                        opt.bytes, core::dtype_name(dt), es));
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);
   if (ec) throw core::ConfigError(fmt::format("{}: cannot create output directory: {}", opt.out_dir, ec.message()));
@@ -102,7 +100,7 @@ int run_torus(const RunOptions& opt) {
   spec.chunk_elems -= spec.chunk_elems % spec.align;
   if (spec.chunk_elems == 0)
     throw core::ConfigError(fmt::format("collective.chunk_kib: {} KiB holds fewer than align_elems ({}) {} elements",
-                                        sys.choices.chunk_kib.get(), spec.align, ace::dtype_name(dt)));
+                                        sys.choices.chunk_kib.get(), spec.align, core::dtype_name(dt)));
   for (const auto& np : sys.npus)
     if (opt.bytes > np->memory.size_mib.get() * (1ULL << 20))
       throw core::ConfigError(fmt::format("--bytes {}: larger than {}.size_mib", opt.bytes, np->memory.name()));
@@ -110,11 +108,11 @@ int run_torus(const RunOptions& opt) {
 
   // ---- data: seeded inputs in every NPU's memory ----
   const auto load0 = WallClock::now();
-  const tsp::Dtype tdt = opt.dtype;
+  const core::Dtype tdt = dt;
   auto seed_of = [&](uint32_t i) { return sys.npus[i]->seed_for("workload_input"); };
   for (uint32_t i = 0; i < n; ++i) {
     sys.npus[i]->memory.data.resize(opt.bytes);
-    generate(tdt, seed_of(i), sys.npus[i]->memory.data.data(), opt.bytes, 0, n);
+    core::random_elements(tdt, seed_of(i), sys.npus[i]->memory.data.data(), opt.bytes, 0, n);
   }
   for (uint32_t i = 0; i < n; ++i) sys.npus[i]->start_collective(spec);
   const double load_wall = since(load0);
@@ -149,12 +147,12 @@ int run_torus(const RunOptions& opt) {
   std::vector<Bad> first;
   if (hw_ok) {
     std::vector<std::vector<uint8_t>> x(n);
-    const auto add = [tdt](uint8_t* acc, const uint8_t* v, uint64_t bytes) { reference_add(tdt, acc, v, bytes); };
+    const auto add = [tdt](uint8_t* acc, const uint8_t* v, uint64_t bytes) { core::add(tdt, acc, acc, v, bytes); };
     for (uint32_t c = 0; c < spec.chunks(); ++c) {
       const uint64_t e0 = uint64_t(c) * spec.chunk_elems, ne = std::min(spec.elems - e0, spec.chunk_elems);
       for (uint32_t i = 0; i < n; ++i) {
         x[i].resize(ne * es);
-        generate(tdt, seed_of(i), x[i].data(), ne * es, e0 * es, n);
+        core::random_elements(tdt, seed_of(i), x[i].data(), ne * es, e0 * es, n);
       }
       npu::reference_chunk(spec.shape, spec.phases, spec.align, e0, ne, es, x, add);
       for (uint32_t i = 0; i < n; ++i) {
@@ -165,8 +163,8 @@ int run_torus(const RunOptions& opt) {
             ++mismatched;
             npu_ok[i] = false;
             if (first.size() < 5)
-              first.push_back(
-                  Bad{i, (e0 + k) * es, element_value(tdt, x[i].data() + k * es), element_value(tdt, got + k * es)});
+              first.push_back(Bad{i, (e0 + k) * es, core::element_value(tdt, x[i].data() + k * es),
+                                  core::element_value(tdt, got + k * es)});
           }
       }
     }
@@ -220,7 +218,7 @@ int run_torus(const RunOptions& opt) {
   TorusWorkloadStats ws;
   ws.kind.set("allreduce");
   ws.bytes.set(opt.bytes);
-  ws.dtype.set(ace::dtype_name(dt));
+  ws.dtype.set(core::dtype_name(dt));
   ws.engine.set(engine);
   ws.algorithm.set(sys.choices.algorithm.get());
   ws.phases.set(phases);
@@ -254,7 +252,7 @@ int run_torus(const RunOptions& opt) {
                s.size[0], s.size[1], s.size[2], sys.links.size(), opt.seed);
     if (!sys.description.get().empty()) fmt::print("  {}\n", sys.description.get());
     fmt::print("  workload     allreduce {} {} ({} bytes), {} algorithm ({}), {} chunks of {}\n",
-               human_bytes(opt.bytes), ace::dtype_name(dt), opt.bytes, sys.choices.algorithm.get(), phases,
+               human_bytes(opt.bytes), core::dtype_name(dt), opt.bytes, sys.choices.algorithm.get(), phases,
                spec.chunks(), human_bytes(spec.chunk_elems * es));
     if (engine == "none")
       fmt::print(

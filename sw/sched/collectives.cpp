@@ -332,17 +332,17 @@ Plan plan(const Machine& m, const Request& r) {
 
 Plan plan_once(const Machine& m, const Request& r) {
   const uint32_t P = m.size();
-  const uint32_t esize = tsp::dtype_bytes(r.dtype);
+  const uint32_t esize = core::dtype_bytes(r.dtype);
   if (P < 2) throw core::ConfigError("collectives need at least 2 chips in the job");
   if (esize == 0) throw core::ConfigError("unknown data type");
   if (r.bytes == 0) throw core::ConfigError("--bytes must be at least one element");
   if (r.bytes % esize)
     throw core::ConfigError(fmt::format("--bytes {} is not a whole number of {} elements ({} bytes each)", r.bytes,
-                                        tsp::dtype_name(r.dtype), esize));
+                                        core::dtype_name(r.dtype), esize));
   const bool per_rank = r.kind == Kind::allgather || r.kind == Kind::reducescatter || r.kind == Kind::alltoall;
   if (per_rank && r.bytes % (static_cast<uint64_t>(P) * esize))
     throw core::ConfigError(fmt::format("{}: --bytes {} must split into {} equal pieces of whole {} elements",
-                                        kind_name(r.kind), r.bytes, P, tsp::dtype_name(r.dtype)));
+                                        kind_name(r.kind), r.bytes, P, core::dtype_name(r.dtype)));
   if ((r.kind == Kind::broadcast || r.kind == Kind::p2p) && r.root >= P)
     throw core::ConfigError(fmt::format("rank {} does not exist ({} ranks)", r.root, P));
   if (r.kind == Kind::p2p && (r.peer >= P || r.peer == r.root))

@@ -42,7 +42,7 @@ bool parse_routing(const std::string& s, Routing& out);
 struct Request {
   Kind kind = Kind::allreduce;
   uint64_t bytes = 0;  ///< nccl-tests convention: total buffer size (docs/collectives.md)
-  tsp::Dtype dtype = tsp::Dtype::fp32;
+  core::Dtype dtype = core::Dtype::fp32;
   uint32_t root = 0;                     ///< broadcast root rank; p2p source rank
   uint32_t peer = 1;                     ///< p2p destination rank
   uint32_t chunk_vectors = 64;           ///< reduction granularity (raised to fit instruction memory)

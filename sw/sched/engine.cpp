@@ -218,7 +218,7 @@ Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chun
   return cur;
 }
 
-uint64_t Engine::add(uint32_t chip, uint64_t c, tsp::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n) {
+uint64_t Engine::add(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n) {
   Instr in;
   in.op = Op::ADD;
   in.dtype = dt;

@@ -43,7 +43,7 @@ class Engine {
 
   /// ADD.dt dst = a + b over n vectors on `chip`, at the first cycle >= min_cycle
   /// with a free ALU. Returns the issue cycle.
-  uint64_t add(uint32_t chip, uint64_t min_cycle, tsp::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n);
+  uint64_t add(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n);
   /// COPY dst = src over n vectors (through an ALU, same timing as ADD).
   uint64_t copy(uint32_t chip, uint64_t min_cycle, uint32_t dst, uint32_t src, uint32_t n);
 

@@ -59,7 +59,7 @@ class Bench {
     for (uint32_t addr = 0; addr < m_geo.depth && running(); ++addr) {
       Chunk& c = m_chunk;
       c.op = ace::Op::forward;
-      c.dtype = ace::Dtype::fp32;
+      c.dtype = core::Dtype::fp32;
       c.part = 0;
       c.row = addr;
       c.wb = false;

@@ -27,17 +27,17 @@ void Scoreboard::cover(const ace::Chunk& c, const std::vector<uint32_t>& local, 
   if (e.err) ++m_cov.err_chunks;
   if (c.op != ace::Op::add || e.err || !e.sent || local.size() != e.data.size() || c.data.size() != e.data.size())
     return;
-  if (c.dtype == ace::Dtype::int32) {
+  if (c.dtype == core::Dtype::int32) {
     for (size_t i = 0; i < e.data.size(); ++i) {
       const uint32_t a = c.data[i], b = local[i], r = e.data[i];
       if (((a ^ r) & (b ^ r)) >> 31) ++m_cov.int_wraps;  // both operands' sign differs from the sum's
     }
     return;
   }
-  const bool half = c.dtype != ace::Dtype::fp32;
+  const bool half = c.dtype != core::Dtype::fp32;
   const uint32_t mask = half ? 0xffffu : 0xffffffffu;
   const uint32_t sign = half ? 0x8000u : 0x80000000u;
-  const uint32_t exp = c.dtype == ace::Dtype::fp32 ? 0x7f800000u : c.dtype == ace::Dtype::bf16 ? 0x7f80u : 0x7c00u;
+  const uint32_t exp = c.dtype == core::Dtype::fp32 ? 0x7f800000u : c.dtype == core::Dtype::bf16 ? 0x7f80u : 0x7c00u;
   for (size_t i = 0; i < e.data.size(); ++i) {
     const uint32_t a = c.data[i] & mask, b = local[i] & mask, r = e.data[i] & mask;
     ++m_cov.fp_lanes;
@@ -90,7 +90,7 @@ bool Scoreboard::compare(const ace::Completion& e, const ace::Completion& a) {
   }
   if (!diff.empty())
     report(fmt::format("MISMATCH completion {}: chunk tag {} op {} dtype {} part {} row {} wb {} send {} gap {}{}",
-                       m_compared, c.chunk.tag, ace::op_name(c.chunk.op), ace::dtype_name(c.chunk.dtype), c.chunk.part,
+                       m_compared, c.chunk.tag, ace::op_name(c.chunk.op), core::dtype_name(c.chunk.dtype), c.chunk.part,
                        c.chunk.row, c.chunk.wb, c.chunk.send, c.chunk.gap, diff),
            std::min(e.accept_cycle, a.accept_cycle));
   ++m_compared;

@@ -7,8 +7,8 @@
 namespace fabricvp::tb {
 
 using ace::Chunk;
-using ace::Dtype;
 using ace::Op;
+using core::Dtype;
 
 uint64_t Rng::next() {
   m_state += 0x9e3779b97f4a7c15ULL;
@@ -150,7 +150,7 @@ std::vector<Partition> Stimulus::partitions() {
 
 void Stimulus::fill(uint32_t addr, uint32_t tag, Chunk& c) {
   c.op = Op::store;
-  c.dtype = static_cast<Dtype>(m_rng.below(4));
+  c.dtype = core::kDtypes[m_rng.below(4)];
   c.part = 0;
   c.row = addr;
   c.wb = true;
@@ -158,13 +158,13 @@ void Stimulus::fill(uint32_t addr, uint32_t tag, Chunk& c) {
   c.tag = tag;
   c.gap = gap();
   c.data.resize(m_geo.lanes);
-  for (auto& w : c.data) w = value(static_cast<Dtype>(m_rng.below(4)), 0);
+  for (auto& w : c.data) w = value(core::kDtypes[m_rng.below(4)], 0);
 }
 
 void Stimulus::random(const ace::Datapath& model, const std::vector<Partition>& parts, uint32_t tag, Chunk& c) {
   uint32_t r = m_rng.below(100);
   c.op = r < 70 ? Op::add : r < 83 ? Op::store : r < 98 ? Op::forward : Op::illegal;
-  c.dtype = static_cast<Dtype>(m_rng.below(4));
+  c.dtype = core::kDtypes[m_rng.below(4)];
   r = m_rng.below(100);
   if (r < 25 && m_recent_next > 0) {
     const Recent& x = m_recent[m_rng.below(static_cast<uint32_t>(std::min(m_recent_next, m_recent.size())))];

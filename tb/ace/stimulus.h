@@ -62,8 +62,8 @@ class Stimulus {
 
  private:
   uint32_t gap();
-  uint32_t value(ace::Dtype dt, uint32_t local);
-  uint32_t float_value(ace::Dtype dt, uint32_t local);
+  uint32_t value(core::Dtype dt, uint32_t local);
+  uint32_t float_value(core::Dtype dt, uint32_t local);
 
   ace::Geometry m_geo;
   bool m_saturate;

@@ -257,8 +257,7 @@ int sc_main(int argc, char** argv) {
   if (*run) {
     try {
       opt.bytes = runtime::parse_bytes(bytes);
-      opt.dtype = tsp::parse_dtype(dtype);
-      if (opt.dtype == tsp::Dtype::none)
+      if (!core::parse_dtype(dtype, opt.dtype))
         throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16 or int32", dtype));
       if (!ber.empty()) opt.overrides.insert(opt.overrides.begin(), "sys.phy.ber=" + ber);
       if (!burst.empty()) {

@@ -1,0 +1,82 @@
+// Element types and their arithmetic: the one Dtype of fabricvp and the one
+// set of IEEE adders, used by the TSP vector ALU (VXM), the ACE datapath model
+// and the host references that check every run.
+//
+// Encoding: the numbers are the TSP instruction encoding's dtype byte
+// (docs/isa.md); the ACE RTL numbers its in_dtype differently and converts at
+// its boundary (models/ace/datapath.h).
+//
+// Arithmetic: IEEE 754 round to nearest even with subnormals (no flush to
+// zero), overflow to infinity, x + (-x) = +0, (-0) + (-0) = -0, inf + (-inf) =
+// NaN. bf16/fp16 are added exactly in binary32 and rounded once to the 16-bit
+// format; binary32 has more than 2p+2 bits for both, so the double rounding is
+// innocuous and the result is the correctly rounded 16-bit sum. NaN rule: any
+// NaN result is the canonical quiet NaN with the sign bit clear (fp32
+// 0x7fc00000, fp16 0x7e00, bf16 0x7fc0). int32 wraps (two's complement).
+// tests/vxm_test.cpp holds these adders to an independent binary64 oracle.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace fabricvp::core {
+
+enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4 };
+
+/// The four element types, in encoding order.
+constexpr std::array<Dtype, 4> kDtypes{Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int32};
+
+/// "fp32", "bf16", "fp16", "int32" ("none" for Dtype::none).
+const char* dtype_name(Dtype d);
+/// Bytes per element; 0 for Dtype::none.
+uint32_t dtype_bytes(Dtype d);
+/// Parse "fp32", "bf16", "fp16", "int32"; false (and `out` unchanged) otherwise.
+bool parse_dtype(const std::string& s, Dtype& out);
+
+namespace ieee {
+constexpr uint32_t kNaN32 = 0x7fc00000u;
+constexpr uint16_t kNaN16 = 0x7e00u;
+constexpr uint16_t kNaNbf16 = 0x7fc0u;
+
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);  ///< round to nearest even
+float bf16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);  ///< round to nearest even
+
+uint32_t add_fp32(uint32_t a, uint32_t b);  ///< bit patterns in, bit pattern out
+uint16_t add_fp16(uint16_t a, uint16_t b);
+uint16_t add_bf16(uint16_t a, uint16_t b);
+inline uint32_t add_int32(uint32_t a, uint32_t b) { return a + b; }
+}  // namespace ieee
+
+/// One 32-bit lane: 16-bit types take the low halves of a and b and give a
+/// zero high half (the ACE datapath's lanes).
+inline uint32_t add_lane(Dtype dt, uint32_t a, uint32_t b) {
+  switch (dt) {
+    case Dtype::fp32: return ieee::add_fp32(a, b);
+    case Dtype::bf16: return ieee::add_bf16(static_cast<uint16_t>(a), static_cast<uint16_t>(b));
+    case Dtype::fp16: return ieee::add_fp16(static_cast<uint16_t>(a), static_cast<uint16_t>(b));
+    case Dtype::int32: return ieee::add_int32(a, b);
+    case Dtype::none: break;
+  }
+  return 0;
+}
+
+/// dst = a + b element-wise over `bytes` bytes of little-endian elements; dst
+/// may alias a or b. No allocation. std::invalid_argument if `bytes` is not a
+/// whole number of elements or dt is none.
+void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes);
+
+/// An element's value as a double (for mismatch reports; exact).
+double element_value(Dtype dt, const uint8_t* p);
+
+/// Bytes [offset, offset + bytes) of the seeded input stream of type dt
+/// (splitmix64, counter based, so any slice can be generated on its own;
+/// offset must be a whole number of elements): floats with random sign and
+/// significand over several binades, small enough that the sum over `ranks`
+/// inputs cannot overflow; int32 uniformly random (sums wrap).
+void random_elements(Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset = 0, uint32_t ranks = 8);
+
+}  // namespace fabricvp::core
