@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "harness.h"
+#include "models/clock/hac_counter.h"
 #include "models/clock/oscillator.h"
-#include "models/hac/counter.h"
 #include "sw/sched/machine.h"
 
 using namespace fabricvp;
@@ -81,7 +81,7 @@ TEST(Clock, DefaultsAreNominalAndTheExchangeIsOff) {
 }
 
 TEST(Clock, HacCounterEpochsAdjustmentsAndDrift) {
-  hac::Counter h(0);
+  clock::HacCounter h(0);
   EXPECT_EQ(h.next_boundary(0), 252u);
   EXPECT_EQ(h.next_boundary(251), 252u);
   EXPECT_EQ(h.next_boundary(252), 504u);
@@ -107,6 +107,6 @@ TEST(Clock, HacCounterEpochsAdjustmentsAndDrift) {
   EXPECT_EQ(h.next_boundary(1259 + 252 * 1000000ULL + 5), 1259 + 252 * 1000001ULL);
   EXPECT_EQ(h.hac(1259 + 252 * 1000000ULL + 5), 5);
   EXPECT_EQ(h.hac(1259 + 252 * 1000000ULL - 2), 250);
-  EXPECT_EQ(hac::wrap_epoch(130), -122);
-  EXPECT_EQ(hac::wrap_epoch(-127), 125);
+  EXPECT_EQ(clock::wrap_epoch(130), -122);
+  EXPECT_EQ(clock::wrap_epoch(-127), 125);
 }

@@ -149,8 +149,8 @@ void elements(uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
 void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
   const uint32_t size = dtype_bytes(dt);
   if (size == 0 || bytes % size != 0)
-    throw std::invalid_argument(std::string("core::add: ") + std::to_string(bytes) + " bytes is not a whole number of " +
-                                dtype_name(dt) + " elements");
+    throw std::invalid_argument(std::string("core::add: ") + std::to_string(bytes) +
+                                " bytes is not a whole number of " + dtype_name(dt) + " elements");
   switch (dt) {
     case Dtype::fp32: elements<uint32_t, ieee::add_fp32>(dst, a, b, bytes); break;
     case Dtype::bf16: elements<uint16_t, ieee::add_bf16>(dst, a, b, bytes); break;
@@ -164,9 +164,7 @@ double element_value(Dtype dt, const uint8_t* p) {
   uint32_t w = 0;
   uint16_t h = 0;
   switch (dt) {
-    case Dtype::int32:
-      std::memcpy(&w, p, 4);
-      return static_cast<int32_t>(w);
+    case Dtype::int32: std::memcpy(&w, p, 4); return static_cast<int32_t>(w);
     case Dtype::fp32: {
       float f;
       std::memcpy(&f, p, 4);

@@ -100,7 +100,7 @@ Network::Network(const sc_core::sc_module_name& nm, const std::vector<tsp::Tsp*>
     int64_t phase = 0;
     if (initial.get() == "random") {
       uint64_t s = chips[c]->seed_for("hac_phase");
-      phase = static_cast<int64_t>(splitmix(s) % kEpoch);
+      phase = static_cast<int64_t>(splitmix(s) % clock::kEpoch);
     }
     chips[c]->hac().reset(phase);
   }
@@ -336,7 +336,7 @@ void Network::do_slot(uint32_t ui) {
 
 void Network::receive(uint32_t ui, const Msg& m, uint64_t s) {
   Unit& u = m_units[ui];
-  hac::Counter& hc = u.chip->hac();
+  clock::HacCounter& hc = u.chip->hac();
   switch (m.kind) {
     case kReflectReq: {
       // Reflect the value unchanged, turnaround_cycles after it was sampled.
@@ -347,11 +347,11 @@ void Network::receive(uint32_t ui, const Msg& m, uint64_t s) {
     case kReflectRet: {
       const uint32_t w = m_dirs[m.dir].cable;
       int64_t rtt = hc.hac(m.cycle) - m.value;
-      rtt = ((rtt % kEpoch) + kEpoch) % kEpoch;
+      rtt = ((rtt % clock::kEpoch) + clock::kEpoch) % clock::kEpoch;
       // The counter only knows the round trip modulo the epoch; the multiple
       // comes from the cable's nominal latency (software knows the cable class).
-      const double k = std::round((m_cal[w].nominal_rtt - static_cast<double>(rtt)) / kEpoch);
-      const double sample = (static_cast<double>(rtt) + k * kEpoch - turnaround_cycles) / 2.0;
+      const double k = std::round((m_cal[w].nominal_rtt - static_cast<double>(rtt)) / clock::kEpoch);
+      const double sample = (static_cast<double>(rtt) + k * clock::kEpoch - turnaround_cycles) / 2.0;
       LinkStats& st = m_stats[w];
       if (st.n < calibration_iterations) {
         st.add(sample);
@@ -366,7 +366,7 @@ void Network::receive(uint32_t ui, const Msg& m, uint64_t s) {
       if (!m_aligning || static_cast<int32_t>(m.dir) != u.parent_dir) break;
       const double lat = latency_estimate(m_dirs[m.dir].cable);
       const double err = static_cast<double>(m.value) + lat - static_cast<double>(hc.hac(m.cycle));
-      u.err_sum += wrap_epoch(static_cast<int64_t>(std::llround(err)));
+      u.err_sum += clock::wrap_epoch(static_cast<int64_t>(std::llround(err)));
       if (++u.err_n < filter_exchanges) break;
       const double mean = static_cast<double>(u.err_sum) / static_cast<double>(u.err_n);
       u.err_sum = 0;
@@ -390,9 +390,9 @@ double Network::offset_from_root(uint32_t chip) {
     const uint64_t cyc = o.cycle_at_or_before(t);
     return static_cast<double>(c.hac().aligned(cyc)) + static_cast<double>(t - o.ps(cyc)) / o.period_ps();
   };
-  double d = std::fmod(at(*m_units.at(chip).chip) - at(*m_units.at(m_root).chip), static_cast<double>(kEpoch));
-  if (d < -kEpoch / 2) d += kEpoch;
-  if (d >= kEpoch / 2) d -= kEpoch;
+  double d = std::fmod(at(*m_units.at(chip).chip) - at(*m_units.at(m_root).chip), static_cast<double>(clock::kEpoch));
+  if (d < -clock::kEpoch / 2) d += clock::kEpoch;
+  if (d >= clock::kEpoch / 2) d -= clock::kEpoch;
   return d;
 }
 
@@ -413,7 +413,7 @@ std::vector<std::vector<tsp::Instr>> Network::alignment_programs(uint64_t begin,
     for (uint32_t d : m_units[c].child_dirs) {
       const uint32_t w = m_dirs[d].cable;
       const double lmax = m_stats[w].n ? m_stats[w].max : latency_estimate(w) + 16;
-      const uint32_t hop = static_cast<uint32_t>(std::floor((lmax + k) / kEpoch)) + 1;
+      const uint32_t hop = static_cast<uint32_t>(std::floor((lmax + k) / clock::kEpoch)) + 1;
       release[m_dirs[d].to] = release[c] + hop;
       epochs = std::max(epochs, release[m_dirs[d].to]);
       order.push_back(m_dirs[d].to);
@@ -430,7 +430,7 @@ std::vector<std::vector<tsp::Instr>> Network::alignment_programs(uint64_t begin,
   for (uint32_t c : order) {
     std::vector<tsp::Instr>& p = prog[c];
     if (c == m_root) {
-      p.push_back(instr(tsp::Op::WAIT, 0, begin + 4 * kEpoch));  // the children are polling by then
+      p.push_back(instr(tsp::Op::WAIT, 0, begin + 4 * clock::kEpoch));  // the children are polling by then
       p.push_back(instr(tsp::Op::DESKEW));
     } else {
       p.push_back(instr(tsp::Op::WAIT, 0, begin));

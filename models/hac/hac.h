@@ -1,6 +1,6 @@
 // The HAC network of a system (`sys.hac`), seed 000 §3.1-§3.2.
 //
-// Every chip's HAC/SAC (hac::Counter, held by the chip) is exchanged with its
+// Every chip's HAC/SAC (clock::HacCounter, held by the chip) is exchanged with its
 // link peers every `exchange_cycles` local cycles as a link control code: a
 // sideband of the C2C PHY that takes no vector slot, so it never changes the
 // timing of data. A code sent at local cycle s leaves at the sender's clock

@@ -629,7 +629,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       const int64_t h = m_hac.hac(c), s = m_hac.sac(c);
       const int32_t words[6] = {static_cast<int32_t>(h),
                                 static_cast<int32_t>(s),
-                                static_cast<int32_t>(hac::wrap_epoch(h - s)),
+                                static_cast<int32_t>(clock::wrap_epoch(h - s)),
                                 static_cast<int32_t>(c & 0x7fffffff),
                                 static_cast<int32_t>((static_cast<int64_t>(c) - m_shift) & 0x7fffffff),
                                 static_cast<int32_t>(m_shift)};

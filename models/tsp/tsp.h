@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "models/c2c/protocol.h"
+#include "models/clock/hac_counter.h"
 #include "models/clock/oscillator.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
-#include "models/hac/counter.h"
 #include "models/tsp/isa.h"
 #include "models/tsp/port.h"
 #include "models/tsp/sram.h"
@@ -96,7 +96,7 @@ class Tsp : public core::Module, public c2c::Producer {
   /// The nominal clock (clock_mhz, no offset, no jitter): what a compiler assumes.
   const core::Clock& nominal_clock() const { return m_nominal; }
   /// Hardware and software aligned counters (seed 000 §3.1, §3.3).
-  hac::Counter& hac() { return m_hac; }
+  clock::HacCounter& hac() { return m_hac; }
   void attach_hac(HacLink* link) { m_hac_link = link; }
   /// A TRANSMIT notification from the peer on `port` is sampled into this
   /// chip's clock domain at local cycle `cycle` (called by the HAC network).
@@ -170,7 +170,7 @@ class Tsp : public core::Module, public c2c::Producer {
   static clock::Oscillator make_oscillator(const Tsp& t);
   core::Clock m_nominal;
   clock::Oscillator m_clock;
-  hac::Counter m_hac;
+  clock::HacCounter m_hac;
   HacLink* m_hac_link = nullptr;
   std::vector<std::pair<uint32_t, uint64_t>> m_notified;  // (port, sample cycle) not yet polled, by cycle
   std::vector<SyncEvent> m_sync_log;

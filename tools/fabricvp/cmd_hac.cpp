@@ -138,7 +138,7 @@ int run_hac(const HacOptions& o) {
     }
     const double measured = last_release > b0 ? static_cast<double>(last_release - b0) / period : 0.0;
     const uint64_t l = static_cast<uint64_t>(std::ceil(lmax));
-    const uint64_t formula = (l / hac::kEpoch + 1) * net.height() * hac::kEpoch;
+    const uint64_t formula = (l / clock::kEpoch + 1) * net.height() * clock::kEpoch;
     fmt::print(
         "  initial alignment: last chip released {:.1f} cycles after the root's DESKEW boundary; "
         "(floor(L/252) + 1) * h * 252 = {} cycles (L = {} cycles, h = {})\n",

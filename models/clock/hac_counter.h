@@ -24,7 +24,7 @@
 #include <array>
 #include <cstdint>
 
-namespace fabricvp::hac {
+namespace fabricvp::clock {
 
 constexpr int64_t kEpoch = 252;     ///< HAC period in cycles (8-bit counter, 4 reserved codes)
 constexpr int64_t kHacCodes = 256;  ///< values of the 8-bit counter
@@ -36,10 +36,10 @@ inline int64_t wrap_epoch(int64_t d) {
   return d >= kEpoch / 2 ? d - kEpoch : d;
 }
 
-class Counter {
+class HacCounter {
  public:
   /// HAC value `phase` (0..251) at local cycle 0.
-  explicit Counter(int64_t phase = 0) { reset(phase); }
+  explicit HacCounter(int64_t phase = 0) { reset(phase); }
   void reset(int64_t phase) {
     m_start = -phase;
     m_len = kEpoch;
@@ -157,4 +157,4 @@ class Counter {
   int64_t m_sac_h = 0;  // aligned time at the last resynchronization
 };
 
-}  // namespace fabricvp::hac
+}  // namespace fabricvp::clock
