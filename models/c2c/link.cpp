@@ -38,10 +38,7 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
       peak_in_flight(&link, nullptr, n.peak_in_flight, "vectors",
                      "most vectors read at the source and not yet written at the destination"),
       utilization_pct(&link, n.utilization, "%", "busy_ps / simulated time",
-                      [this] {
-                        double end = sc_core::sc_time_stamp().to_seconds() * 1e12;
-                        return end > 0 ? 100.0 * static_cast<double>(busy_ps.get()) / end : 0.0;
-                      }),
+                      [this] { return core::percent_of_run(busy_ps.get()); }),
       codewords(&link, nullptr, n.codewords, "codewords", "FEC codewords carrying this direction's packets"),
       corrected_codewords(&link, nullptr, n.corrected_codewords, "codewords",
                           "codewords with errors that the decoder corrected"),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,10 @@ class Context {
   uint32_t attempt() const { return m_attempt; }
   void set_attempt(uint32_t a) { m_attempt = a; }
 
+  /// Simulated time the statistics refer to, once the run driver set it (core::stats_end_ps()).
+  const std::optional<uint64_t>& stats_end() const { return m_stats_end; }
+  void set_stats_end(uint64_t ps) { m_stats_end = ps; }
+
   /// Record a hardware error, print it, and stop the simulation.
   void hw_error(HardwareError e);
   const std::vector<HardwareError>& hw_errors() const { return m_errors; }
@@ -65,6 +70,7 @@ class Context {
   std::vector<HardwareError> m_errors;
   bool m_halted = false;
   uint32_t m_attempt = 0;
+  std::optional<uint64_t> m_stats_end;
 };
 
 uint64_t fnv1a64(std::string_view s);

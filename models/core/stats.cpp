@@ -22,6 +22,18 @@ std::string StatBase::kind() const {
   return owner()->kind();  // Module overrides sc_object::kind()
 }
 
+uint64_t stats_end_ps() {
+  const auto& end = Context::get().stats_end();
+  return end ? *end : sc_core::sc_time_stamp().value();
+}
+
+void set_stats_end(uint64_t ps) { Context::get().set_stats_end(ps); }
+
+double percent_of_run(uint64_t busy_ps) {
+  const uint64_t end = stats_end_ps();
+  return end ? 100.0 * static_cast<double>(busy_ps) / static_cast<double>(end) : 0.0;
+}
+
 void write_stats_json(std::ostream& out) {
   // Stream the nested object instead of building it: 10^6 statistics would
   // cost far more memory as a JSON tree than as this sorted list. '.' sorts

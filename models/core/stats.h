@@ -83,6 +83,15 @@ class Derived : public StatBase {
   std::function<nlohmann::json()> m_fn;
 };
 
+/// The simulated time the run's statistics refer to: what the run driver set
+/// with set_stats_end() (e.g. a collective's completion), else the current
+/// simulation time.
+uint64_t stats_end_ps();
+void set_stats_end(uint64_t ps);
+/// 100 x busy_ps / stats_end_ps(), 0 while no time has passed: the one
+/// definition of a utilization in percent.
+double percent_of_run(uint64_t busy_ps);
+
 /// All statistics as one JSON object: nested by hierarchical name, module objects
 /// carry "kind", plus a top-level "schema" with unit and description per kind.stat.
 /// Streamed, so it costs a sorted list of names rather than a JSON tree.

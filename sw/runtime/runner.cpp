@@ -412,9 +412,7 @@ class Workload {
 };
 
 void print_links(const platform::System& sys, uint64_t sim_end) {
-  auto util = [&](const c2c::Channel& ch) {
-    return sim_end ? 100.0 * static_cast<double>(ch.busy_ps.get()) / static_cast<double>(sim_end) : 0.0;
-  };
+  auto util = [](const c2c::Channel& ch) { return core::percent_of_run(ch.busy_ps.get()); };
   fmt::print("\n  {:<28} {:>8} {:>8} {:>10}   (busy share of {} simulated)\n", "link", "a->b", "b->a", "vectors",
              human_time(sim_end));
   if (sys.links.size() <= 64) {
