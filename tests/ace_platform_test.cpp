@@ -47,7 +47,7 @@ TEST(AcePlatform, TorusShapeRingsAndTableIvLinks) {
     const npu::FabricLink& l = *sys.links[k];
     const bool local = sys.link_dim[k] == npu::kLocal;
     EXPECT_DOUBLE_EQ(l.GBps.get(), local ? 200.0 : 25.0);
-    EXPECT_EQ(l.latency_ps(), local ? 90000u : 200000u);
+    EXPECT_EQ(l.a_to_b.latency_ps(), local ? 90000u : 200000u);
     EXPECT_DOUBLE_EQ(l.payload_GBps(), local ? 188.0 : 23.5);
     // Link endpoints are neighbours along the link's dimension.
     EXPECT_EQ(sys.shape.step(l.a(), sys.link_dim[k], 1), l.b());

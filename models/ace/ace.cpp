@@ -70,8 +70,7 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                       "busy share of the simulated time, per FSM (phase = index % phases)",
                       [this] {
                         nlohmann::json a = nlohmann::json::array();
-                        for (uint64_t b : m_fsm_busy_ps)
-                          a.push_back(m_end ? 100.0 * static_cast<double>(b) / static_cast<double>(m_end) : 0.0);
+                        for (uint64_t b : m_fsm_busy_ps) a.push_back(core::percent_of_run(b));
                         return a;
                       }),
       fsm_mean_utilization(this, "fsm_mean_utilization", "%", "busy share of the simulated time, mean over FSMs",
@@ -88,9 +87,8 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                         return cycles ? 100.0 * static_cast<double>(beats.get()) / static_cast<double>(cycles) : 0.0;
                       }),
       sram_port_busy_ps(this, nullptr, "sram_port_busy_ps", "ps", "time the SRAM port was busy"),
-      sram_port_utilization(this, "sram_port_utilization", "%", "sram_port_busy_ps / simulated time", [this] {
-        return m_end ? 100.0 * static_cast<double>(sram_port_busy_ps.get()) / static_cast<double>(m_end) : 0.0;
-      }) {
+      sram_port_utilization(this, "sram_port_utilization", "%", "sram_port_busy_ps / simulated time",
+                            [this] { return core::percent_of_run(sram_port_busy_ps.get()); }) {
   const Geometry& built = RtlDatapath::built_geometry();
   const uint32_t L = alu_lanes.get();
   if (L % built.lanes != 0)

@@ -6,12 +6,17 @@
 namespace fabricvp::c2c {
 
 namespace {
-#define FABRICVP_DIR_NAMES(d)                                                                                       \
-  Channel::Names {                                                                                                  \
-    d, d "_out", d ".bursts", d ".packets", d ".payload_bytes", d ".wire_bytes", d ".busy_ps", d ".peak_in_flight", \
-        d ".utilization_pct", d ".fec_codewords", d ".fec_corrected_codewords", d ".fec_corrected_symbols",         \
-        d ".fec_uncorrectable_codewords", d ".fec_miscorrected_codewords", d ".fec_flagged_vectors",                \
-        d ".silent_corrupted_vectors", d ".bit_errors", d ".fec_symbol_errors_hist"                                 \
+#define FABRICVP_DIR_NAMES(d)                                                                                 \
+  Channel::Names {                                                                                            \
+    d, d "_out",                                                                                              \
+        {{d ".bursts", "bursts", "bursts of back-to-back packets"},                                           \
+         {d ".packets", "packets", "packets (one 320-B vector each) serialized"},                             \
+         {d ".payload_bytes", "bytes", "vector payload bytes carried"},                                       \
+         {d ".busy_ps", "ps", "time the serializer was busy"},                                                \
+         {d ".utilization_pct", "%", "busy_ps / simulated time"}},                                            \
+        d ".wire_bytes", d ".peak_in_flight", d ".fec_codewords", d ".fec_corrected_codewords",               \
+        d ".fec_corrected_symbols", d ".fec_uncorrectable_codewords", d ".fec_miscorrected_codewords",        \
+        d ".fec_flagged_vectors", d ".silent_corrupted_vectors", d ".bit_errors", d ".fec_symbol_errors_hist" \
   }
 const Channel::Names kAtoB = FABRICVP_DIR_NAMES("a_to_b");
 const Channel::Names kBtoA = FABRICVP_DIR_NAMES("b_to_a");
@@ -24,21 +29,17 @@ std::string attempt_suffix(bool marginal) {
 }  // namespace
 
 Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
-    : m_link(link),
+    : core::SerialChannel(
+          &link, n.serial,
+          core::SerialRate(static_cast<uint64_t>(link.packet_bytes.get()) * 8, link.lanes, link.lane_gbps),
+          link.tx_pipeline_ps + link.propagation_ps + link.fec_latency_ps() + link.rx_pipeline_ps),
+      m_link(link),
       m_name(std::string(link.name()) + "." + n.dir),
       m_tid(trace_tid),
-      m_rate(static_cast<uint64_t>(link.packet_bytes.get()) * 8, link.lanes, link.lane_gbps),
-      m_latency_ps(link.tx_pipeline_ps + link.propagation_ps + link.fec_latency_ps() + link.rx_pipeline_ps),
       m_out(n.out),
-      bursts(&link, nullptr, n.bursts, "bursts", "bursts of back-to-back packets"),
-      packets(&link, nullptr, n.packets, "packets", "packets (one 320-B vector each) serialized"),
-      payload_bytes(&link, nullptr, n.payload_bytes, "bytes", "vector payload bytes carried"),
       wire_bytes(&link, nullptr, n.wire_bytes, "bytes", "bytes on the wire including framing"),
-      busy_ps(&link, nullptr, n.busy_ps, "ps", "time the serializer was busy"),
       peak_in_flight(&link, nullptr, n.peak_in_flight, "vectors",
                      "most vectors read at the source and not yet written at the destination"),
-      utilization_pct(&link, n.utilization, "%", "busy_ps / simulated time",
-                      [this] { return core::percent_of_run(busy_ps.get()); }),
       codewords(&link, nullptr, n.codewords, "codewords", "FEC codewords carrying this direction's packets"),
       corrected_codewords(&link, nullptr, n.corrected_codewords, "codewords",
                           "codewords with errors that the decoder corrected"),
@@ -98,10 +99,10 @@ void Channel::close_frame() {
 
 void Channel::reserve_control_share(double share) {
   if (!(share >= 0.0 && share < 1.0)) throw std::invalid_argument(m_name + ": control share must be in [0, 1)");
-  if (m_tx_free != 0 || m_next_index != 0) throw std::logic_error(m_name + ": control share set after traffic");
+  if (free_ps() != 0 || m_next_index != 0) throw std::logic_error(m_name + ": control share set after traffic");
   m_control_share = share;
-  m_rate = core::SerialRate(static_cast<uint64_t>(m_link.packet_bytes.get()) * 8, m_link.lanes,
-                            m_link.lane_gbps * (1.0 - share));
+  set_rate(core::SerialRate(static_cast<uint64_t>(m_link.packet_bytes.get()) * 8, m_link.lanes,
+                            m_link.lane_gbps * (1.0 - share)));
 }
 
 void Channel::decode_through(uint64_t k) {
@@ -195,18 +196,13 @@ void Channel::keep(uint64_t k) {
 }
 
 void Channel::b_transport(Burst& b, sc_core::sc_time& delay) {
-  const bool back_to_back = m_next_index > 0 && b.ready_ps <= m_tx_free;
-  b.start_ps = std::max(b.ready_ps, m_tx_free);
+  const bool back_to_back = m_next_index > 0 && b.ready_ps <= free_ps();
+  b.start_ps = serialize(b.ready_ps, b.count, static_cast<uint64_t>(b.count) * kVectorBytes, b.count);
   b.stream_index = m_next_index;
   b.channel = this;
-  uint64_t dur = m_rate.ps(b.count);
-  m_tx_free = b.start_ps + dur;
+  const uint64_t dur = rate().ps(b.count);
   m_next_index += b.count;
-  ++bursts;
-  packets += b.count;
-  payload_bytes += static_cast<uint64_t>(b.count) * kVectorBytes;
   wire_bytes += static_cast<uint64_t>(b.count) * m_link.packet_bytes;
-  busy_ps += dur;
   if (m_kbits) {
     // Back-to-back bursts are one bit stream: the first packets of this one
     // complete the last codeword of the previous one. After a gap, the last

@@ -27,6 +27,7 @@
 
 #include "models/c2c/phy.h"
 #include "models/c2c/protocol.h"
+#include "models/core/channel.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
 
@@ -34,29 +35,28 @@ namespace fabricvp::c2c {
 
 class Link;
 
-/// One direction of a link: serializer state and the vectors in flight.
-class Channel : public FwIf {
+/// One direction of a link: the serializer (core::SerialChannel: bursts of
+/// packets, busy time, utilization) and the vectors in flight.
+class Channel : public core::SerialChannel, public FwIf {
  public:
   /// Stat leaf names of one direction (static strings, "a_to_b.packets", ...).
   struct Names {
-    const char *dir, *out, *bursts, *packets, *payload_bytes, *wire_bytes, *busy_ps, *peak_in_flight, *utilization;
+    const char *dir, *out;
+    core::SerialChannel::Names serial;
+    const char *wire_bytes, *peak_in_flight;
     const char *codewords, *corrected_codewords, *corrected_symbols, *uncorrectable_codewords, *miscorrected_codewords,
         *flagged_vectors, *corrupted_vectors, *bit_errors, *hist;
   };
   Channel(Link& link, const Names& names, uint32_t trace_tid);
   ~Channel() override;
 
-  const core::SerialRate& rate() const { return m_rate; }
   /// Reserve a share of the lane bandwidth for control codes interleaved with
   /// the packets (the HAC exchange, models/hac): packets serialize at
   /// lanes x lane_gbps x (1 - share). Call before anything is scheduled.
   void reserve_control_share(double share);
   double control_share() const { return m_control_share; }
-  /// Fixed latency from the end of serialization to the receiver's buffer.
-  uint64_t latency_ps() const { return m_latency_ps; }
-  uint64_t arrival_ps(const Burst& b, uint64_t i) const { return b.start_ps + m_rate.ps(i + 1) + m_latency_ps; }
-  /// Time the serializer becomes free.
-  uint64_t tx_free_ps() const { return m_tx_free; }
+  /// Packet i of burst b is complete in the receiver's buffer.
+  uint64_t arrival_ps(const Burst& b, uint64_t i) const { return b.start_ps + rate().ps(i + 1) + latency_ps(); }
   const std::string& name() const { return m_name; }
 
   // Data path. The transmitter hands over each vector when it reads it from
@@ -113,10 +113,7 @@ class Channel : public FwIf {
   Link& m_link;
   std::string m_name;
   uint32_t m_tid;
-  core::SerialRate m_rate;
-  uint64_t m_latency_ps;
   double m_control_share = 0;
-  uint64_t m_tx_free = 0;
   uint64_t m_next_index = 0;
   Producer* m_producer = nullptr;
   Bw m_bw;
@@ -152,8 +149,7 @@ class Channel : public FwIf {
   uint32_t m_t = 0;        // symbols the code corrects
 
  public:
-  core::Counter bursts, packets, payload_bytes, wire_bytes, busy_ps, peak_in_flight;
-  core::Derived utilization_pct;
+  core::Counter wire_bytes, peak_in_flight;
   core::Counter codewords, corrected_codewords, corrected_symbols, uncorrectable_codewords, miscorrected_codewords,
       flagged_vectors, corrupted_vectors, bit_errors;
   core::Derived symbol_error_hist;

@@ -16,6 +16,7 @@
 #include <tlm>
 #include <vector>
 
+#include "models/core/channel.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
 
@@ -53,11 +54,16 @@ class AfiNoBw : public AfiBwIf {
 
 class FabricLink;
 
-/// One direction of a link.
-class LinkChannel : public AfiFwIf {
+/// One direction of a link: the serializer (core::SerialChannel: messages,
+/// payload bytes, packets, busy time, utilization) and the sender's output buffer.
+class LinkChannel : public core::SerialChannel, public AfiFwIf {
  public:
-  LinkChannel(FabricLink& link, const char* dir, uint32_t rx_port, const char* n_messages, const char* n_bytes,
-              const char* n_packets, const char* n_busy, const char* n_peak, const char* n_util);
+  struct Names {
+    const char* dir;
+    core::SerialChannel::Names serial;
+    const char* peak_out_buffer_bytes;
+  };
+  LinkChannel(FabricLink& link, const Names& names, uint32_t rx_port);
   void b_transport(Message& m, sc_core::sc_time& delay) override;
   tlm::tlm_sync_enum nb_transport_fw(Message&, tlm::tlm_phase&, sc_core::sc_time&) override;
   bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
@@ -66,15 +72,13 @@ class LinkChannel : public AfiFwIf {
   AfiTarget in;      ///< bound by the sending AFI port
   AfiInitiator out;  ///< bound to the receiving AFI port
 
-  core::Counter messages, bytes, packets, busy_ps, peak_out_buffer_bytes;
-  core::Derived utilization_pct;
+  core::Counter peak_out_buffer_bytes;
 
  private:
   friend class FabricLink;
   FabricLink& m_link;
   uint32_t m_rx_port;
-  uint32_t m_tid;  // trace track: 1 a->b, 2 b->a
-  uint64_t m_free = 0;
+  uint32_t m_tid;                                      // trace track: 1 a->b, 2 b->a
   std::deque<std::pair<uint64_t, uint64_t>> m_queued;  // (serialization end, bytes) still in the output buffer
   uint64_t m_queued_bytes = 0;
   AfiNoBw m_bw;
@@ -101,11 +105,6 @@ class FabricLink : public core::Module {
   uint32_t b() const { return m_b; }
   /// Payload rate of one direction, GB/s (bandwidth x efficiency).
   double payload_GBps() const { return GBps.get() * efficiency.get(); }
-  uint64_t latency_ps() const { return m_latency_ps; }
-  uint64_t ser_ps(uint64_t bytes) const { return m_rate.ps(bytes); }
-  /// Simulated time the statistics refer to (set by the runner at the end).
-  void set_end(uint64_t ps) { m_end = ps; }
-  uint64_t end_ps() const { return m_end; }
   /// Perfetto process of this link (0 when tracing is off).
   uint32_t trace_pid() const { return m_pid; }
 
@@ -114,9 +113,6 @@ class FabricLink : public core::Module {
 
  private:
   uint32_t m_a, m_b;
-  core::SerialRate m_rate;
-  uint64_t m_latency_ps = 0;
-  uint64_t m_end = 0;
   uint32_t m_pid = 0;
 };
 

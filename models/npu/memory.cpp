@@ -49,9 +49,8 @@ Memory::Memory(const sc_core::sc_module_name& nm)
                        "bytes moved for communication (every client except compute)"),
       read_bytes(this, nullptr, "read_bytes", "bytes", "bytes read"),
       write_bytes(this, nullptr, "write_bytes", "bytes", "bytes written"),
-      utilization_pct(this, "utilization", "%", "busy share of the simulated time", [this] {
-        return m_end ? 100.0 * static_cast<double>(busy_ps.get()) / static_cast<double>(m_end) : 0.0;
-      }) {
+      utilization_pct(this, "utilization", "%", "busy share of the simulated time",
+                      [this] { return core::percent_of_run(busy_ps.get()); }) {
   for (uint32_t i = 0; i < kClients; ++i)
     m_bytes.push_back(std::make_unique<core::Counter>(this, nullptr, kClientStat[i], "bytes", kClientDesc[i]));
 }

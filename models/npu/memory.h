@@ -47,7 +47,6 @@ class Memory : public core::Module {
   uint64_t bytes_of(Client c) const { return m_bytes[static_cast<uint32_t>(c)]->get(); }
   /// Bytes moved for communication (every client except compute).
   uint64_t comm_bytes() const;
-  void set_end(uint64_t ps) { m_end = ps; }
 
   /// The memory contents (the collective's buffer).
   std::vector<uint8_t> data;
@@ -55,7 +54,6 @@ class Memory : public core::Module {
  private:
   core::SerialRate m_all, m_comm;
   uint64_t m_free = 0, m_comm_free = 0;
-  uint64_t m_end = 0;
   std::vector<std::unique_ptr<core::Counter>> m_bytes;
 
  public:

@@ -358,6 +358,4 @@ void Npu::chunk_done(uint32_t c) {
 
 void Npu::interrupt() { ++interrupts; }
 
-void Npu::set_end(uint64_t ps) { memory.set_end(ps); }
-
 }  // namespace fabricvp::npu

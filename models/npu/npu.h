@@ -137,9 +137,6 @@ class Npu : public core::Module {
   void gather(const Span& span, uint8_t* out) const;
   void scatter(const Span& span, const uint8_t* in);
 
-  /// For the end of the run: statistics refer to time `ps`.
-  void set_end(uint64_t ps);
-
  private:
   class Rx : public AfiFwIf {
    public:

@@ -412,7 +412,7 @@ class Workload {
 };
 
 void print_links(const platform::System& sys, uint64_t sim_end) {
-  auto util = [](const c2c::Channel& ch) { return core::percent_of_run(ch.busy_ps.get()); };
+  auto util = [](const c2c::Channel& ch) { return ch.utilization_pct(); };
   fmt::print("\n  {:<28} {:>8} {:>8} {:>10}   (busy share of {} simulated)\n", "link", "a->b", "b->a", "vectors",
              human_time(sim_end));
   if (sys.links.size() <= 64) {

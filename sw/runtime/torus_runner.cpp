@@ -131,8 +131,7 @@ int run_torus(const RunOptions& opt) {
     completion = std::max(completion, np->completion_ps());
   }
   const uint64_t end = hw_ok ? completion : sim_end;
-  for (auto& l : sys.links) l->set_end(end);
-  for (auto& np : sys.npus) np->set_end(end);
+  core::set_stats_end(end);
   for (ace::Ace* a : sys.aces) a->set_end(end);
 
   // ---- check: the reference adds in the algorithm's order, chunk by chunk ----
@@ -185,8 +184,8 @@ int run_torus(const RunOptions& opt) {
   for (size_t k = 0; k < sys.links.size(); ++k) {
     const npu::FabricLink& l = *sys.links[k];
     for (const npu::LinkChannel* ch : {&l.a_to_b, &l.b_to_a}) {
-      if (ch->messages.get() == 0 && ch->out.size() == 0) continue;  // a direction no ring uses
-      util_sum[sys.link_dim[k]] += end ? 100.0 * static_cast<double>(ch->busy_ps.get()) / static_cast<double>(end) : 0;
+      if (ch->transfer_count() == 0 && ch->out.size() == 0) continue;  // a direction no ring uses
+      util_sum[sys.link_dim[k]] += ch->utilization_pct();
       ++util_n[sys.link_dim[k]];
     }
   }
@@ -310,8 +309,8 @@ int run_torus(const RunOptions& opt) {
         if (sys.link_dim[k] != d) continue;
         rate = sys.links[k]->payload_GBps();
         for (const npu::LinkChannel* ch : {&sys.links[k]->a_to_b, &sys.links[k]->b_to_a}) {
-          if (ch->messages.get() == 0 && ch->out.size() == 0) continue;
-          const double u = end ? 100.0 * static_cast<double>(ch->busy_ps.get()) / static_cast<double>(end) : 0;
+          if (ch->transfer_count() == 0 && ch->out.size() == 0) continue;
+          const double u = ch->utilization_pct();
           lo = std::min(lo, u);
           hi = std::max(hi, u);
         }
