@@ -17,7 +17,6 @@ uint64_t splitmix(uint64_t& s) {
   return z ^ (z >> 31);
 }
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
-using SlotGreater = std::greater<std::pair<uint64_t, uint32_t>>;
 }  // namespace
 
 void LinkStats::add(double x) {
@@ -244,8 +243,7 @@ void Network::post(uint32_t dir, uint64_t send_ps, Kind kind, int64_t value) {
   const uint64_t t = arrival_ps(d, send_ps);
   Unit& r = m_units[d.to];
   const uint64_t cycle = r.chip->clock().cycle_at_or_after(t);
-  r.inbox.push_back(Msg{cycle, m_seq++, dir, kind, value});
-  std::push_heap(r.inbox.begin(), r.inbox.end(), std::greater<Msg>());
+  r.inbox.push(core::TimeKey{cycle, 0, m_seq++}, Msg{cycle, dir, kind, value});
   ++messages;
 }
 
@@ -285,9 +283,8 @@ void Network::ensure_running() {
     const uint64_t c = unit.chip->clock().cycle_at_or_after(now);
     const uint64_t per = exchange_cycles;
     unit.slot = std::max(unit.slot, (c + per - 1) / per * per);
-    m_sched.emplace_back(unit.chip->clock().ps(unit.slot), u);
+    m_sched.push(unit.chip->clock().ps(unit.slot), u, u);
   }
-  std::make_heap(m_sched.begin(), m_sched.end(), SlotGreater());
   m_wake.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -297,26 +294,21 @@ void Network::step() {
     m_scheduled = false;
     return;  // asleep until a chip has work again
   }
-  while (!m_sched.empty() && m_sched.front().first <= now) {
-    std::pop_heap(m_sched.begin(), m_sched.end(), SlotGreater());
-    const uint32_t u = m_sched.back().second;
-    m_sched.pop_back();
+  while (!m_sched.empty() && m_sched.top_key().t <= now) {
+    const uint32_t u = m_sched.pop();
     do_slot(u);
     m_units[u].slot += exchange_cycles;
-    m_sched.emplace_back(m_units[u].chip->clock().ps(m_units[u].slot), u);
-    std::push_heap(m_sched.begin(), m_sched.end(), SlotGreater());
+    m_sched.push(m_units[u].chip->clock().ps(m_units[u].slot), u, u);
   }
-  if (!m_sched.empty()) next_trigger(sc_core::sc_time::from_value(m_sched.front().first - now));
+  if (!m_sched.empty()) next_trigger(sc_core::sc_time::from_value(m_sched.top_key().t - now));
 }
 
 void Network::do_slot(uint32_t ui) {
   Unit& u = m_units[ui];
   const uint64_t s = u.slot;
   ++slots;
-  while (!u.inbox.empty() && u.inbox.front().cycle <= s) {
-    std::pop_heap(u.inbox.begin(), u.inbox.end(), std::greater<Msg>());
-    const Msg m = u.inbox.back();
-    u.inbox.pop_back();
+  while (!u.inbox.empty() && u.inbox.top_key().t <= s) {
+    const Msg m = u.inbox.pop();
     receive(ui, m, s);
   }
   const int64_t h = u.chip->hac().hac(s);

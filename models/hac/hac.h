@@ -45,6 +45,7 @@
 
 #include "models/c2c/link.h"
 #include "models/core/module.h"
+#include "models/core/timed_queue.h"
 #include "models/tsp/tsp.h"
 
 namespace fabricvp::hac {
@@ -138,11 +139,9 @@ class Network : public core::Module, public tsp::HacLink {
   enum Kind : uint8_t { kHac, kReflectReq, kReflectRet };
   struct Msg {
     uint64_t cycle;  // sample cycle at the receiver
-    uint64_t seq;
     uint32_t dir;
     Kind kind;
     int64_t value;
-    bool operator>(const Msg& o) const { return cycle != o.cycle ? cycle > o.cycle : seq > o.seq; }
   };
   /// One direction of a cable.
   struct Dir {
@@ -161,8 +160,8 @@ class Network : public core::Module, public tsp::HacLink {
     int32_t parent_dir = -1;
     int32_t depth = -1;
     std::vector<uint32_t> child_dirs;
-    std::vector<Msg> inbox;  // min-heap on (cycle, seq)
-    int64_t err_sum = 0;     // alignment loop filter: errors summed over filter_exchanges parent codes
+    core::TimedHeap<Msg> inbox;  // by (sample cycle, network-wide posting order)
+    int64_t err_sum = 0;         // alignment loop filter: errors summed over filter_exchanges parent codes
     uint32_t err_n = 0;
   };
   struct Cal {
@@ -195,7 +194,7 @@ class Network : public core::Module, public tsp::HacLink {
   int64_t m_active = 0;
   uint64_t m_until_ps = 0;
   uint64_t m_seq = 0;
-  std::vector<std::pair<uint64_t, uint32_t>> m_sched;  // min-heap of (slot time ps, unit)
+  core::TimedHeap<uint32_t> m_sched;  // units by (slot time ps, unit)
   sc_core::sc_event m_wake;
 };
 

@@ -100,6 +100,7 @@ Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const A
       compute("compute"),
       m_id(id),
       m_rx_if(*this),
+      m_actions("actions"),
       messages_sent(this, nullptr, "messages_sent", "messages", "messages handed to the AFI"),
       messages_received(this, nullptr, "messages_received", "messages", "messages received by the AFI"),
       bytes_sent(this, nullptr, "bytes_sent", "bytes", "payload bytes sent (network bytes)"),
@@ -117,10 +118,6 @@ Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const A
     m_rx.back()->bind(m_rx_if);
   }
   ace_cmd.bind(m_cmd_bw);
-  SC_HAS_PROCESS(Npu);
-  SC_METHOD(wake);
-  sensitive << m_wake;
-  dont_initialize();
   if (attach) m_attached = attach(*this);
 }
 
@@ -150,25 +147,7 @@ void Npu::start_collective(const CollectiveSpec& spec) {
         fmt::format("{}: the ACE refused the all-reduce command ({})", name(), gp.get_response_string()));
 }
 
-void Npu::at(uint64_t t, std::function<void()> fn) {
-  const uint64_t n = now();
-  if (t < n) throw std::logic_error(fmt::format("{}: action at {} ps posted at {} ps", name(), t, n));
-  const bool earlier = m_actions.empty() || t < m_actions.top().t;
-  m_actions.push(Action{t, m_seq++, std::move(fn)});
-  if (!m_in_wake && earlier) m_wake.notify(sc_core::sc_time::from_value(t - n));
-}
-
-void Npu::wake() {
-  const uint64_t n = now();
-  m_in_wake = true;
-  while (!m_actions.empty() && m_actions.top().t <= n) {
-    std::function<void()> fn = std::move(const_cast<Action&>(m_actions.top()).fn);
-    m_actions.pop();
-    fn();
-  }
-  m_in_wake = false;
-  if (!m_actions.empty()) m_wake.notify(sc_core::sc_time::from_value(m_actions.top().t - n));
-}
+void Npu::at(uint64_t t, std::function<void()> fn) { m_actions.at(t, std::move(fn)); }
 
 void Npu::Rx::b_transport(Message& m, sc_core::sc_time&) {
   auto msg = std::make_shared<Message>(std::move(m));

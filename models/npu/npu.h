@@ -21,12 +21,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <unordered_map>
 #include <vector>
 
 #include "models/core/dtype.h"
 #include "models/core/module.h"
+#include "models/core/timed_queue.h"
 #include "models/npu/afi.h"
 #include "models/npu/memory.h"
 #include "sw/npu/torus_collective.h"
@@ -152,11 +152,6 @@ class Npu : public core::Module {
    private:
     Npu& m_npu;
   };
-  struct Action {
-    uint64_t t, seq;
-    std::function<void()> fn;
-    bool operator<(const Action& o) const { return t != o.t ? t > o.t : seq > o.seq; }  // min-heap
-  };
   struct Task {
     uint32_t chunk = 0, phase = 0, ring = 0, step = 0, total = 0;
     RingPos rp;
@@ -167,7 +162,6 @@ class Npu : public core::Module {
     uint32_t rings_left = 0;
   };
 
-  void wake();
   void pump();
   void start_phase(uint32_t c, uint32_t p);
   void phase_done(uint32_t c, uint32_t p);
@@ -196,10 +190,7 @@ class Npu : public core::Module {
   AfiNoBw m_bw;
   Rx m_rx_if;
 
-  sc_core::sc_event m_wake;
-  std::priority_queue<Action> m_actions;
-  uint64_t m_seq = 0;
-  bool m_in_wake = false;
+  core::ActionQueue m_actions;
 
   CollectiveSpec m_spec;
   std::unique_ptr<CommBackend> m_baseline;

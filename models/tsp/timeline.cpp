@@ -1,43 +1,31 @@
 #include "models/tsp/timeline.h"
 
-#include <algorithm>
-
 namespace fabricvp::tsp {
 
-namespace {
-struct Later {
-  bool operator()(const Cursor* a, const Cursor* b) const { return b->key < a->key; }
-};
-}  // namespace
-
 Timeline::~Timeline() {
-  for (Cursor* c : m_heap) delete c;
+  for (auto& item : m_heap.items()) delete item.second;
 }
 
 void Timeline::add(std::unique_ptr<Cursor> c) {
-  m_heap.push_back(c.release());
-  std::push_heap(m_heap.begin(), m_heap.end(), Later{});
+  Cursor* p = c.release();
+  m_heap.push(p->key, p);
 }
 
 void Timeline::run(uint64_t horizon, const bool& stop) {
   while (!m_heap.empty() && !stop) {
-    Cursor* c = m_heap.front();
-    if (c->key.t > horizon) break;
-    std::pop_heap(m_heap.begin(), m_heap.end(), Later{});
-    m_heap.pop_back();
+    if (m_heap.top_key().t > horizon) break;
+    Cursor* c = m_heap.pop();
     // Run this cursor while it stays the earliest (common when bursts do not interleave).
     bool alive;
     do {
       m_current = c->key.t;
       ++m_ops;
       alive = c->step();
-    } while (alive && !stop && c->key.t <= horizon && (m_heap.empty() || c->key < m_heap.front()->key));
-    if (alive) {
-      m_heap.push_back(c);
-      std::push_heap(m_heap.begin(), m_heap.end(), Later{});
-    } else {
+    } while (alive && !stop && c->key.t <= horizon && (m_heap.empty() || c->key < m_heap.top_key()));
+    if (alive)
+      m_heap.push(c->key, c);
+    else
       delete c;
-    }
   }
 }
 

@@ -19,21 +19,16 @@
 #include <memory>
 #include <vector>
 
+#include "models/core/timed_queue.h"
+
 namespace fabricvp::tsp {
 
-struct OpKey {
-  uint64_t t = 0;      ///< simulated time, ps
-  uint32_t phase = 0;  ///< kWrite before kRead at equal t
-  uint64_t seq = 0;    ///< creation order of the cursor
-  bool operator<(const OpKey& o) const {
-    if (t != o.t) return t < o.t;
-    if (phase != o.phase) return phase < o.phase;
-    return seq < o.seq;
-  }
-};
+/// When an operation happens: t = simulated time (ps), order = kWrite before
+/// kRead at equal t, seq = creation order of the cursor.
+using OpKey = core::TimeKey;
 
-constexpr uint32_t kWrite = 0;
-constexpr uint32_t kRead = 1;
+constexpr uint64_t kWrite = 0;
+constexpr uint64_t kRead = 1;
 
 class Cursor {
  public:
@@ -56,7 +51,7 @@ class Timeline {
   uint64_t next_seq() { return m_seq++; }
 
  private:
-  std::vector<Cursor*> m_heap;  // min-heap on key; owned
+  core::TimedHeap<Cursor*> m_heap;  // by each cursor's key; owned
   uint64_t m_current = 0;
   uint64_t m_ops = 0;
   uint64_t m_seq = 0;

@@ -100,7 +100,7 @@ class AddCursor final : public Cursor {
     key = OpKey{clk.ps(c0), kRead, seq};
   }
   bool step() override {
-    if (key.phase == kRead) {
+    if (key.order == kRead) {
       uint8_t* out = &m_ring[(m_r % m_slots) * kVectorBytes];
       if (m_dt == core::Dtype::none)
         std::memcpy(out, m_sram.read(m_a + m_r), kVectorBytes);  // COPY
