@@ -242,13 +242,11 @@ System::System(const sc_core::sc_module_name& nm)
     p.link->b_to_a.bind_out(A.rx);
     A.attach(p.link->a_to_b, p.link->b_to_a, chips[b]->name());
     B.attach(p.link->b_to_a, p.link->a_to_b, chips[a]->name());
-    wires.push_back(Wire{a, p.pa, b, p.pb, p.link, false});
+    cables.push_back(c2c::Cable{a, p.pa, b, p.pb, p.link, false});
     links.push_back(p.link);
   }
   for (auto* t : chips) host.mem.bind(t->ctrl);
   apply_failures_and_spares();
-  std::vector<hac::Cable> cables;
-  for (const Wire& w : wires) cables.push_back(hac::Cable{w.a_chip, w.a_port, w.b_chip, w.b_port, w.link, w.failed});
   hac = std::make_unique<hac::Network>("hac", chips, cables, chip_failed);
 }
 
@@ -317,16 +315,16 @@ void System::apply_failures_and_spares() {
     node_failed[it->second] = true;
   }
   std::map<std::string, size_t> wire_by_path;
-  for (size_t w = 0; w < wires.size(); ++w) wire_by_path[std::string(wires[w].link->name()).substr(4)] = w;
+  for (size_t w = 0; w < cables.size(); ++w) wire_by_path[std::string(cables[w].link->name()).substr(4)] = w;
   for (const std::string& item : split_list(failed_links)) {
     std::string key = item.rfind("sys.", 0) == 0 ? item.substr(4) : item;
     auto it = wire_by_path.find(key);
     if (it == wire_by_path.end())
       throw core::ConfigError(fmt::format("{}sys.failed_links: no cable named '{}'", where(failed_links), item));
-    wires[it->second].failed = true;
+    cables[it->second].failed = true;
   }
   for (size_t c = 0; c < chips.size(); ++c) chip_failed[c] = node_failed[c / m_tsps];
-  for (Wire& w : wires)
+  for (c2c::Cable& w : cables)
     if (chip_failed[w.a_chip] || chip_failed[w.b_chip]) w.failed = true;
 
   // Spares and the logical machine.

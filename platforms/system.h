@@ -33,9 +33,11 @@
 #include <string>
 #include <vector>
 
+#include "models/c2c/cable.h"
 #include "models/c2c/link.h"
 #include "models/core/module.h"
 #include "models/hac/hac.h"
+#include "models/tsp/coord.h"
 #include "models/tsp/tsp.h"
 
 namespace fabricvp::platform {
@@ -68,17 +70,7 @@ class Rack : public core::Module {
   std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this rack's nodes
 };
 
-/// Physical position of a chip.
-struct Coord {
-  uint32_t rack = 0, node = 0, tsp = 0;
-};
-
-/// One cable between two chip ports (global chip indices).
-struct Wire {
-  uint32_t a_chip, a_port, b_chip, b_port;
-  c2c::Link* link;
-  bool failed;  ///< marked dead (failed_links, or an end on a failed node)
-};
+using tsp::Coord;
 
 class System : public core::Module {
  public:
@@ -106,7 +98,7 @@ class System : public core::Module {
   // Flat views, physical chip order (rack, node, tsp).
   std::vector<tsp::Tsp*> chips;
   std::vector<Coord> coord;
-  std::vector<Wire> wires;
+  std::vector<c2c::Cable> cables;
   std::vector<c2c::Link*> links;
   std::vector<bool> chip_failed;
   /// HAC network (sys.hac): counters exchange, spanning tree, TRANSMIT codes.

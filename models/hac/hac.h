@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/c2c/cable.h"
 #include "models/c2c/link.h"
 #include "models/core/module.h"
 #include "models/core/timed_queue.h"
@@ -50,12 +51,7 @@
 
 namespace fabricvp::hac {
 
-/// One cable between two chip ports (the system's wiring).
-struct Cable {
-  uint32_t a_chip, a_port, b_chip, b_port;
-  c2c::Link* link;
-  bool failed;
-};
+using c2c::Cable;
 
 /// Characterized latency of one cable, in core cycles of its A end.
 struct LinkStats {

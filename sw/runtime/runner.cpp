@@ -131,14 +131,14 @@ sched::Machine machine_of(const platform::System& sys) {
     c.ports.resize(t->port_count());
     m.chips.push_back(std::move(c));
   }
-  for (const platform::Wire& w : sys.wires) {
+  for (const c2c::Cable& w : sys.cables) {
     m.chips[w.a_chip].ports[w.a_port] = sched::PortSpec{
         w.b_chip, w.b_port, sched::LinkSpec{w.link->a_to_b.rate(), w.link->a_to_b.latency_ps()}, w.failed};
     m.chips[w.b_chip].ports[w.b_port] = sched::PortSpec{
         w.a_chip, w.a_port, sched::LinkSpec{w.link->b_to_a.rate(), w.link->b_to_a.latency_ps()}, w.failed};
   }
   m.ranks = sys.ranks;
-  for (const platform::Coord& c : sys.rank_coord) m.coord.push_back(sched::Coord{c.rack, c.node, c.tsp});
+  m.coord = sys.rank_coord;
   m.racks = sys.logical_racks;
   m.nodes_per_rack = sys.logical_nodes_per_rack;
   m.tsps_per_node = sys.chips.empty() ? 1 : static_cast<uint32_t>(sys.tsps_per_node.get());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/core/timebase.h"
+#include "models/tsp/coord.h"
 
 namespace fabricvp::sched {
 
@@ -39,9 +40,7 @@ struct ChipSpec {
   std::vector<PortSpec> ports;
 };
 
-struct Coord {
-  uint32_t rack = 0, node = 0, tsp = 0;
-};
+using tsp::Coord;
 
 struct Machine {
   std::vector<ChipSpec> chips;                                ///< physical chips

@@ -50,7 +50,7 @@ int run_hac(const HacOptions& o) {
     if (!net.exchanging()) throw core::ConfigError("sys.hac.exchange is off: there is nothing to characterize");
     const auto& stats = net.link_stats();
     size_t live = 0;
-    for (const auto& w : sys.wires) live += !w.failed;
+    for (const auto& w : sys.cables) live += !w.failed;
     if (live == 0) throw core::ConfigError(fmt::format("{}: the platform has no live cable", o.platform));
 
     const uint32_t n = static_cast<uint32_t>(sys.chips.size());
@@ -75,7 +75,7 @@ int run_hac(const HacOptions& o) {
     fmt::print("  {:<34} {:>7} {:>8} {:>7} {:>6}\n", "link", "min", "mean", "max", "std");
     nlohmann::json js = nlohmann::json::array();
     for (size_t w = 0; w < stats.size(); ++w) {
-      if (sys.wires[w].failed) continue;
+      if (sys.cables[w].failed) continue;
       const hac::LinkStats& s = stats[w];
       fmt::print("  {:<34} {:>7.1f} {:>8.2f} {:>7.1f} {:>6.2f}\n", s.link, s.min, s.mean, s.max, s.std());
       js.push_back({{"link", s.link}, {"min", s.min}, {"mean", s.mean}, {"max", s.max}, {"std", s.std()}});

@@ -99,7 +99,7 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     platform::System sys("sys");
     ctx.config().check_all_used(platform::parameter_names());
     std::map<std::string, size_t> kinds, dead;
-    for (const platform::Wire& w : sys.wires) {
+    for (const c2c::Cable& w : sys.cables) {
       std::string leaf = std::string(w.link->basename());
       std::string kind = leaf.substr(0, leaf.find_first_of("0123456789"));
       ++kinds[kind];
@@ -107,7 +107,7 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     }
     size_t failed_chips = std::count(sys.chip_failed.begin(), sys.chip_failed.end(), true);
     fmt::print("{}: {} chips in {} rack(s) x {} node(s) x {} TSPs, {} cables\n", platform, sys.chips.size(),
-               sys.rack_count(), sys.nodes_in_rack(), sys.tsps_per_node.get(), sys.wires.size());
+               sys.rack_count(), sys.nodes_in_rack(), sys.tsps_per_node.get(), sys.cables.size());
     for (const auto& [k, n] : kinds)
       fmt::print("  {:<6} {:>7} cables{}\n", k, n, dead[k] ? fmt::format(" ({} dead)", dead[k]) : "");
     fmt::print("  job: {} ranks (levels {} x {} x {}), {} chips on failed nodes, {} spare or unused\n",
@@ -134,14 +134,14 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     // nodes, or of a node's TSPs) against the rest; live cables across it.
     uint64_t crossing = 0;
     auto half_of = [&](uint32_t chip) {
-      const platform::Coord& c = sys.coord[chip];
+      const tsp::Coord& c = sys.coord[chip];
       if (sys.rack_count() > 1) return c.rack < sys.rack_count() / 2;
       if (sys.nodes_in_rack() > 1) return c.node < sys.nodes_in_rack() / 2;
       return c.tsp < sys.tsps_per_node / 2;
     };
     uint64_t left = 0;
     for (uint32_t c = 0; c < sys.chips.size(); ++c) left += half_of(c);
-    for (const platform::Wire& w : sys.wires)
+    for (const c2c::Cable& w : sys.cables)
       if (!w.failed && half_of(w.a_chip) != half_of(w.b_chip)) ++crossing;
     const double link = sys.links.empty() ? 0.0 : sys.links[0]->payload_GBps();
     const double per_tsp = left ? crossing * link / static_cast<double>(left) : 0.0;
@@ -151,7 +151,7 @@ int cmd_topology(const std::string& platform, const std::vector<std::string>& ov
     fmt::print("  peak RSS {:.0f} MiB\n", rss);
     if (!json_out.empty()) {
       nlohmann::json j = {{"platform", platform},           {"chips", sys.chips.size()},
-                          {"ranks", sys.ranks.size()},      {"cables", sys.wires.size()},
+                          {"ranks", sys.ranks.size()},      {"cables", sys.cables.size()},
                           {"bisection_cables", crossing},   {"bisection_tsps", left},
                           {"link_payload_GBps", link},      {"bisection_GBps_per_tsp", per_tsp},
                           {"route_cables_histogram", hist}, {"peak_rss_mib", rss}};
