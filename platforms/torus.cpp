@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/ace/rtl_datapath.h"
+
 namespace fabricvp::platform {
 
 TorusParams::TorusParams()
@@ -36,20 +38,26 @@ TorusSystem::TorusSystem(const sc_core::sc_module_name& nm)
   shape.rings = {local_rings.get(), vertical_rings.get(), horizontal_rings.get()};
   const std::string model = choices.ace_model.get();
   const uint32_t ports = shape.rings[0] + shape.rings[1] + shape.rings[2];
-  const std::array<uint32_t, 3> base{0, shape.rings[0], shape.rings[0] + shape.rings[1]};
   for (uint32_t i = 0; i < shape.npus(); ++i) {
     npu::Npu::Attach attach;
     if (model != "none") {
-      const bool rtl = model == "rtl";
-      attach = [this, rtl](npu::Npu& n) -> std::unique_ptr<core::Module> {
-        auto a = std::make_unique<ace::Ace>("ace", n, rtl);
+      ace::Ace::DatapathFactory make;
+      if (model == "rtl")
+        make = [](const std::string& n) { return std::make_unique<ace::RtlDatapath>(n.c_str()); };
+      else
+        make = [](const std::string&) { return std::make_unique<ace::Datapath>(ace::rtl_geometry()); };
+      attach = [this, make, model](npu::Npu& n) -> std::unique_ptr<core::Module> {
+        auto a = std::make_unique<ace::Ace>("ace", n.id(), model, make);
+        n.ace_cmd.bind(a->cmd);
+        a->irq.bind(n.ace_irq);
+        a->dma.bind(n.memory.dma);
+        a->afi_tx.bind(n.from_ace);
+        n.to_ace.bind(a->afi_rx);
         aces.push_back(a.get());
         return a;
       };
     }
     npus.push_back(std::make_unique<npu::Npu>(fmt::format("npu{}", i).c_str(), i, ports, attach));
-    npus.back()->set_port_base(base);
-    if (!aces.empty() && aces.size() == npus.size()) npus.back()->ace_cmd.bind(aces.back()->cmd);
   }
   const char* prefix[3] = {"llink", "vlink", "hlink"};
   const npu::FabricLink::Defaults defaults[3] = {{200.0, 90, 512}, {25.0, 200, 256}, {25.0, 200, 256}};
@@ -60,15 +68,14 @@ TorusSystem::TorusSystem(const sc_core::sc_module_name& nm)
       for (uint32_t k = 0; k < lanes; ++k) {
         const uint32_t qp = 2 * k, qm = 2 * k + 1;  // the + ring and the - ring on this link
         links.push_back(std::make_unique<npu::FabricLink>(fmt::format("{}{}_{}_{}", prefix[d], a, b, k).c_str(),
-                                                          defaults[d], a, npus[a]->port(d, qm), b,
-                                                          npus[b]->port(d, qp)));
+                                                          defaults[d], a, shape.port(d, qm), b, shape.port(d, qp)));
         link_dim.push_back(d);
         npu::FabricLink& l = *links.back();
-        npus[a]->tx(npus[a]->port(d, qp)).bind(l.a_to_b.in);
-        l.a_to_b.out.bind(npus[b]->rx(npus[b]->port(d, qp)));
+        npus[a]->tx(shape.port(d, qp)).bind(l.a_to_b.in);
+        l.a_to_b.out.bind(npus[b]->rx(shape.port(d, qp)));
         if (qm < shape.rings[d]) {
-          npus[b]->tx(npus[b]->port(d, qm)).bind(l.b_to_a.in);
-          l.b_to_a.out.bind(npus[a]->rx(npus[a]->port(d, qm)));
+          npus[b]->tx(shape.port(d, qm)).bind(l.b_to_a.in);
+          l.b_to_a.out.bind(npus[a]->rx(shape.port(d, qm)));
         }
       }
     }

@@ -25,7 +25,7 @@
 #include "models/core/module.h"
 #include "models/npu/afi.h"
 #include "models/npu/npu.h"
-#include "sw/npu/torus_collective.h"
+#include "sw/collectives/torus.h"
 
 namespace fabricvp::platform {
 
@@ -49,7 +49,7 @@ class TorusSystem : public core::Module {
   core::Param<uint32_t> local_rings, vertical_rings, horizontal_rings;
 
   TorusParams choices;
-  npu::TorusShape shape;
+  collectives::TorusShape shape;
   std::vector<std::unique_ptr<npu::Npu>> npus;
   std::vector<ace::Ace*> aces;  ///< one per NPU (empty with ace.model=none)
   std::vector<std::unique_ptr<npu::FabricLink>> links;

@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "platforms/torus.h"
+#include "sw/collectives/torus.h"
 
 using namespace fabricvp;
 
@@ -40,12 +41,12 @@ TEST(AcePlatform, TorusShapeRingsAndTableIvLinks) {
   // vertical and horizontal: two per pair (2 bidirectional rings).
   uint32_t per_dim[3] = {0, 0, 0};
   for (size_t k = 0; k < sys.links.size(); ++k) ++per_dim[sys.link_dim[k]];
-  EXPECT_EQ(per_dim[npu::kLocal], 64u);
-  EXPECT_EQ(per_dim[npu::kVertical], 128u);
-  EXPECT_EQ(per_dim[npu::kHorizontal], 128u);
+  EXPECT_EQ(per_dim[collectives::kLocal], 64u);
+  EXPECT_EQ(per_dim[collectives::kVertical], 128u);
+  EXPECT_EQ(per_dim[collectives::kHorizontal], 128u);
   for (size_t k = 0; k < sys.links.size(); ++k) {
     const npu::FabricLink& l = *sys.links[k];
-    const bool local = sys.link_dim[k] == npu::kLocal;
+    const bool local = sys.link_dim[k] == collectives::kLocal;
     EXPECT_DOUBLE_EQ(l.GBps.get(), local ? 200.0 : 25.0);
     EXPECT_EQ(l.a_to_b.latency_ps(), local ? 90000u : 200000u);
     EXPECT_DOUBLE_EQ(l.payload_GBps(), local ? 188.0 : 23.5);
@@ -53,31 +54,39 @@ TEST(AcePlatform, TorusShapeRingsAndTableIvLinks) {
     EXPECT_EQ(sys.shape.step(l.a(), sys.link_dim[k], 1), l.b());
   }
   // NPU 5 = (1, 1, 0): rings of each dimension go both ways around.
-  const npu::TorusShape& s = sys.shape;
+  const collectives::TorusShape& s = sys.shape;
   EXPECT_EQ(s.id({1, 1, 0}), 5u);
-  npu::RingPos plus = npu::ring_pos(s, 5, npu::kVertical, 0), minus = npu::ring_pos(s, 5, npu::kVertical, 1);
+  collectives::RingPos plus = collectives::ring_pos(s, 5, collectives::kVertical, 0),
+                       minus = collectives::ring_pos(s, 5, collectives::kVertical, 1);
   EXPECT_EQ(plus.n, 4u);
   EXPECT_EQ(plus.next, s.id({1, 2, 0}));
   EXPECT_EQ(plus.prev, s.id({1, 0, 0}));
   EXPECT_EQ(minus.next, s.id({1, 0, 0}));
   EXPECT_EQ(minus.pos, 3u);
-  // Every segment of a phase is sent by exactly one ring member at step 0 and
-  // the owned spans of a reduce-scatter partition the chunk.
-  npu::Span chunk;
-  chunk.ranges.emplace_back(0, 4096);
-  const auto phases = npu::allreduce_phases("enhanced");
-  uint64_t owned = 0;
+  // The enhanced all-reduce's first phase (reduce-scatter on the local rings):
+  // the members of one local ring send disjoint segments at step 0 that
+  // together are the chunk, and each receives 3 messages per ring.
+  const collectives::Communicator comm(s, {collectives::kLocal, collectives::kVertical, collectives::kHorizontal}, 0);
+  collectives::PlanOptions o;
+  o.chunk_bytes = 4096 * 4;
+  o.align = 64;
+  uint64_t sent = 0;
   std::set<uint64_t> starts;
   for (uint32_t l = 0; l < 4; ++l) {
-    auto spans = npu::phase_spans(s, phases, s.id({l, 0, 0}), chunk, 64);
-    ASSERT_EQ(spans.size(), 4u);
-    EXPECT_EQ(spans[0].elems(), 4096u);
-    EXPECT_EQ(spans[1].elems(), 1024u);
-    EXPECT_EQ(spans[3].elems(), 4096u);
-    owned += spans[1].elems();
-    for (const auto& r : spans[1].ranges) EXPECT_TRUE(starts.insert(r.first).second);
+    auto plan =
+        collectives::make_plan(comm, npu::CollectiveKind::allreduce, core::Dtype::fp32, 4096, 0, o, s.id({l, 0, 0}));
+    ASSERT_EQ(plan->phases(), 4u);
+    EXPECT_EQ(plan->describe(), "reduce-scatter local, all-reduce vertical, all-reduce horizontal, all-gather local");
+    auto chunk = plan->chunk(0);
+    EXPECT_EQ(chunk->span().elems(), 4096u);
+    for (uint32_t q = 0; q < plan->rings(0); ++q) {
+      EXPECT_EQ(plan->ring(0, q).receives, 3u);
+      const npu::Span f = chunk->first_send(0, q);
+      sent += f.elems();
+      for (const auto& r : f.ranges) EXPECT_TRUE(starts.insert(r.first).second);
+    }
   }
-  EXPECT_EQ(owned, 4096u);
+  EXPECT_EQ(sent, 4096u);
 }
 
 TEST(AcePlatform, AllreduceVerifiedWithAceAndWithNpuCores) {

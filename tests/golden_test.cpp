@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -24,6 +25,7 @@ namespace {
 struct Case {
   std::string name, args;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const std::string kGoldenDir = std::string(FABRICVP_SOURCE_DIR) + "/tests/golden";
 

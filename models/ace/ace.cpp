@@ -6,11 +6,13 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "models/ace/rtl_datapath.h"
-
 namespace fabricvp::ace {
 
-Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
+namespace {
+uint64_t now_ps() { return core::ActionQueue::now(); }
+}  // namespace
+
+Ace::Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& model_name, DatapathFactory make)
     : core::Module(nm, "ace"),
       sram_kib(this, "sram_kib", 4096, "KiB", "SRAM for chunks, partitioned per phase plus a terminal partition", 1u,
                1u << 22),
@@ -27,8 +29,13 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
                            "reads and sum writes (1024 at 1 GHz: 1 TB/s, 16 banks of 64 B)",
                            1u, 1u << 20),
       cmd("cmd"),
-      m_npu(npu),
-      m_rtl(rtl),
+      irq("irq"),
+      dma("dma"),
+      afi_tx("afi_tx"),
+      afi_rx("afi_rx"),
+      m_npu_id(npu),
+      m_afi_in(*this),
+      m_actions("actions"),
       m_clock(clock_mhz.get()),
       m_sram_rate(8, 1, static_cast<double>(sram_bytes_per_cycle.get()) * 8.0 * clock_mhz.get() / 1000.0),
       model(this, nullptr, "model", "", "datapath implementation: tlm (C++ model) or rtl (verilated)"),
@@ -89,7 +96,7 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
       sram_port_busy_ps(this, nullptr, "sram_port_busy_ps", "ps", "time the SRAM port was busy"),
       sram_port_utilization(this, "sram_port_utilization", "%", "sram_port_busy_ps / simulated time",
                             [this] { return core::percent_of_run(sram_port_busy_ps.get()); }) {
-  const Geometry& built = RtlDatapath::built_geometry();
+  const Geometry& built = rtl_geometry();
   const uint32_t L = alu_lanes.get();
   if (L % built.lanes != 0)
     throw core::ConfigError(fmt::format("{}.alu_lanes: {} is not a multiple of the datapath slice width {} (ACE_LANES)",
@@ -102,90 +109,158 @@ Ace::Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl)
   m_dp.resize(B);
   for (uint32_t u = 0; u < B; ++u)
     for (uint32_t s = 0; s < S; ++s) {
-      if (rtl)
-        m_dp[u].push_back(std::make_unique<RtlDatapath>(fmt::format("dp{}_{}", u, s).c_str()));
-      else
-        m_dp[u].push_back(std::make_unique<Datapath>(m_geo));
+      m_dp[u].push_back(make(fmt::format("dp{}_{}", u, s)));
+      if (m_dp[u].back()->geometry() != m_geo)
+        throw std::logic_error(fmt::format("{}: a datapath slice of another geometry than the RTL's", name()));
       m_dp[u].back()->configure(0, 0, m_geo.depth);  // one partition: the whole staging ring
     }
   m_stage_row.assign(B, 0);
   m_beat.data.assign(m_geo.lanes, 0);
-  model.set(rtl ? "rtl" : "tlm");
+  model.set(model_name);
   sram_bytes.set(bytes);
   datapath_slices.set(uint64_t(S) * B);
   cmd.register_b_transport(this, &Ace::command);
+  irq.bind(m_gp_bw);
+  dma.bind(m_gp_bw);
+  afi_tx.bind(m_afi_bw);
+  afi_rx.bind(m_afi_in);
+  // The endpoint's collective statistics (messages, bytes, reductions, input
+  // buffers) are the NPU's, whichever engine serves it: registered under the
+  // ACE's parent.
+  const sc_core::sc_object* endpoint = get_parent_object() ? get_parent_object() : this;
+  m_engine = std::make_unique<npu::CollectiveEngine>(
+      endpoint, name(), m_npu_id, m_actions, *this,
+      [this](std::shared_ptr<npu::Message> m) {
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        afi_tx->b_transport(*m, delay);
+      },
+      [this](const npu::Collective& c) { completed(c); });
 }
 
 Ace::~Ace() {
+  m_engine.reset();
   while (!m_dp.empty()) {
     while (!m_dp.back().empty()) m_dp.back().pop_back();
     m_dp.pop_back();
   }
 }
 
-double Ace::rtl_eval_seconds() const {
+double Ace::datapath_host_seconds() const {
   double s = 0;
   for (const auto& u : m_dp)
-    for (const auto& d : u)
-      if (auto* r = dynamic_cast<const RtlDatapath*>(d.get())) s += r->eval_seconds();
+    for (const auto& d : u) s += d->host_seconds();
   return s;
 }
 
+void Ace::AfiIn::b_transport(npu::Message& m, sc_core::sc_time&) {
+  m_ace.m_engine->deliver(std::make_shared<npu::Message>(std::move(m)));
+}
+
 void Ace::command(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
-  if (gp.get_command() != tlm::TLM_WRITE_COMMAND || gp.get_address() != 0 || gp.get_data_length() != sizeof(Command)) {
+  if (gp.get_command() != tlm::TLM_WRITE_COMMAND || gp.get_address() != 0 ||
+      gp.get_data_length() != sizeof(npu::CollectiveCommand)) {
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  Command c;
-  std::memcpy(static_cast<void*>(&c), gp.get_data_ptr(), sizeof c);
-  if (c.op != Command::allreduce || !c.spec || c.address != 0 || c.bytes != c.spec->elems * c.spec->esize()) {
+  const auto& cmd_block = *reinterpret_cast<const npu::CollectiveCommand*>(gp.get_data_ptr());
+  if (!cmd_block.collective || !cmd_block.collective->request.plan) {
     gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }
-  ++commands;
-  setup(*c.spec);
-  gp.set_response_status(tlm::TLM_OK_RESPONSE);
-  m_npu.start(*c.spec, this);
-}
-
-void Ace::setup(const npu::CollectiveSpec& spec) {
-  m_spec = spec;
+  const npu::CollectivePlan& plan = cmd_block.collective->plan();
   const uint32_t L = alu_lanes.get();
-  const uint32_t P = static_cast<uint32_t>(spec.phases.size());
-  if (spec.align % L != 0)
+  if (plan.align() % L != 0)
     throw core::ConfigError(
         fmt::format("{}: segments are split on multiples of {} elements (collective.align_elems), "
                     "which must be a multiple of alu_lanes {}",
-                    name(), spec.align, L));
-  m_slot_bytes = spec.chunk_elems * spec.esize();
-  m_slots = static_cast<uint32_t>(m_sram.size() / m_slot_bytes);
-  if (m_slots < P + 1)
+                    name(), plan.align(), L));
+  if (fsms.get() < plan.phases())
+    throw core::ConfigError(
+        fmt::format("{}.fsms: {} FSMs for {} phases (each phase needs one)", name(), fsms.get(), plan.phases()));
+  const uint64_t need = plan.chunk_capacity() * plan.esize();
+  const uint64_t fit = need ? m_sram.size() / need : 0;
+  if (need && fit < plan.phases() + 1)
     throw core::ConfigError(fmt::format(
         "{}: the SRAM ({} KiB) holds {} chunk(s) of {} bytes; it needs one per phase partition plus the terminal "
         "partition ({}): lower collective.chunk_kib or raise sram_kib",
-        name(), sram_kib.get(), m_slots, m_slot_bytes, P + 1));
-  if (fsms.get() < P)
-    throw core::ConfigError(
-        fmt::format("{}.fsms: {} FSMs for {} phases (each phase needs one)", name(), fsms.get(), P));
+        name(), sram_kib.get(), fit, need, plan.phases() + 1));
+  ++commands;
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (m_waiting_commands.empty() && fits(plan)) {
+    if (m_engine->in_flight() == 0) configure(plan);
+    m_engine->submit(cmd_block.collective);
+  } else {
+    m_waiting_commands.push_back(cmd_block.collective);
+  }
+}
+
+bool Ace::fits(const npu::CollectivePlan& plan) const {
+  if (m_engine->in_flight() == 0) return true;  // idle: it will be set up for it
+  return plan.phases() <= m_phases && plan.chunk_capacity() * plan.esize() <= m_slot_bytes;
+}
+
+void Ace::configure(const npu::CollectivePlan& plan) {
+  const uint32_t P = plan.phases();
+  m_phases = P;
+  m_slot_bytes = std::max<uint64_t>(1, plan.chunk_capacity() * plan.esize());
+  m_slots = static_cast<uint32_t>(m_sram.size() / m_slot_bytes);
   m_part_size.assign(P + 1, m_slots / (P + 1));
   for (uint32_t i = 0; i < m_slots % (P + 1); ++i) ++m_part_size[i];
   m_part_used.assign(P + 1, 0);
   m_free_slots.clear();
   for (uint32_t s = 0; s < m_slots; ++s) m_free_slots.push_back(s);
-  m_slot_of.assign(spec.chunks(), -1);
-  m_fsm_of.assign(spec.chunks(), -1);
+  if (!m_configured) {
+    m_fsm_is_busy.assign(fsms.get(), false);
+    m_fsm_since.assign(fsms.get(), 0);
+    m_fsm_busy_ps.assign(fsms.get(), 0);
+  }
   m_fsm_phase.resize(fsms.get());
   for (uint32_t f = 0; f < fsms.get(); ++f) m_fsm_phase[f] = f % P;
-  m_fsm_is_busy.assign(fsms.get(), false);
-  m_fsm_since.assign(fsms.get(), 0);
-  m_fsm_busy_ps.assign(fsms.get(), 0);
   slot_bytes.set(m_slot_bytes);
   slots.set(m_slots);
   m_configured = true;
 }
 
+void Ace::admit(uint32_t coll, const npu::Collective& c) {
+  if (m_colls.size() <= coll) m_colls.resize(coll + 1);
+  Coll& k = m_colls[coll];
+  const npu::CollectivePlan& plan = c.plan();
+  k.dt = plan.dtype();
+  k.es = plan.esize();
+  k.address = c.request.address;
+  k.last_phase = plan.phases() - 1;
+  k.slot_of.assign(plan.chunks(), -1);
+  k.fsm_of.assign(plan.chunks(), -1);
+}
+
+void Ace::completed(const npu::Collective& c) {
+  ++interrupts;
+  npu::CollectiveCompletion cpl{c.id.key()};
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_address(0);
+  gp.set_data_ptr(reinterpret_cast<unsigned char*>(&cpl));
+  gp.set_data_length(sizeof cpl);
+  gp.set_streaming_width(sizeof cpl);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  irq->b_transport(gp, delay);
+  if (!gp.is_response_ok())
+    throw std::logic_error(
+        fmt::format("{}: the NPU refused the completion interrupt ({})", name(), gp.get_response_string()));
+  // Commands that waited for an idle ACE: reconfigure for the first, then take every one that fits.
+  if (m_engine->in_flight() == 0 && !m_waiting_commands.empty()) {
+    configure(m_waiting_commands.front()->plan());
+    while (!m_waiting_commands.empty() && fits(m_waiting_commands.front()->plan())) {
+      auto next = m_waiting_commands.front();
+      m_waiting_commands.pop_front();
+      m_engine->submit(next);
+    }
+  }
+}
+
 void Ace::occupancy(int64_t delta_bytes) {
-  const uint64_t now = npu::Npu::now();
+  const uint64_t now = now_ps();
   m_occ_area += static_cast<unsigned __int128>(m_used_bytes) * (now - m_occ_since);
   m_occ_since = now;
   m_used_bytes += delta_bytes;
@@ -198,7 +273,7 @@ void Ace::occupancy(int64_t delta_bytes) {
 }
 
 void Ace::fsm_busy(uint32_t f, bool busy) {
-  const uint64_t now = npu::Npu::now();
+  const uint64_t now = now_ps();
   if (busy) {
     m_fsm_since[f] = now;
   } else {
@@ -229,62 +304,97 @@ void Ace::set_end(uint64_t ps) {
   m_end = ps;
 }
 
-bool Ace::try_enter(uint32_t chunk, uint32_t phase) {
+bool Ace::try_enter(npu::ChunkRef c, uint32_t phase) {
   if (m_part_used[phase] >= m_part_size[phase]) return false;
   if (phase == 0 && m_free_slots.empty()) return false;
   uint32_t f = 0;
   while (f < m_fsm_phase.size() && (m_fsm_phase[f] != phase || m_fsm_is_busy[f])) ++f;
   if (f == m_fsm_phase.size()) return false;
   fsm_busy(f, true);
-  m_fsm_of[chunk] = static_cast<int32_t>(f);
+  m_colls[c.coll].fsm_of[c.chunk] = static_cast<int32_t>(f);
   ++m_part_used[phase];
   if (phase > 0) --m_part_used[phase - 1];
   return true;
 }
 
-void Ace::leave(uint32_t chunk, uint32_t) {
-  const int32_t f = m_fsm_of[chunk];
-  if (f < 0) throw std::logic_error(fmt::format("{}: chunk {} leaves a phase without an FSM", name(), chunk));
+void Ace::leave(npu::ChunkRef c, uint32_t) {
+  int32_t& f = m_colls[c.coll].fsm_of[c.chunk];
+  if (f < 0) throw std::logic_error(fmt::format("{}: chunk {} leaves a phase without an FSM", name(), c.chunk));
   fsm_busy(static_cast<uint32_t>(f), false);
-  m_fsm_of[chunk] = -1;
+  f = -1;
 }
 
-void Ace::sram_read(uint32_t chunk, const npu::Span& span, uint8_t* out) {
-  const uint32_t es = m_spec.esize();
-  const uint64_t first = uint64_t(chunk) * m_spec.chunk_elems;
-  const uint8_t* base = m_sram.data() + uint64_t(m_slot_of[chunk]) * m_slot_bytes;
+uint8_t* Ace::slot_at(npu::ChunkRef c, uint64_t elem) {
+  const Coll& k = m_colls[c.coll];
+  uint8_t* slot = m_sram.data() + uint64_t(k.slot_of[c.chunk]) * m_slot_bytes;
+  uint64_t base = 0;
+  for (const auto& r : m_engine->chunk_plan(c).span().ranges) {
+    if (elem >= r.first && elem < r.second) return slot + (base + elem - r.first) * k.es;
+    base += r.second - r.first;
+  }
+  throw std::logic_error(fmt::format("{}: element {} is not in chunk {}", name(), elem, c.chunk));
+}
+
+void Ace::sram_read(npu::ChunkRef c, const npu::Span& span, uint8_t* out) {
+  const uint32_t es = m_colls[c.coll].es;
   for (const auto& r : span.ranges) {
     const uint64_t len = (r.second - r.first) * es;
-    std::memcpy(out, base + (r.first - first) * es, len);
+    std::memcpy(out, slot_at(c, r.first), len);
     out += len;
     sram_read_bytes += len;
   }
 }
 
-void Ace::sram_write(uint32_t chunk, const npu::Span& span, const uint8_t* in) {
-  const uint32_t es = m_spec.esize();
-  const uint64_t first = uint64_t(chunk) * m_spec.chunk_elems;
-  uint8_t* base = m_sram.data() + uint64_t(m_slot_of[chunk]) * m_slot_bytes;
+void Ace::sram_write(npu::ChunkRef c, const npu::Span& span, const uint8_t* in) {
+  const uint32_t es = m_colls[c.coll].es;
   for (const auto& r : span.ranges) {
     const uint64_t len = (r.second - r.first) * es;
-    std::memcpy(base + (r.first - first) * es, in, len);
+    std::memcpy(slot_at(c, r.first), in, len);
     in += len;
     sram_write_bytes += len;
   }
 }
 
-uint64_t Ace::reduce(uint32_t chunk, const npu::Span& span, const uint8_t* in, uint8_t* out) {
-  const uint64_t now = npu::Npu::now();
+uint64_t Ace::dma_transfer(uint32_t coll, const npu::Span& span, uint8_t* buf, bool write, npu::Client client,
+                           uint64_t after) {
+  const Coll& k = m_colls[coll];
+  npu::DmaRequest req;
+  req.client = client;
+  uint64_t total = 0;
+  for (const auto& r : span.ranges) {
+    req.ranges.emplace_back(k.address + r.first * k.es, (r.second - r.first) * k.es);
+    total += (r.second - r.first) * k.es;
+  }
+  tlm::tlm_generic_payload gp;
+  gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  gp.set_address(req.ranges.empty() ? 0 : req.ranges.front().first);
+  gp.set_data_ptr(buf);
+  gp.set_data_length(static_cast<unsigned int>(total));
+  gp.set_streaming_width(static_cast<unsigned int>(total));
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  gp.set_extension(&req);
+  sc_core::sc_time delay = sc_core::sc_time::from_value(after);
+  dma->b_transport(gp, delay);
+  gp.clear_extension(&req);
+  if (!gp.is_response_ok())
+    throw std::logic_error(fmt::format("{}: DMA {} of {} bytes failed ({})", name(), write ? "write" : "read", total,
+                                       gp.get_response_string()));
+  return now_ps() + delay.value();
+}
+
+uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, uint8_t* out) {
+  const uint64_t now = now_ps();
   if (core::Context::get().halted()) return now;
-  const uint32_t slot = static_cast<uint32_t>(m_slot_of[chunk]);
+  const Coll& k = m_colls[c.coll];
+  const uint32_t slot = static_cast<uint32_t>(k.slot_of[c.chunk]);
   const uint32_t unit = slot % static_cast<uint32_t>(m_dp.size());
   auto& dp = m_dp[unit];
   const uint32_t L = alu_lanes.get(), g = m_geo.lanes, S = static_cast<uint32_t>(dp.size());
-  const uint32_t es = m_spec.esize();
+  const uint32_t es = k.es;
   const uint64_t n = span.elems();
   // The local partial, in span order (read from the SRAM as the beats are staged).
   m_local.resize(n * es);
-  sram_read(chunk, span, m_local.data());
+  sram_read(c, span, m_local.data());
   const uint64_t c_now = m_clock.cycle_at_or_after(now);
   for (auto& d : dp)
     if (d->cycle() < c_now && !d->advance(c_now - d->cycle()))
@@ -302,15 +412,15 @@ uint64_t Ace::reduce(uint32_t chunk, const npu::Span& span, const uint8_t* in, u
   };
   const uint64_t nbeats = (n + L - 1) / L;
   const uint32_t tag_mask = m_geo.tag_bits >= 32 ? 0xffffffffu : (1u << m_geo.tag_bits) - 1;
-  for (uint64_t k = 0; k < nbeats; ++k) {
-    const uint64_t e0 = k * L;
+  for (uint64_t b = 0; b < nbeats; ++b) {
+    const uint64_t e0 = b * L;
     const uint32_t cnt = static_cast<uint32_t>(std::min<uint64_t>(L, n - e0));
     const uint32_t row = m_stage_row[unit];
     m_stage_row[unit] = (row + 1) % m_geo.depth;
     for (uint32_t pass = 0; pass < 2; ++pass) {  // store the local partial, then add the received elements
       for (uint32_t s = 0; s < S; ++s) {
         m_beat.op = pass == 0 ? Op::store : Op::add;
-        m_beat.dtype = m_spec.dtype;
+        m_beat.dtype = k.dt;
         m_beat.part = 0;
         m_beat.row = row;
         m_beat.wb = pass == 0;
@@ -330,36 +440,36 @@ uint64_t Ace::reduce(uint32_t chunk, const npu::Span& span, const uint8_t* in, u
   const uint64_t nsub = 2 * nbeats;
   m_cpl.resize(nsub);
   for (uint32_t s = 0; s < S; ++s) {
-    for (uint64_t k = 0; k < nsub; ++k) {
-      Completion c;
-      if (!dp[s]->next(c)) {
+    for (uint64_t b = 0; b < nsub; ++b) {
+      Completion cp;
+      if (!dp[s]->next(cp)) {
         if (core::Context::get().halted()) return now;  // the RTL failed: reported as a hardware error
         throw std::logic_error(fmt::format("{}: datapath {} slice {} returned no completion", name(), unit, s));
       }
-      if (c.err) throw std::logic_error(fmt::format("{}: datapath {} slice {} flagged an error", name(), unit, s));
+      if (cp.err) throw std::logic_error(fmt::format("{}: datapath {} slice {} flagged an error", name(), unit, s));
       if (s == 0) {
-        m_cpl[k].accept_cycle = c.accept_cycle;
-        m_cpl[k].retire_cycle = c.retire_cycle;
-      } else if (c.accept_cycle != m_cpl[k].accept_cycle || c.retire_cycle != m_cpl[k].retire_cycle) {
+        m_cpl[b].accept_cycle = cp.accept_cycle;
+        m_cpl[b].retire_cycle = cp.retire_cycle;
+      } else if (cp.accept_cycle != m_cpl[b].accept_cycle || cp.retire_cycle != m_cpl[b].retire_cycle) {
         throw std::logic_error(fmt::format("{}: datapath {} slices 0 and {} disagree on timing", name(), unit, s));
       }
-      if (k % 2 == 1) {  // the sum of beat k / 2: back into m_local (span order)
-        const uint64_t e0 = (k / 2) * L;
+      if (b % 2 == 1) {  // the sum of beat b / 2: back into m_local (span order)
+        const uint64_t e0 = (b / 2) * L;
         for (uint32_t i = 0; i < g; ++i) {
           const uint64_t e = e0 + s * g + i;
           if (e >= n || s * g + i >= L) break;
           uint8_t* p = m_local.data() + e * es;
           if (es == 4) {
-            std::memcpy(p, &c.data[i], 4);
+            std::memcpy(p, &cp.data[i], 4);
           } else {
-            const uint16_t h = static_cast<uint16_t>(c.data[i]);
+            const uint16_t h = static_cast<uint16_t>(cp.data[i]);
             std::memcpy(p, &h, 2);
           }
         }
       }
     }
   }
-  sram_write(chunk, span, m_local.data());
+  sram_write(c, span, m_local.data());
   if (out) std::memcpy(out, m_local.data(), n * es);
   const uint64_t first_accept = m_cpl.front().accept_cycle, last_accept = m_cpl[nsub - 1].accept_cycle;
   beats += nsub;
@@ -377,84 +487,88 @@ uint64_t Ace::sram_port(uint64_t now, uint64_t bytes) {
   return m_sram_free;
 }
 
-void Ace::load(uint32_t chunk) {
-  m_slot_of[chunk] = static_cast<int32_t>(m_free_slots.front());
+void Ace::load(npu::ChunkRef c) {
+  Coll& k = m_colls[c.coll];
+  k.slot_of[c.chunk] = static_cast<int32_t>(m_free_slots.front());
   m_free_slots.erase(m_free_slots.begin());
   occupancy(static_cast<int64_t>(m_slot_bytes));
-  const npu::Span span = m_spec.chunk_span(chunk);
-  auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * m_spec.esize());
-  m_npu.gather(span, buf->data());
-  const uint64_t read = m_npu.memory.access(npu::Npu::now(), buf->size(), npu::Client::ace_load_read);
-  const uint64_t done = sram_port(read, buf->size());
-  load_bytes += buf->size();
-  m_npu.at(done, [this, chunk, span, buf] {
-    sram_write(chunk, span, buf->data());
+  const npu::Span& span = m_engine->chunk_plan(c).input();
+  auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * k.es);
+  uint64_t done = now_ps();
+  if (!buf->empty()) {
+    const uint64_t read = dma_transfer(c.coll, span, buf->data(), false, npu::Client::ace_load_read, 0);
+    done = sram_port(read, buf->size());
+    load_bytes += buf->size();
+  }
+  m_actions.at(done, [this, c, buf] {
+    sram_write(c, m_engine->chunk_plan(c).input(), buf->data());
     ++chunks_loaded;
-    m_npu.loaded(chunk);
+    m_engine->loaded(c);
   });
 }
 
-void Ace::send_local(npu::Message m, const npu::Span& span) {
-  auto out = std::make_shared<npu::Message>(std::move(m));
-  out->data.resize(span.elems() * m_spec.esize());
-  sram_read(out->chunk, span, out->data.data());
-  m_npu.send(out, sram_port(npu::Npu::now(), out->data.size()));
+void Ace::send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu::Span& span) {
+  m->data.resize(span.elems() * m_colls[c.coll].es);
+  sram_read(c, span, m->data.data());
+  m_engine->send(m, sram_port(now_ps(), m->data.size()));
 }
 
-void Ace::receive(uint32_t task, std::shared_ptr<npu::Message> in, const npu::Span& span, bool reduce_it,
-                  const npu::Message* fwd) {
-  std::shared_ptr<npu::Message> out;
-  if (fwd) {
-    out = std::make_shared<npu::Message>(*fwd);
-    out->data.resize(span.elems() * m_spec.esize());
-  }
-  uint64_t r = npu::Npu::now();
-  if (reduce_it) {
+void Ace::receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, const npu::Step& step,
+                  std::shared_ptr<npu::Message> fwd) {
+  const npu::ChunkRef c{t.coll, m_engine->chunk_of(t)};
+  const uint32_t es = m_colls[c.coll].es;
+  const uint64_t local = step.local.elems() * es;
+  const uint64_t own = fwd && step.forward_local ? local : 0;
+  const uint64_t pass = fwd ? step.passthrough * es : 0;
+  if (fwd) fwd->data.resize(own + pass);
+  uint64_t r = now_ps();
+  if (step.reduce) {
     // The datapath reads the local partial and writes the sum through the SRAM port.
-    const uint64_t port = sram_port(r, 2 * in->data.size());
-    r = std::max(reduce(in->chunk, span, in->data.data(), out ? out->data.data() : nullptr), port);
-    ++m_npu.reduce_steps;
-    m_npu.reduced_bytes += in->data.size();
+    const uint64_t port = sram_port(r, 2 * local);
+    r = std::max(reduce(c, step.local, in->data.data(), own ? fwd->data.data() : nullptr), port);
+    ++m_engine->reduce_steps;
+    m_engine->reduced_bytes += local;
   } else {
-    sram_write(in->chunk, span, in->data.data());
-    if (out) std::memcpy(out->data.data(), in->data.data(), in->data.size());
+    sram_write(c, step.local, in->data.data());
+    if (own) std::memcpy(fwd->data.data(), in->data.data(), local);
     r = sram_port(r, in->data.size());
   }
-  if (out) m_npu.send(out, r);
-  m_npu.at(r, [this, task] { m_npu.step_done(task); });
+  if (pass) std::memcpy(fwd->data.data() + own, in->data.data() + local, pass);
+  if (fwd) m_engine->send(fwd, r);
+  m_actions.at(r, [this, t] { m_engine->step_done(t); });
 }
 
-void Ace::finish(uint32_t chunk) {
-  m_terminal_wait.push_back(chunk);
+void Ace::finish(npu::ChunkRef c) {
+  m_terminal_wait.push_back(c);
   try_terminal();
 }
 
 void Ace::try_terminal() {
   const uint32_t T = static_cast<uint32_t>(m_part_size.size()) - 1;
   while (!m_terminal_wait.empty() && m_part_used[T] < m_part_size[T]) {
-    const uint32_t chunk = m_terminal_wait.front();
-    m_terminal_wait.erase(m_terminal_wait.begin());
-    --m_part_used[T - 1];
+    const npu::ChunkRef c = m_terminal_wait.front();
+    m_terminal_wait.pop_front();
+    Coll& k = m_colls[c.coll];
+    --m_part_used[k.last_phase];
     ++m_part_used[T];
-    const npu::Span span = m_spec.chunk_span(chunk);
-    auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * m_spec.esize());
-    sram_read(chunk, span, buf->data());
-    const uint64_t w =
-        m_npu.memory.access(sram_port(npu::Npu::now(), buf->size()), buf->size(), npu::Client::ace_store_write);
-    store_bytes += buf->size();
-    m_npu.at(w, [this, chunk, span, buf] {
-      m_npu.scatter(span, buf->data());
-      const uint32_t slot = static_cast<uint32_t>(m_slot_of[chunk]);
-      m_free_slots.insert(std::upper_bound(m_free_slots.begin(), m_free_slots.end(), slot), slot);
-      m_slot_of[chunk] = -1;
+    const npu::Span& span = m_engine->chunk_plan(c).output();
+    auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * k.es);
+    uint64_t w = now_ps();
+    if (!buf->empty()) {
+      sram_read(c, span, buf->data());
+      const uint64_t issue = sram_port(now_ps(), buf->size());
+      w = dma_transfer(c.coll, span, buf->data(), true, npu::Client::ace_store_write, issue - now_ps());
+      store_bytes += buf->size();
+    }
+    m_actions.at(w, [this, c] {
+      int32_t& slot = m_colls[c.coll].slot_of[c.chunk];
+      const uint32_t s = static_cast<uint32_t>(slot);
+      m_free_slots.insert(std::upper_bound(m_free_slots.begin(), m_free_slots.end(), s), s);
+      slot = -1;
       occupancy(-static_cast<int64_t>(m_slot_bytes));
       --m_part_used[m_part_used.size() - 1];
       ++chunks_stored;
-      m_npu.chunk_done(chunk);
-      if (m_npu.done()) {
-        ++interrupts;
-        m_npu.interrupt();
-      }
+      m_engine->chunk_done(c);
       try_terminal();
     });
   }

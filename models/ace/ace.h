@@ -4,9 +4,13 @@
 // (ace.model=rtl). Both give the same bits at the same cycles, so a platform
 // gives identical results and timing with either.
 //
-//   NPU --command (TLM generic payload)--> ACE --completion interrupt--> NPU
-//   NPU memory <--DMA--> SRAM <--> AFI output / input buffers
-//                         \--> ALU (DatapathModel) for every reduction
+//   NPU --command (cmd socket)--> ACE --completion interrupt (irq socket)--> NPU
+//   NPU memory <--DMA (dma socket)--> SRAM <--> AFI output / input buffers (afi_tx, afi_rx)
+//                                       \--> ALU (DatapathModel) for every reduction
+//
+// The ACE executes the collectives it is given with its own engine
+// (models/npu/engine.h: the FSMs of seed 002 step every chunk through its
+// plan's phases), many at once. It knows the NPU only through these sockets.
 //
 // - SRAM: `sram_kib` of real bytes in chunk slots. A chunk occupies a slot
 //   from its load (DMA from NPU memory) to its write-back; the slots are
@@ -27,13 +31,18 @@
 //   alu_lanes / 8 slices of the RTL's width, each its own DatapathModel fed
 //   the same beats on its lanes (16-bit elements: the low half of a lane).
 // - Terminal: after the last phase the chunk waits for room in the terminal
-//   partition and is written to NPU memory by the DMA; the last chunk raises
-//   the completion interrupt.
+//   partition and is written to NPU memory by the DMA; the last chunk of a
+//   collective raises the completion interrupt.
+// - Configuration: the partitions are set for the phases and chunk size of
+//   the first collective of a busy period; a collective that needs more
+//   phases or larger chunks waits until the ACE is idle and reconfigures it.
 #pragma once
 
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,16 +50,19 @@
 #include "models/ace/datapath.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
+#include "models/core/timed_queue.h"
+#include "models/npu/engine.h"
 #include "models/npu/npu.h"
 
 namespace fabricvp::ace {
 
-using Command = npu::AceCommand;
-
 class Ace final : public core::Module, public npu::CommBackend {
  public:
-  /// `rtl`: use the verilated datapath.
-  Ace(const sc_core::sc_module_name& nm, npu::Npu& npu, bool rtl);
+  /// Builds one datapath slice named `name` (a child of the ACE when it is a module).
+  using DatapathFactory = std::function<std::unique_ptr<DatapathModel>(const std::string& name)>;
+  /// `npu`: id of the NPU it serves (messages carry it); `model`: "tlm" or
+  /// "rtl", reported; `make`: the datapath slices, of geometry rtl_geometry().
+  Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& model, DatapathFactory make);
   ~Ace() override;
 
   core::Param<uint32_t> sram_kib;
@@ -60,64 +72,111 @@ class Ace final : public core::Module, public npu::CommBackend {
   core::Param<uint32_t> fsms;
   core::Param<uint32_t> sram_bytes_per_cycle;
 
-  tlm_utils::simple_target_socket<Ace> cmd;
+  tlm_utils::simple_target_socket<Ace> cmd;  ///< collective commands from the NPU
+  npu::GpInitiator irq;                      ///< completion interrupts to the NPU
+  npu::GpInitiator dma;                      ///< the NPU's memory
+  npu::AfiInitiator afi_tx;                  ///< messages out through the NPU's AFI ports
+  npu::AfiTarget afi_rx;                     ///< messages in from the NPU's AFI ports
 
   // CommBackend
-  bool try_enter(uint32_t chunk, uint32_t phase) override;
-  void leave(uint32_t chunk, uint32_t phase) override;
-  void load(uint32_t chunk) override;
-  void send_local(npu::Message m, const npu::Span& span) override;
-  void receive(uint32_t task, std::shared_ptr<npu::Message> in, const npu::Span& span, bool reduce,
-               const npu::Message* fwd) override;
-  void finish(uint32_t chunk) override;
+  void admit(uint32_t coll, const npu::Collective& c) override;
+  bool try_enter(npu::ChunkRef c, uint32_t phase) override;
+  void leave(npu::ChunkRef c, uint32_t phase) override;
+  void load(npu::ChunkRef c) override;
+  void send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu::Span& span) override;
+  void receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, const npu::Step& step,
+               std::shared_ptr<npu::Message> fwd) override;
+  void finish(npu::ChunkRef c) override;
 
   /// Statistics refer to [0, ps].
   void set_end(uint64_t ps);
-  bool rtl() const { return m_rtl; }
   uint32_t slices() const { return static_cast<uint32_t>(m_dp.size() * m_dp[0].size()); }
-  /// Wall seconds spent in the RTL (0 for tlm).
-  double rtl_eval_seconds() const;
+  /// Host seconds spent inside the datapath models (the RTL's evaluation; 0 for tlm).
+  double datapath_host_seconds() const;
+  const npu::CollectiveEngine& engine() const { return *m_engine; }
 
  private:
+  /// What the ACE keeps per collective.
+  struct Coll {
+    core::Dtype dt = core::Dtype::fp32;
+    uint32_t es = 4;
+    uint64_t address = 0;
+    uint32_t last_phase = 0;
+    std::vector<int32_t> slot_of;  // per chunk: SRAM slot, -1
+    std::vector<int32_t> fsm_of;   // per chunk: FSM holding it, -1
+  };
+  class AfiIn : public npu::AfiFwIf {
+   public:
+    explicit AfiIn(Ace& a) : m_ace(a) {}
+    void b_transport(npu::Message& m, sc_core::sc_time& delay) override;
+    tlm::tlm_sync_enum nb_transport_fw(npu::Message& m, tlm::tlm_phase&, sc_core::sc_time& t) override {
+      b_transport(m, t);
+      return tlm::TLM_COMPLETED;
+    }
+    bool get_direct_mem_ptr(npu::Message&, tlm::tlm_dmi&) override { return false; }
+    unsigned int transport_dbg(npu::Message&) override { return 0; }
+
+   private:
+    Ace& m_ace;
+  };
+  class GpNoBw : public tlm::tlm_bw_transport_if<> {
+   public:
+    tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
+      return tlm::TLM_COMPLETED;
+    }
+    void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
+  };
+
   void command(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
-  void setup(const npu::CollectiveSpec& spec);
-  /// Run `op` over the rows of `span` of the chunk in `slot`; `in`: incoming
-  /// elements (span order) for add/store; `out`: results (span order) when
-  /// `send`. Returns the time the last result is out (ps).
-  uint64_t reduce(uint32_t chunk, const npu::Span& span, const uint8_t* in, uint8_t* out);
+  /// Whether a collective fits the current partitioning (or the ACE is idle and can be set up for it).
+  bool fits(const npu::CollectivePlan& plan) const;
+  void configure(const npu::CollectivePlan& plan);
+  void completed(const npu::Collective& c);
+  /// DMA between NPU memory and `buf` over `span` of collective `coll`, issued
+  /// `after` ps from now; returns when it is done.
+  uint64_t dma_transfer(uint32_t coll, const npu::Span& span, uint8_t* buf, bool write, npu::Client client,
+                        uint64_t after);
+  /// Run the reduction of `span` of chunk c (incoming elements `in`, span
+  /// order); results into the SRAM and `out` if given. Returns the time the last result is out (ps).
+  uint64_t reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, uint8_t* out);
   /// Bytes of `span` of the chunk in the SRAM, copied out / in (span order).
-  void sram_read(uint32_t chunk, const npu::Span& span, uint8_t* out);
-  void sram_write(uint32_t chunk, const npu::Span& span, const uint8_t* in);
+  void sram_read(npu::ChunkRef c, const npu::Span& span, uint8_t* out);
+  void sram_write(npu::ChunkRef c, const npu::Span& span, const uint8_t* in);
+  uint8_t* slot_at(npu::ChunkRef c, uint64_t elem);
   void try_terminal();
   void occupancy(int64_t delta_bytes);
   void fsm_busy(uint32_t f, bool busy);
+  /// The SRAM port: DMA loads and stores, sends, received stores and the
+  /// reductions' partial reads and sum writes share sram_bytes_per_cycle.
+  /// Returns when `bytes` issued at `now` have moved.
+  uint64_t sram_port(uint64_t now, uint64_t bytes);
 
-  npu::Npu& m_npu;
-  bool m_rtl;
+  uint32_t m_npu_id;
+  AfiIn m_afi_in;
+  npu::AfiNoBw m_afi_bw;
+  GpNoBw m_gp_bw;
+  core::ActionQueue m_actions;
   Geometry m_geo;                                                 // of one slice
   std::vector<std::vector<std::unique_ptr<DatapathModel>>> m_dp;  // [unit][slice]
   std::vector<uint32_t> m_stage_row;                              // [unit] next staging row
   std::vector<uint8_t> m_sram;
   core::Clock m_clock;
-  /// The SRAM port: DMA loads and stores, sends, received stores and the
-  /// reductions' partial reads and sum writes share sram_bytes_per_cycle.
-  /// Returns when `bytes` issued at `now` have moved.
-  uint64_t sram_port(uint64_t now, uint64_t bytes);
   core::SerialRate m_sram_rate;
   uint64_t m_sram_free = 0;
-  npu::CollectiveSpec m_spec;
+  std::unique_ptr<npu::CollectiveEngine> m_engine;
+  std::vector<Coll> m_colls;                                        // by engine index
+  std::deque<std::shared_ptr<npu::Collective>> m_waiting_commands;  // wait for an idle ACE to reconfigure
   bool m_configured = false;
+  uint32_t m_phases = 0;  // phase partitions configured
   uint32_t m_slots = 0;
   uint64_t m_slot_bytes = 0;
   std::vector<uint32_t> m_part_size, m_part_used;  // per phase, then terminal
   std::vector<uint32_t> m_free_slots;              // sorted, lowest first
-  std::vector<int32_t> m_slot_of;                  // per chunk
-  std::vector<int32_t> m_fsm_of;                   // per chunk: FSM holding it, -1
   std::vector<uint32_t> m_fsm_phase;
   std::vector<bool> m_fsm_is_busy;
   std::vector<uint64_t> m_fsm_since, m_fsm_busy_ps;
   uint32_t m_trace_pid = 0;  // Perfetto process (created at the first traced span)
-  std::vector<uint32_t> m_terminal_wait;
+  std::deque<npu::ChunkRef> m_terminal_wait;
   uint32_t m_tag = 0;
   Chunk m_beat;
   std::vector<Completion> m_cpl;
@@ -127,7 +186,6 @@ class Ace final : public core::Module, public npu::CommBackend {
   unsigned __int128 m_occ_area = 0;
   std::vector<std::pair<uint64_t, uint64_t>> m_occ_series;  // (time, bytes) at every change
   uint64_t m_end = 0;
-  uint64_t m_first_cycle_ps = 0;
 
  public:
   core::Value<std::string> model;

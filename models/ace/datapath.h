@@ -65,6 +65,14 @@ struct Geometry {
   bool operator!=(const Geometry& o) const { return !(*this == o); }
 };
 
+/// The geometry the RTL library was built with (CMake ACE_LANES, ACE_DEPTH,
+/// ACE_PARTS, ACE_TAG_BITS): what the ACE's datapath slices have, whichever
+/// implementation runs them.
+inline const Geometry& rtl_geometry() {
+  static const Geometry g{FABRICVP_ACE_LANES, FABRICVP_ACE_DEPTH, FABRICVP_ACE_PARTS, FABRICVP_ACE_TAG_BITS};
+  return g;
+}
+
 constexpr uint32_t kAluLatency = 3;  ///< ALU: accepted at cycle c, result valid in cycle c + 3
 constexpr uint32_t kLatency = 4;     ///< datapath: accepted at cycle a, retires at a + 4 at the earliest
 constexpr uint32_t kInFlight = 4;    ///< chunks in flight at most (receive stage + 3 ALU stages)
@@ -119,6 +127,8 @@ class DatapathModel {
   virtual uint64_t cycle() const = 0;
   /// Chunks submitted and not yet returned by next().
   virtual size_t pending() const = 0;
+  /// Host seconds spent evaluating the model so far (the RTL's; 0 where not measured).
+  virtual double host_seconds() const { return 0; }
 };
 
 /// A FIFO whose slots are reused: push() hands out a slot that keeps the

@@ -49,11 +49,6 @@ void get_words(const VlWide<N>& port, uint32_t* w) {
 
 }  // namespace
 
-const Geometry& RtlDatapath::built_geometry() {
-  static const Geometry g{FABRICVP_ACE_LANES, FABRICVP_ACE_DEPTH, FABRICVP_ACE_PARTS, FABRICVP_ACE_TAG_BITS};
-  return g;
-}
-
 RtlDatapath::RtlDatapath(const sc_core::sc_module_name& nm, const std::string& vcd_path, uint64_t vcd_from)
     : core::Module(nm, "ace.rtl_datapath"), m_ctx(std::make_unique<VerilatedContext>()), m_vcd_from(vcd_from) {
   std::string path = vcd_path.empty() ? vcd.get() : vcd_path;

@@ -30,7 +30,7 @@ namespace fabricvp::ace {
 
 class RtlDatapath final : public core::Module, public DatapathModel {
  public:
-  static const Geometry& built_geometry();
+  static const Geometry& built_geometry() { return rtl_geometry(); }
 
   /// `vcd`: write a VCD to this file (empty: parameter `vcd`), of the cycles
   /// from `vcd_from` on (0: from the reset).
@@ -53,6 +53,7 @@ class RtlDatapath final : public core::Module, public DatapathModel {
   const std::string& failure() const { return m_failure; }
   /// Wall-clock seconds spent in next() evaluating the RTL.
   double eval_seconds() const { return m_eval_s; }
+  double host_seconds() const override { return m_eval_s; }
   /// Cycles a chunk was offered and not accepted / a result waited for out_ready.
   uint64_t in_stalls() const { return in_stall_cycles.get(); }
   uint64_t out_stalls() const { return out_stall_cycles.get(); }

@@ -25,8 +25,10 @@ namespace fabricvp::npu {
 /// One message of a collective: the data of one ring step of one chunk.
 struct Message {
   uint32_t src = 0, dst = 0;  ///< NPU ids
+  uint64_t coll = 0;          ///< collective (CollectiveId::key(): communicator, sequence)
   uint32_t chunk = 0;         ///< chunk index
   uint16_t phase = 0, ring = 0, step = 0;
+  uint32_t tx_port = 0;       ///< set by the sender: the AFI port it leaves on
   std::vector<uint8_t> data;  ///< payload (elements of the step's segment, in span order)
   uint64_t ready_ps = 0;      ///< set by the sender: in the output buffer
   uint64_t start_ps = 0;      ///< set by the link: serialization start

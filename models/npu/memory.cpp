@@ -1,7 +1,11 @@
 #include "models/npu/memory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 
 namespace fabricvp::npu {
 
@@ -41,6 +45,7 @@ Memory::Memory(const sc_core::sc_module_name& nm)
                  "share of the bandwidth communication may use (seed 002 BaselineCommOpt / BaselineCompOpt)", 0.001,
                  1.0),
       size_mib(this, "size_mib", 32768, "MiB", "capacity (the collective's buffer must fit)", 1, uint64_t(1) << 30),
+      dma("dma"),
       m_all(8, 1, GBps.get() * 8.0),
       m_comm(8, 1, GBps.get() * 8.0 * comm_share.get()),
       requests(this, nullptr, "requests", "requests", "memory requests served"),
@@ -53,6 +58,57 @@ Memory::Memory(const sc_core::sc_module_name& nm)
                       [this] { return core::percent_of_run(busy_ps.get()); }) {
   for (uint32_t i = 0; i < kClients; ++i)
     m_bytes.push_back(std::make_unique<core::Counter>(this, nullptr, kClientStat[i], "bytes", kClientDesc[i]));
+  dma.register_b_transport(this, &Memory::dma_transport);
+}
+
+namespace {
+void check_range(const Memory& m, uint64_t addr, uint64_t len) {
+  if (addr + len > m.size_mib.get() << 20)
+    throw std::out_of_range(
+        fmt::format("{}: bytes [{}, {}) are past its {} MiB", m.name(), addr, addr + len, m.size_mib.get()));
+}
+}  // namespace
+
+uint8_t* Memory::at(uint64_t addr, uint64_t len) {
+  check_range(*this, addr, len);
+  if (m_data.size() < addr + len) m_data.resize(addr + len, 0);
+  return m_data.data() + addr;
+}
+
+void Memory::write(uint64_t addr, const uint8_t* in, uint64_t len) { std::memcpy(at(addr, len), in, len); }
+
+void Memory::read(uint64_t addr, uint8_t* out, uint64_t len) const {
+  check_range(*this, addr, len);
+  const uint64_t have = addr < m_data.size() ? std::min<uint64_t>(len, m_data.size() - addr) : 0;
+  if (have) std::memcpy(out, m_data.data() + addr, have);
+  if (have < len) std::memset(out + have, 0, len - have);
+}
+
+void Memory::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  const DmaRequest* req = nullptr;
+  gp.get_extension(req);
+  if (!req) {
+    gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  uint64_t total = 0;
+  for (const auto& r : req->ranges) total += r.second;
+  if (total != gp.get_data_length()) {
+    gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  uint8_t* p = gp.get_data_ptr();
+  for (const auto& [addr, len] : req->ranges) {
+    if (gp.is_write())
+      write(addr, p, len);
+    else
+      read(addr, p, len);
+    p += len;
+  }
+  const uint64_t issued = sc_core::sc_time_stamp().value() + delay.value();
+  const uint64_t done = access(issued, total, req->client);
+  delay = sc_core::sc_time::from_value(done - sc_core::sc_time_stamp().value());
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 uint64_t Memory::access(uint64_t now_ps, uint64_t bytes, Client c) {

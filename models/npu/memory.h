@@ -9,10 +9,21 @@
 // give communication more or less of the NPU's memory bandwidth and SMs): it
 // is further held to ser(b) / comm_share after its start. Whole requests,
 // exact to the picosecond; no event per byte.
+//
+// Contents: real bytes, grown to the highest address written. Other modules
+// (the ACE's DMA) reach it through the `dma` target socket: a generic-payload
+// read or write whose DmaRequest extension lists the byte ranges (a
+// scatter-gather descriptor, served as one request of their total size) and
+// the client; the data move at once and the annotated delay returns when the
+// request is done (loosely timed: the time the request is issued is now plus
+// the delay given).
 #pragma once
+
+#include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "models/core/module.h"
@@ -33,6 +44,14 @@ enum class Client : uint8_t {
 constexpr uint32_t kClients = 7;
 const char* client_name(Client c);
 
+/// Extension of a DMA transaction to NPU memory (see the top of this file).
+struct DmaRequest : tlm::tlm_extension<DmaRequest> {
+  Client client = Client::compute;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  ///< (byte address, bytes), data back to back in that order
+  tlm::tlm_extension_base* clone() const override { return new DmaRequest(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const DmaRequest&>(e); }
+};
+
 class Memory : public core::Module {
  public:
   explicit Memory(const sc_core::sc_module_name& nm);
@@ -41,6 +60,9 @@ class Memory : public core::Module {
   core::Param<double> comm_share;
   core::Param<uint64_t> size_mib;
 
+  /// DMA from other modules (the ACE).
+  tlm_utils::simple_target_socket_optional<Memory> dma;
+
   /// Serve a request of `bytes` issued now (at `now_ps`); returns when it is done.
   uint64_t access(uint64_t now_ps, uint64_t bytes, Client c);
   /// Bytes moved by client c.
@@ -48,10 +70,17 @@ class Memory : public core::Module {
   /// Bytes moved for communication (every client except compute).
   uint64_t comm_bytes() const;
 
-  /// The memory contents (the collective's buffer).
-  std::vector<uint8_t> data;
+  /// Contents (host loads, checks and the NPU's own kernels): bytes [addr,
+  /// addr + len); never-written bytes read as zero. std::out_of_range past size_mib.
+  void write(uint64_t addr, const uint8_t* in, uint64_t len);
+  void read(uint64_t addr, uint8_t* out, uint64_t len) const;
+  uint8_t* at(uint64_t addr, uint64_t len);  ///< for writing in place; grows the contents as needed
+  /// Bytes held (the highest address written).
+  uint64_t held_bytes() const { return m_data.size(); }
 
  private:
+  void dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  std::vector<uint8_t> m_data;
   core::SerialRate m_all, m_comm;
   uint64_t m_free = 0, m_comm_free = 0;
   std::vector<std::unique_ptr<core::Counter>> m_bytes;

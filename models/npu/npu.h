@@ -1,146 +1,105 @@
-// NPU endpoint of the hierarchical torus (seed 001 NAM, seed 002 §II): memory
+// NPU endpoint of an accelerator fabric (seed 001 NAM, seed 002 §II): memory
 // with a finite bandwidth, a compute model, an accelerator-fabric interface
-// (AFI: one TX and one RX socket per ring it sits on), and the collective
-// engine that runs the ring steps of every chunk of an all-reduce.
+// (AFI: one TX and one RX socket per ring port), and the collective service
+// workloads call.
 //
-// The engine is the same for both ways of communicating; a CommBackend says
-// how a step moves and reduces data:
-//   - baseline (ace.model=none): NPU cores reduce through memory. A received
-//     message is written to memory by the AFI RX DMA, a reduction kernel on
-//     `comm_sms` SMs reads both operands and writes the sum (2 reads + 1 write
-//     of the message per reduce step), and the AFI TX DMA reads what is sent;
-//     all of it competes for the memory bandwidth.
-//   - ACE (models/ace/ace.h): the NPU sends a command, the ACE does the rest in
-//     its SRAM and raises the completion interrupt.
+// Collective service: submit(request) starts a collective at the current
+// simulated time and returns its handle; any number may be in flight, on any
+// communicator (models/npu/collective.h). Completion is reported at its
+// simulated time through the handle (done, completion_ps), the optional
+// callback and done_event().
 //
-// Time: every NPU has one SC_METHOD and a queue of timed actions; a message,
-// a DMA or a batch of datapath beats is one action at its exact completion
-// time, never one event per byte.
+// Who executes them:
+//   - with an ACE attached (seed 002), the ACE: the NPU writes a command to
+//     the ACE's command socket (`ace_cmd`), the ACE moves data with its DMA
+//     through the NPU memory's `dma` socket, sends and receives messages
+//     through the NPU's AFI ports (`from_ace`, `to_ace`) and raises its
+//     completion interrupt on `ace_irq`. The ACE is a child module bound by
+//     the system that builds both (systems/torus);
+//   - without one (ace.model=none), the NPU's cores: a reduction kernel on
+//     `comm_sms` SMs reads both operands and writes the sum through memory
+//     (2 reads + 1 write of the message per reduce step), and the AFI DMAs
+//     move messages between memory and the links; all of it shares the
+//     memory bandwidth.
 #pragma once
+
+#include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
-#include "models/core/dtype.h"
 #include "models/core/module.h"
 #include "models/core/timed_queue.h"
 #include "models/npu/afi.h"
+#include "models/npu/collective.h"
+#include "models/npu/engine.h"
 #include "models/npu/memory.h"
-#include "sw/npu/torus_collective.h"
 
 namespace fabricvp::npu {
 
-class Npu;
-
-/// What the collective engine asks of whoever moves and reduces the data.
-class CommBackend {
- public:
-  virtual ~CommBackend() = default;
-  /// May chunk c enter phase p now (FSM, SRAM partition, chunks in flight)?
-  /// True reserves what it needs until leave(c, p).
-  virtual bool try_enter(uint32_t chunk, uint32_t phase) = 0;
-  virtual void leave(uint32_t chunk, uint32_t phase) = 0;
-  /// Bring chunk c's data where the steps read it (it holds phase 0's
-  /// reservation); then call Npu::loaded(c) at the time it is there.
-  virtual void load(uint32_t chunk) = 0;
-  /// Send `span` of the NPU's own (partially reduced) data as message m.
-  virtual void send_local(Message m, const Span& span) = 0;
-  /// Message `in` carries `span`: add it to the NPU's data (reduce) or store
-  /// it; if `fwd` is given, send the result as that message. Call
-  /// Npu::step_done(task) when the result is in place.
-  virtual void receive(uint32_t task, std::shared_ptr<Message> in, const Span& span, bool reduce,
-                       const Message* fwd) = 0;
-  /// After the last phase: the chunk's result goes to NPU memory; then call
-  /// Npu::chunk_done(c).
-  virtual void finish(uint32_t chunk) = 0;
+/// What the NPU writes to the ACE's command register (address 0): the
+/// descriptor of a submitted collective. The ACE records the completion in it
+/// and raises its interrupt with the collective's id.
+struct CollectiveCommand {
+  std::shared_ptr<Collective> collective;
+};
+/// What the ACE writes to the NPU's interrupt target (address 0).
+struct CollectiveCompletion {
+  uint64_t id = 0;  ///< CollectiveId::key()
 };
 
-/// An all-reduce as the engine runs it at one NPU.
-struct CollectiveSpec {
-  TorusShape shape;
-  std::vector<Phase> phases;
-  core::Dtype dtype = core::Dtype::fp32;
-  uint64_t elems = 0;        ///< elements of the buffer
-  uint64_t chunk_elems = 0;  ///< elements per chunk (a multiple of align)
-  uint32_t align = 1;        ///< segment boundaries are multiples of this (elements)
-  uint32_t esize() const { return core::dtype_bytes(dtype); }
-  uint32_t chunks() const { return static_cast<uint32_t>((elems + chunk_elems - 1) / chunk_elems); }
-  Span chunk_span(uint32_t c) const;
-};
-
-/// What the NPU writes to the ACE's command register (address 0).
-struct AceCommand {
-  enum Op : uint32_t { allreduce = 1 };
-  uint32_t op = allreduce;
-  uint64_t address = 0;  ///< buffer in NPU memory
-  uint64_t bytes = 0;
-  const CollectiveSpec* spec = nullptr;  ///< phases, chunking, element type
-};
+using GpInitiator = tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
 
 class Npu : public core::Module {
  public:
-  /// `attach` builds a child module of this NPU (its ACE), or is empty.
+  /// `attach` builds a child module of this NPU that executes its
+  /// collectives (its ACE) and binds it, or is empty (the NPU's cores do).
   using Attach = std::function<std::unique_ptr<core::Module>(Npu&)>;
   Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const Attach& attach = {});
   ~Npu() override;
 
   core::Param<uint32_t> comm_chunks;
 
-  /// Command interface to the ACE (TLM generic payload; unbound without an ACE).
-  tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND> ace_cmd;
-  /// The module `attach` built (nullptr if none).
-  core::Module* attached() const { return m_attached.get(); }
-  /// Start the all-reduce: a command to the ACE if one is bound, else the
-  /// baseline (NPU cores). Throws core::ConfigError if the ACE refuses it.
-  void start_collective(const CollectiveSpec& spec);
-
   Memory memory;
   Compute compute;
+
+  /// To and from the ACE (unbound without one).
+  GpInitiator ace_cmd;
+  tlm_utils::simple_target_socket_optional<Npu> ace_irq;
+  AfiTarget from_ace;   ///< messages the ACE sends out through this NPU's AFI ports
+  AfiInitiator to_ace;  ///< messages arriving at this NPU's AFI ports, for the ACE
 
   uint32_t id() const { return m_id; }
   /// AFI port p: TX socket (bound to a link direction) and RX socket.
   AfiInitiator& tx(uint32_t p) { return *m_tx[p]; }
   AfiTarget& rx(uint32_t p) { return *m_rx[p]; }
-  /// Port of ring q of dimension d (ports are numbered dimension by dimension).
-  uint32_t port(uint32_t d, uint32_t q) const { return m_port_base[d] + q; }
-  void set_port_base(const std::array<uint32_t, 3>& base) { m_port_base = base; }
+  uint32_t ports() const { return static_cast<uint32_t>(m_tx.size()); }
+  /// The module `attach` built (nullptr if none).
+  core::Module* attached() const { return m_attached.get(); }
 
-  // ---- time ----
-  /// Run `fn` at simulated time t (>= now). Actions at equal times run in the order they were posted.
-  void at(uint64_t t, std::function<void()> fn);
-  static uint64_t now() { return sc_core::sc_time_stamp().value(); }
+  /// Start a collective now (see the top of this file). Throws
+  /// core::ConfigError for a request the executor refuses.
+  CollectiveHandle submit(const CollectiveRequest& r, CompletionFn on_done = {});
+  /// Notified when any collective submitted here completes.
+  const sc_core::sc_event& done_event() const { return m_done_event; }
+  /// Collectives submitted here and not complete.
+  uint32_t in_flight() const { return m_in_flight; }
+  /// For a failed run: what is unfinished.
+  std::string progress() const;
 
-  // ---- collective ----
-  /// Start the all-reduce with `backend` (nullptr: the baseline, NPU cores through memory).
-  void start(const CollectiveSpec& spec, CommBackend* backend);
-  const CollectiveSpec& spec() const { return m_spec; }
-  CommBackend& backend() { return *m_backend; }
-  bool done() const { return m_done_chunks == m_spec.chunks() && m_started; }
-  uint64_t completion_ps() const { return m_completion_ps; }
-  uint32_t chunks_done() const { return m_done_chunks; }
-  /// Spans of chunk c's phases at this NPU.
-  const std::vector<Span>& spans(uint32_t c);
-  /// Send message m at time `ready` on the port of its ring.
-  void send(std::shared_ptr<Message> m, uint64_t ready);
+  static uint64_t now() { return core::ActionQueue::now(); }
 
-  // Callbacks of the backend (at the current simulated time).
-  void loaded(uint32_t chunk);
-  void step_done(uint32_t task);
-  void chunk_done(uint32_t chunk);
-  /// The ACE's completion interrupt.
-  void interrupt();
-
-  /// Elements of `span` copied out of / into memory (`out`/`in`: span order).
-  void gather(const Span& span, uint8_t* out) const;
-  void scatter(const Span& span, const uint8_t* in);
+  core::Counter interrupts;
+  core::Value<uint64_t> completion;
 
  private:
   class Rx : public AfiFwIf {
    public:
-    explicit Rx(Npu& n) : m_npu(n) {}
+    Rx(Npu& n, bool from_ace) : m_npu(n), m_from_ace(from_ace) {}
     void b_transport(Message& m, sc_core::sc_time& delay) override;
     tlm::tlm_sync_enum nb_transport_fw(Message& m, tlm::tlm_phase&, sc_core::sc_time& t) override {
       b_transport(m, t);
@@ -151,66 +110,39 @@ class Npu : public core::Module {
 
    private:
     Npu& m_npu;
+    bool m_from_ace;
   };
-  struct Task {
-    uint32_t chunk = 0, phase = 0, ring = 0, step = 0, total = 0;
-    RingPos rp;
-    bool busy = false, live = false;
-  };
-  struct ChunkState {
-    int phase = -1;
-    uint32_t rings_left = 0;
-  };
-
-  void pump();
-  void start_phase(uint32_t c, uint32_t p);
-  void phase_done(uint32_t c, uint32_t p);
-  void try_receive(uint32_t task);
-  void on_message(std::shared_ptr<Message> m);
-  uint32_t task_id(uint32_t c, uint32_t p, uint32_t q) const { return (c * m_nphases + p) * m_kmax + q; }
-  static uint64_t key(uint32_t c, uint32_t p, uint32_t q, uint32_t s) {
-    return (uint64_t(c) << 32) | (uint64_t(p) << 24) | (uint64_t(q) << 16) | s;
-  }
-
-  class CmdBw : public tlm::tlm_bw_transport_if<> {
+  class GpNoBw : public tlm::tlm_bw_transport_if<> {
    public:
     tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
       return tlm::TLM_COMPLETED;
     }
     void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) override {}
   };
+  struct Pending {
+    std::shared_ptr<Collective> c;
+    CompletionFn on_done;
+  };
+  class Cores;
+
+  void irq(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  void transmit(Message& m);
+  void completed(const Collective& c);
 
   uint32_t m_id;
-  CmdBw m_cmd_bw;
-  CollectiveSpec m_cmd_spec;
-  std::unique_ptr<core::Module> m_attached;
   std::vector<std::unique_ptr<AfiInitiator>> m_tx;
   std::vector<std::unique_ptr<AfiTarget>> m_rx;
-  std::array<uint32_t, 3> m_port_base{0, 0, 0};
   AfiNoBw m_bw;
-  Rx m_rx_if;
-
+  Rx m_rx_link, m_rx_ace;
+  GpNoBw m_gp_bw;
   core::ActionQueue m_actions;
-
-  CollectiveSpec m_spec;
-  std::unique_ptr<CommBackend> m_baseline;
-  CommBackend* m_backend = nullptr;
-  bool m_started = false;
-  uint32_t m_nphases = 0, m_kmax = 1;
-  std::vector<ChunkState> m_chunks;
-  std::vector<Task> m_tasks;
-  std::unordered_map<uint32_t, std::vector<Span>> m_spans;  // chunks in flight
-  std::unordered_map<uint64_t, std::shared_ptr<Message>> m_inbox;
-  std::vector<std::vector<uint32_t>> m_waiting;  // per phase: chunks ready to enter (kept sorted)
-  uint32_t m_next_load = 0;
-  uint32_t m_done_chunks = 0;
-  uint64_t m_completion_ps = 0;
-  uint64_t m_inbox_bytes = 0;
-
- public:
-  core::Counter messages_sent, messages_received, bytes_sent, bytes_received, reduce_steps, reduced_bytes,
-      peak_in_buffer_bytes, interrupts;
-  core::Value<uint64_t> completion;
+  std::unique_ptr<core::Module> m_attached;
+  std::unique_ptr<Cores> m_cores;                   // the NPU cores' backend (no ACE)
+  std::unique_ptr<CollectiveEngine> m_engine;       // its engine (no ACE)
+  std::map<uint32_t, uint32_t> m_next_seq;          // per communicator
+  std::unordered_map<uint64_t, Pending> m_pending;  // by CollectiveId::key() (lookups only)
+  uint32_t m_in_flight = 0;
+  sc_core::sc_event m_done_event;
 };
 
 }  // namespace fabricvp::npu

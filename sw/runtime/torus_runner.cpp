@@ -15,6 +15,7 @@
 #include "models/core/dtype.h"
 #include "platforms/system.h"
 #include "platforms/torus.h"
+#include "sw/collectives/torus.h"
 #include "sw/runtime/report.h"
 
 namespace fs = std::filesystem;
@@ -90,31 +91,29 @@ int run_torus(const RunOptions& opt) {
   const uint32_t n = sys.shape.npus();
   const std::string engine = sys.choices.ace_model.get();
 
-  npu::CollectiveSpec spec;
-  spec.shape = sys.shape;
-  spec.phases = npu::allreduce_phases(sys.choices.algorithm.get());
-  spec.dtype = dt;
-  spec.elems = opt.bytes / es;
-  spec.align = sys.choices.align_elems.get();
-  spec.chunk_elems = uint64_t(sys.choices.chunk_kib.get()) * 1024 / es;
-  spec.chunk_elems -= spec.chunk_elems % spec.align;
-  if (spec.chunk_elems == 0)
-    throw core::ConfigError(fmt::format("collective.chunk_kib: {} KiB holds fewer than align_elems ({}) {} elements",
-                                        sys.choices.chunk_kib.get(), spec.align, core::dtype_name(dt)));
-  for (const auto& np : sys.npus)
-    if (opt.bytes > np->memory.size_mib.get() * (1ULL << 20))
-      throw core::ConfigError(fmt::format("--bytes {}: larger than {}.size_mib", opt.bytes, np->memory.name()));
+  const uint64_t elems = opt.bytes / es;
+  collectives::PlanOptions popt;
+  popt.algorithm = sys.choices.algorithm.get();
+  popt.chunk_bytes = uint64_t(sys.choices.chunk_kib.get()) * 1024;
+  popt.align = sys.choices.align_elems.get();
+  const collectives::Communicator comm(sys.shape,
+                                       {collectives::kLocal, collectives::kVertical, collectives::kHorizontal}, 0);
+  std::vector<std::shared_ptr<const npu::CollectivePlan>> plans;
+  for (uint32_t i = 0; i < n; ++i)
+    plans.push_back(collectives::make_plan(comm, npu::CollectiveKind::allreduce, dt, elems, 0, popt, i));
+  const npu::CollectivePlan& plan0 = *plans[0];
+  const uint64_t chunk_elems = plan0.chunk_capacity();
   const double setup_wall = since(wall0);
 
   // ---- data: seeded inputs in every NPU's memory ----
   const auto load0 = WallClock::now();
   const core::Dtype tdt = dt;
   auto seed_of = [&](uint32_t i) { return sys.npus[i]->seed_for("workload_input"); };
-  for (uint32_t i = 0; i < n; ++i) {
-    sys.npus[i]->memory.data.resize(opt.bytes);
-    core::random_elements(tdt, seed_of(i), sys.npus[i]->memory.data.data(), opt.bytes, 0, n);
-  }
-  for (uint32_t i = 0; i < n; ++i) sys.npus[i]->start_collective(spec);
+  for (uint32_t i = 0; i < n; ++i)
+    core::random_elements(tdt, seed_of(i), sys.npus[i]->memory.at(0, opt.bytes), opt.bytes, 0, n);
+  std::vector<npu::CollectiveHandle> handles;
+  for (uint32_t i = 0; i < n; ++i)
+    handles.push_back(sys.npus[i]->submit(npu::CollectiveRequest{plans[i], 0, comm.id()}));
   const double load_wall = since(load0);
 
   // ---- simulate ----
@@ -124,11 +123,11 @@ int run_torus(const RunOptions& opt) {
   const uint64_t sim_end = sc_core::sc_time_stamp().value();
   const bool hw_ok = ctx.hw_errors().empty();
   uint64_t completion = 0;
-  for (const auto& np : sys.npus) {
-    if (hw_ok && !np->done())
-      throw std::logic_error(fmt::format("{}: the simulation ended with {} of {} chunks finished (a deadlock)",
-                                         np->name(), np->chunks_done(), spec.chunks()));
-    completion = std::max(completion, np->completion_ps());
+  for (uint32_t i = 0; i < n; ++i) {
+    if (hw_ok && !handles[i]->done)
+      throw std::logic_error(fmt::format("{}: the simulation ended with collectives unfinished (a deadlock): {}",
+                                         sys.npus[i]->name(), sys.npus[i]->progress()));
+    completion = std::max(completion, handles[i]->completion_ps);
   }
   const uint64_t end = hw_ok ? completion : sim_end;
   core::set_stats_end(end);
@@ -146,26 +145,23 @@ int run_torus(const RunOptions& opt) {
   std::vector<Bad> first;
   if (hw_ok) {
     std::vector<std::vector<uint8_t>> x(n);
-    const auto add = [tdt](uint8_t* acc, const uint8_t* v, uint64_t bytes) { core::add(tdt, acc, acc, v, bytes); };
-    for (uint32_t c = 0; c < spec.chunks(); ++c) {
-      const uint64_t e0 = uint64_t(c) * spec.chunk_elems, ne = std::min(spec.elems - e0, spec.chunk_elems);
-      for (uint32_t i = 0; i < n; ++i) {
-        x[i].resize(ne * es);
-        core::random_elements(tdt, seed_of(i), x[i].data(), ne * es, e0 * es, n);
-      }
-      npu::reference_chunk(spec.shape, spec.phases, spec.align, e0, ne, es, x, add);
-      for (uint32_t i = 0; i < n; ++i) {
-        const uint8_t* got = sys.npus[i]->memory.data.data() + e0 * es;
-        if (std::memcmp(got, x[i].data(), ne * es) == 0) continue;
-        for (uint64_t k = 0; k < ne; ++k)
-          if (std::memcmp(got + k * es, x[i].data() + k * es, es) != 0) {
-            ++mismatched;
-            npu_ok[i] = false;
-            if (first.size() < 5)
-              first.push_back(Bad{i, (e0 + k) * es, core::element_value(tdt, x[i].data() + k * es),
-                                  core::element_value(tdt, got + k * es)});
-          }
-      }
+    for (uint32_t i = 0; i < n; ++i) {
+      x[i].resize(opt.bytes);
+      core::random_elements(tdt, seed_of(i), x[i].data(), opt.bytes, 0, n);
+    }
+    collectives::run_reference(plans, x);
+    std::vector<uint8_t> got(opt.bytes);
+    for (uint32_t i = 0; i < n; ++i) {
+      sys.npus[i]->memory.read(0, got.data(), opt.bytes);
+      if (std::memcmp(got.data(), x[i].data(), opt.bytes) == 0) continue;
+      for (uint64_t k = 0; k < elems; ++k)
+        if (std::memcmp(got.data() + k * es, x[i].data() + k * es, es) != 0) {
+          ++mismatched;
+          npu_ok[i] = false;
+          if (first.size() < 5)
+            first.push_back(Bad{i, k * es, core::element_value(tdt, x[i].data() + k * es),
+                                core::element_value(tdt, got.data() + k * es)});
+        }
     }
   }
   const double check_wall = since(check0);
@@ -175,10 +171,8 @@ int run_torus(const RunOptions& opt) {
 
   // ---- statistics ----
   uint64_t net = 0, mem = 0;
-  for (const auto& np : sys.npus) {
-    net += np->bytes_sent.get();
-    mem += np->memory.comm_bytes();
-  }
+  for (const auto& np : sys.npus) mem += np->memory.comm_bytes();
+  for (const auto& l : sys.links) net += l->a_to_b.payload_bytes.get() + l->b_to_a.payload_bytes.get();
   double util_sum[3] = {0, 0, 0};
   uint32_t util_n[3] = {0, 0, 0};
   for (size_t k = 0; k < sys.links.size(); ++k) {
@@ -199,7 +193,7 @@ int run_torus(const RunOptions& opt) {
     return c ? s / c : 0.0;
   };
   double rtl_s = 0;
-  for (ace::Ace* a : sys.aces) rtl_s += a->rtl_eval_seconds();
+  for (ace::Ace* a : sys.aces) rtl_s += a->datapath_host_seconds();
 
   TorusRunStats rs;
   rs.status.set(status);
@@ -211,9 +205,7 @@ int run_torus(const RunOptions& opt) {
 
   const double algbw = completion ? static_cast<double>(opt.bytes) / (completion * 1e-12) / 1e9 : 0.0;
   const double bus_factor = n > 1 ? 2.0 * (n - 1) / n : 0.0;
-  std::string phases;
-  for (const npu::Phase& p : spec.phases)
-    phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", npu::phase_kind_name(p.kind), npu::dim_name(p.dim));
+  const std::string phases = plan0.describe();
   TorusWorkloadStats ws;
   ws.kind.set("allreduce");
   ws.bytes.set(opt.bytes);
@@ -221,8 +213,8 @@ int run_torus(const RunOptions& opt) {
   ws.engine.set(engine);
   ws.algorithm.set(sys.choices.algorithm.get());
   ws.phases.set(phases);
-  ws.chunks.set(spec.chunks());
-  ws.chunk_bytes.set(spec.chunk_elems * es);
+  ws.chunks.set(plan0.chunks());
+  ws.chunk_bytes.set(chunk_elems * es);
   ws.verified.set(verified);
   ws.mismatched.set(mismatched);
   ws.simulated_ps.set(completion);
@@ -252,7 +244,7 @@ int run_torus(const RunOptions& opt) {
     if (!sys.description.get().empty()) fmt::print("  {}\n", sys.description.get());
     fmt::print("  workload     allreduce {} {} ({} bytes), {} algorithm ({}), {} chunks of {}\n",
                human_bytes(opt.bytes), core::dtype_name(dt), opt.bytes, sys.choices.algorithm.get(), phases,
-               spec.chunks(), human_bytes(spec.chunk_elems * es));
+               plan0.chunks(), human_bytes(chunk_elems * es));
     if (engine == "none")
       fmt::print(
           "  engine       ace.model=none: NPU cores reduce through memory ({} of {} SMs, {:.0f}% of {:.0f} GB/s "
@@ -316,7 +308,7 @@ int run_torus(const RunOptions& opt) {
         }
       }
       if (util_n[d] == 0) continue;
-      fmt::print("  {:<12} {:>6} {:>12.2f} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", npu::dim_name(d), util_n[d], rate,
+      fmt::print("  {:<12} {:>6} {:>12.2f} {:>9.1f}% {:>9.1f}% {:>9.1f}%\n", collectives::dim_name(d), util_n[d], rate,
                  util_sum[d] / util_n[d], lo, hi);
     }
     fmt::print("  {:<12} {:>6} {:>12} {:>9.1f}%\n", "all", util_n[0] + util_n[1] + util_n[2], "", mean({0, 1, 2}));
