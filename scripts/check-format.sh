@@ -16,12 +16,11 @@ mapfile -t files < <(git ls-files '*.cpp' '*.h' 2>/dev/null || find . -name '*.c
 if [ "$fix" = 1 ]; then
   clang-format -i "${files[@]}"
 else
-  for f in "${files[@]}"; do
-    if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then
-      echo "$f: not formatted (scripts/check-format.sh --fix, or clang-format -i $f)"
-      status=1
-    fi
-  done
+  # One clang-format for every file; it names each misformatted one (file:line:col: error: ...).
+  while read -r f; do
+    echo "$f: not formatted (scripts/check-format.sh --fix, or clang-format -i $f)"
+    status=1
+  done < <(clang-format --dry-run -Werror "${files[@]}" 2>&1 | sed -nE 's/^([^:]+):[0-9]+:[0-9]+: error:.*/\1/p' | sort -u)
 fi
 # Quoted includes: full paths below a top-level folder, or generated/verilated headers.
 while IFS=: read -r file line text; do

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "harness.h"
-#include "platforms/torus.h"
 #include "sw/collectives/torus.h"
+#include "systems/torus/system.h"
 
 using namespace fabricvp;
 
@@ -34,7 +34,7 @@ RunOut run(const std::string& args, const test::TempDir& dir, const std::string&
 TEST(AcePlatform, TorusShapeRingsAndTableIvLinks) {
   auto& ctx = core::Context::get();
   ctx.config().load_file(kPlatform);
-  platform::TorusSystem sys("sys");
+  torus::System sys("sys");
   ASSERT_EQ(sys.npus.size(), 64u);
   ASSERT_EQ(sys.aces.size(), 64u);
   // Local: one full-duplex link per neighbour pair (2 unidirectional rings);
@@ -194,8 +194,16 @@ TEST(AcePlatform, BadParametersAreInputErrors) {
            Case{"-p collective.align_elems=16", "must be a multiple of alu_lanes"},
            Case{"-p sys.llink*.GBpz=3", "unknown key"},
            Case{"-p sys.local_npus=0", "out of range"},
-           Case{"--workload allgather", "allreduce only"},
+           Case{"--workload p2p", "torus platforms run allreduce, reducescatter, allgather, alltoall or broadcast"},
            Case{"--bytes 6", "multiple of 4 bytes"},
+           Case{"--workload reducescatter --bytes 12", "must be a multiple of the members"},
+           Case{"--workload broadcast --root 8", "root 8 is not a rank of a 8-member communicator"},
+           Case{"--group local+up", "unknown dimension 'up'"},
+           Case{"--collective allreduce,bytes=1Mi", "unknown unit 'Mi'"},
+           Case{"--collective allreduce,size=4", "unknown key 'size'"},
+           Case{"--collective gather", "unknown collective 'gather'"},
+           Case{"-p sys.vertical_npus=1 -p sys.vlink*.GBps=3",
+                "sys.vertical_npus is 1: a dimension of one NPU has no vertical links"},
        }) {
     test::Result r = test::sh("run " + kPlatform + " -q -o " + dir / "bad" + " " + kSmall + " " + c.args);
     EXPECT_EQ(r.code, 1) << c.args << "\n" << r.out;

@@ -211,7 +211,7 @@ TEST(Checker, CountsEveryDifferingElement) {
   b.write_vec(1, 10, wrong);
   std::vector<std::vector<sched::Region>> outputs = {{sched::Region{10, 3 * 320}}, {sched::Region{10, 3 * 320}}};
   auto same = [&](uint32_t, uint64_t pos, uint8_t* out, uint64_t len) { std::memcpy(out, expected.data() + pos, len); };
-  runtime::CheckResult r = runtime::check_outputs(b.sys->host, {0, 1}, outputs, same, core::Dtype::fp32);
+  groq::CheckResult r = groq::check_outputs(b.sys->host, {0, 1}, outputs, same, core::Dtype::fp32);
   EXPECT_EQ(r.mismatched, 2u);
   EXPECT_EQ(r.ranks_ok, 1u);
   EXPECT_EQ(r.ranks_checked, 2u);
@@ -220,7 +220,7 @@ TEST(Checker, CountsEveryDifferingElement) {
   EXPECT_EQ(r.first[0].byte, 4u);
   EXPECT_EQ(r.first[1].byte, 644u);
   // Ranks map to chips: rank 0 on chip 1 sees the planted differences.
-  EXPECT_EQ(runtime::check_outputs(b.sys->host, {1, 0}, outputs, same, core::Dtype::fp32).first[0].rank, 0u);
+  EXPECT_EQ(groq::check_outputs(b.sys->host, {1, 0}, outputs, same, core::Dtype::fp32).first[0].rank, 0u);
 }
 
 TEST(Experiments, NonminimalFindsTheCrossoverBetween8And16KiB) {

@@ -66,7 +66,7 @@ TEST(Clock, ChipsDrawTheirOffsetFromTheSeedAndTheSchedulerSeesNominalClocks) {
     EXPECT_DOUBLE_EQ(b.chip(c).nominal_clock().mhz(), 900.0);
   }
   EXPECT_GT(hi - lo, 1.0);  // four independent draws
-  const sched::Machine m = runtime::machine_of(*b.sys);
+  const sched::Machine m = groq::machine_of(*b.sys);
   for (const auto& c : m.chips) EXPECT_EQ(c.clock.ps(100000000), core::Clock(900.0).ps(100000000));
   EXPECT_TRUE(b.sys->hac->exchanging());  // auto: on, the oscillators are not nominal
 }

@@ -10,7 +10,10 @@
 #include <tuple>
 
 #include "models/core/context.h"
-#include "sw/runtime/runner.h"
+#include "runtime/driver.h"
+#include "systems/groq/collective_data.h"
+#include "systems/groq/machine.h"
+#include "systems/groq/programs.h"
 
 using namespace fabricvp;
 
@@ -18,7 +21,7 @@ namespace {
 
 nlohmann::json run_collective(const std::string& kind, uint64_t bytes, const std::string& dtype,
                               std::vector<std::string> overrides = {}, uint32_t root = 0) {
-  runtime::RunOptions o;
+  systems::RunOptions o;
   o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
   o.workload = kind;
   o.bytes = bytes;

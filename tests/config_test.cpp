@@ -88,9 +88,9 @@ TEST(Config, TypedParametersParseAndRejectBadValues) {
 TEST(Config, UnknownKeyInPlatformFileIsAnErrorWithSuggestion) {
   auto& ctx = core::Context::get();
   ctx.config().load_string("sys:\n  tsps_per_node: 2\n  node0:\n    tsp*:\n      clok_mhz: 800\n", "plat.yaml");
-  runtime::RunParams rp;
-  platform::System sys("sys");
-  EXPECT_EQ(error_of([&] { ctx.config().check_all_used(platform::parameter_names()); }),
+  groq::CompilerParams rp;
+  groq::System sys("sys");
+  EXPECT_EQ(error_of([&] { ctx.config().check_all_used(systems::parameter_names()); }),
             "plat.yaml:5:7: unknown key 'sys.node0.tsp*.clok_mhz': it matches no parameter "
             "(did you mean 'sys.node0.tsp*.clock_mhz'?)");
 }
@@ -98,16 +98,16 @@ TEST(Config, UnknownKeyInPlatformFileIsAnErrorWithSuggestion) {
 TEST(Config, KeyForAModuleThatDoesNotExistIsAnError) {
   auto& ctx = core::Context::get();
   ctx.config().load_string("sys:\n  tsps_per_node: 2\n  node0:\n    tsp5:\n      clock_mhz: 800\n", "plat.yaml");
-  runtime::RunParams rp;
-  platform::System sys("sys");
-  std::string e = error_of([&] { ctx.config().check_all_used(platform::parameter_names()); });
+  groq::CompilerParams rp;
+  groq::System sys("sys");
+  std::string e = error_of([&] { ctx.config().check_all_used(systems::parameter_names()); });
   EXPECT_EQ(e.rfind("plat.yaml:5:7: unknown key 'sys.node0.tsp5.clock_mhz'", 0), 0u) << e;
 }
 
 TEST(Config, WrongTypeInPlatformFileNamesFileLineAndKey) {
   auto& ctx = core::Context::get();
   ctx.config().load_string("sys:\n  node0:\n    link*:\n      lanes: four\n", "plat.yaml");
-  EXPECT_EQ(error_of([&] { platform::System sys("sys"); }),
+  EXPECT_EQ(error_of([&] { groq::System sys("sys"); }),
             "plat.yaml:4:7: key 'sys.node0.link*.lanes' (parameter sys.node0.link0_1.lanes): expected unsigned "
             "32-bit integer, got 'four'");
 }
@@ -117,9 +117,9 @@ TEST(Config, ParametersTakeGlobValuesPerInstance) {
   ctx.config().load_string(
       "sys:\n  tsps_per_node: 3\n  node0:\n    tsp*:\n      clock_mhz: 1000\n    tsp2:\n      clock_mhz: 1250\n",
       "plat.yaml");
-  runtime::RunParams rp;
-  platform::System sys("sys");
-  ctx.config().check_all_used(platform::parameter_names());
+  groq::CompilerParams rp;
+  groq::System sys("sys");
+  ctx.config().check_all_used(systems::parameter_names());
   EXPECT_EQ(sys.chips[0]->clock_mhz.get(), 1000.0);
   EXPECT_EQ(sys.chips[1]->clock_mhz.get(), 1000.0);
   EXPECT_EQ(sys.chips[2]->clock_mhz.get(), 1250.0);

@@ -24,13 +24,13 @@ struct Machine {
     auto& ctx = core::Context::get();
     ctx.config().load_file(kPlatforms + "/" + file);
     for (const auto& o : overrides) ctx.config().add_override(o);
-    params = std::make_unique<runtime::RunParams>();
-    sys = std::make_unique<platform::System>("sys");
-    ctx.config().check_all_used(platform::parameter_names());
-    m = runtime::machine_of(*sys);
+    params = std::make_unique<groq::CompilerParams>();
+    sys = std::make_unique<groq::System>("sys");
+    ctx.config().check_all_used(systems::parameter_names());
+    m = groq::machine_of(*sys);
   }
-  std::unique_ptr<runtime::RunParams> params;
-  std::unique_ptr<platform::System> sys;
+  std::unique_ptr<groq::CompilerParams> params;
+  std::unique_ptr<groq::System> sys;
   sched::Machine m;
 };
 
@@ -42,7 +42,7 @@ uint32_t global_cables(const sched::Machine& m, const sched::Route& r) {
 
 nlohmann::json run(const std::string& file, const std::string& kind, uint64_t bytes, const std::string& dtype,
                    std::vector<std::string> overrides = {}, uint32_t root = 0, uint32_t peer = 1) {
-  runtime::RunOptions o;
+  systems::RunOptions o;
   o.platform = kPlatforms + "/" + file;
   o.workload = kind;
   o.bytes = bytes;
@@ -149,9 +149,9 @@ TEST(Topology, BadFailureNamesAreErrors) {
   auto& ctx = core::Context::get();
   ctx.config().load_file(kPlatforms + "/groq-dragonfly-264.yaml");
   ctx.config().add_override("sys.failed_nodes=node5,node40");
-  runtime::RunParams rp;
+  groq::CompilerParams rp;
   try {
-    platform::System sys("sys");
+    groq::System sys("sys");
     FAIL();
   } catch (const core::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("no node named 'node40'"), std::string::npos) << e.what();
@@ -162,9 +162,9 @@ TEST(Topology, TwoFailedNodesExhaustOneSpare) {
   auto& ctx = core::Context::get();
   ctx.config().load_file(kPlatforms + "/groq-dragonfly-264.yaml");
   ctx.config().add_override("sys.failed_nodes=node1,node2");
-  runtime::RunParams rp;
+  groq::CompilerParams rp;
   try {
-    platform::System sys("sys");
+    groq::System sys("sys");
     FAIL();
   } catch (const core::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("node node2 failed and no healthy spare is left"), std::string::npos)

@@ -19,10 +19,13 @@
 #include <vector>
 
 #include "models/core/context.h"
-#include "platforms/system.h"
+#include "runtime/driver.h"
 #include "sw/asm/program.h"
-#include "sw/runtime/runner.h"
 #include "sw/sched/collectives.h"
+#include "systems/groq/collective_data.h"
+#include "systems/groq/machine.h"
+#include "systems/groq/programs.h"
+#include "systems/groq/system.h"
 
 namespace fabricvp::test {
 
@@ -36,9 +39,9 @@ class Bench {
   explicit Bench(const std::string& yaml, const std::string& name = "bench.yaml") {
     auto& ctx = core::Context::get();
     ctx.config().load_string(yaml, name);
-    params = std::make_unique<runtime::RunParams>();
-    sys = std::make_unique<platform::System>("sys");
-    ctx.config().check_all_used(platform::parameter_names());
+    params = std::make_unique<groq::CompilerParams>();
+    sys = std::make_unique<groq::System>("sys");
+    ctx.config().check_all_used(systems::parameter_names());
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
   }
 
@@ -70,8 +73,8 @@ class Bench {
   const std::vector<core::HardwareError>& errors() const { return core::Context::get().hw_errors(); }
   uint64_t now_ps() const { return sc_core::sc_time_stamp().value(); }
 
-  std::unique_ptr<runtime::RunParams> params;
-  std::unique_ptr<platform::System> sys;
+  std::unique_ptr<groq::CompilerParams> params;
+  std::unique_ptr<groq::System> sys;
   std::vector<uint32_t> loaded;
 };
 

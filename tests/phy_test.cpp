@@ -33,8 +33,8 @@ TEST(Phy, FecLatencyIsPartOfTheHopLatency) {
   // KP4 carries 514 message symbols: 5140 bits accumulate in 51.4 ns at
   // 4 x 25 Gb/s, then 20 ns of decoder. The SerDes signals at 25 x 544/514.
   core::Context::get().config().load_string(test::node_yaml(2), "node.yaml");
-  runtime::RunParams rp;
-  platform::System sys("sys");
+  groq::CompilerParams rp;
+  groq::System sys("sys");
   const c2c::Link& l = *sys.links[0];
   EXPECT_EQ(l.fec_latency_ps(), 71400u);
   EXPECT_EQ(l.a_to_b.latency_ps(), 60000u + 4000u + 71400u + 104600u);

@@ -158,6 +158,10 @@ const ConfigEntry* Config::resolve(const std::string& name) const {
   return best;
 }
 
+void Config::note_absent(const std::string& prefix, const std::string& reason) {
+  m_absent.emplace_back(prefix, reason);
+}
+
 void Config::check_all_used(const std::vector<std::string>& known) const {
   auto split = [](const std::string& k) {
     size_t dot = k.rfind('.');
@@ -166,6 +170,9 @@ void Config::check_all_used(const std::vector<std::string>& known) const {
   };
   for (const auto& e : m_entries) {
     if (e.uses) continue;
+    for (const auto& [absent, reason] : m_absent)
+      if (e.key.compare(0, absent.size(), absent) == 0)
+        throw ConfigError(fmt::format("{}: key '{}' matches no parameter: {}", e.origin.str(), e.key, reason));
     auto [prefix, leaf] = split(e.key);
     // Prefer a parameter of the same object(s) with a similar name, then any similar full name.
     std::string best;

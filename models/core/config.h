@@ -63,14 +63,20 @@ class Config {
   const std::vector<std::string>& files() const { return m_files; }
 
   /// Throw ConfigError for the first entry that matched no parameter, with a
-  /// suggestion from `known` (all declared parameter names).
+  /// suggestion from `known` (all declared parameter names), or the reason a
+  /// family of keys does not exist (note_absent).
   void check_all_used(const std::vector<std::string>& known) const;
+  /// Keys starting with `prefix` name modules this platform does not have,
+  /// because of `reason` (e.g. "sys.vlink": "sys.vertical_npus is 1: ...").
+  /// An entry that sets nothing there is still an error; its message says why.
+  void note_absent(const std::string& prefix, const std::string& reason);
 
  private:
   std::vector<ConfigEntry> m_entries;
   std::unordered_map<std::string, std::vector<size_t>> m_exact;
   std::vector<size_t> m_patterns;
   std::vector<std::string> m_files;
+  std::vector<std::pair<std::string, std::string>> m_absent;  // (key prefix, reason)
 };
 
 /// Edit distance, for "did you mean" suggestions.

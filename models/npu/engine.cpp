@@ -47,8 +47,8 @@ void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
   a->c = std::move(c);
   const uint32_t index = static_cast<uint32_t>(m_colls.size());
   if (!m_by_id.emplace(a->c->id.key(), index).second)
-    throw std::logic_error(fmt::format("{}: collective {} on communicator {} submitted twice", m_name, a->c->id.seq,
-                                       a->c->id.comm));
+    throw std::logic_error(
+        fmt::format("{}: collective {} on communicator {} submitted twice", m_name, a->c->id.seq, a->c->id.comm));
   m_colls.push_back(std::move(a));
   ++m_in_flight;
   m_backend.admit(index, *m_colls[index]->c);
@@ -160,8 +160,9 @@ void CollectiveEngine::on_message(std::shared_ptr<Message> m) {
   peak_in_buffer_bytes.note_max(m_inbox_bytes);
   const MsgKey k{m->coll, m->chunk, m->phase, m->ring, m->step};
   if (!m_inbox.emplace(k, m).second)
-    throw std::logic_error(fmt::format("{}: message of collective {:#x} chunk {} phase {} ring {} step {} received twice",
-                                       m_name, m->coll, m->chunk, m->phase, m->ring, m->step));
+    throw std::logic_error(
+        fmt::format("{}: message of collective {:#x} chunk {} phase {} ring {} step {} received twice", m_name, m->coll,
+                    m->chunk, m->phase, m->ring, m->step));
   auto it = m_by_id.find(m->coll);
   if (it == m_by_id.end()) return;  // its collective is not submitted here yet
   Active& a = *m_colls[it->second];

@@ -37,7 +37,7 @@ namespace fabricvp::npu {
 
 /// A chunk of one collective in flight at this endpoint.
 struct ChunkRef {
-  uint32_t coll = 0;   ///< the engine's index of the collective (submission order)
+  uint32_t coll = 0;  ///< the engine's index of the collective (submission order)
   uint32_t chunk = 0;
 };
 /// One ring of one phase of a chunk: what receives and step_done are about.
@@ -120,7 +120,7 @@ class CollectiveEngine {
     uint32_t nphases = 0, kmax = 1;
     std::vector<RingRole> roles;  // [phase * kmax + ring]
     std::vector<ChunkState> chunks;
-    std::vector<Task> tasks;      // [(chunk * nphases + phase) * kmax + ring]
+    std::vector<Task> tasks;                                         // [(chunk * nphases + phase) * kmax + ring]
     std::unordered_map<uint32_t, std::unique_ptr<ChunkPlan>> plans;  // chunks in flight
     uint32_t next_load = 0, done = 0;
     uint64_t completion = 0;
@@ -137,7 +137,9 @@ class CollectiveEngine {
     size_t operator()(const MsgKey& k) const;
   };
 
-  uint32_t task_id(const Active& a, uint32_t c, uint32_t p, uint32_t q) const { return (c * a.nphases + p) * a.kmax + q; }
+  uint32_t task_id(const Active& a, uint32_t c, uint32_t p, uint32_t q) const {
+    return (c * a.nphases + p) * a.kmax + q;
+  }
   std::shared_ptr<Message> header(const Active& a, uint32_t chunk, uint32_t phase, uint32_t ring, uint32_t step) const;
   void pump();
   void start_phase(ChunkRef c, uint32_t p);
@@ -152,9 +154,9 @@ class CollectiveEngine {
   std::function<void(std::shared_ptr<Message>)> m_transmit;
   std::function<void(const Collective&)> m_done;
 
-  std::vector<std::unique_ptr<Active>> m_colls;       // by engine index; finished ones keep their slot
-  std::unordered_map<uint64_t, uint32_t> m_by_id;     // CollectiveId::key() -> engine index (lookups only)
-  std::vector<std::vector<ChunkRef>> m_waiting;       // per phase: chunks ready to enter, by (coll, chunk)
+  std::vector<std::unique_ptr<Active>> m_colls;    // by engine index; finished ones keep their slot
+  std::unordered_map<uint64_t, uint32_t> m_by_id;  // CollectiveId::key() -> engine index (lookups only)
+  std::vector<std::vector<ChunkRef>> m_waiting;    // per phase: chunks ready to enter, by (coll, chunk)
   std::unordered_map<MsgKey, std::shared_ptr<Message>, MsgKeyHash> m_inbox;  // lookups only, never iterated
   uint64_t m_inbox_bytes = 0;
   uint32_t m_in_flight = 0;

@@ -190,7 +190,9 @@ StepPlan step_plan(PhaseKind k, uint32_t n, uint32_t p, uint32_t t) {
 }
 
 /// Segment a member sends from its own data at step 0.
-uint32_t first_send_segment(PhaseKind k, uint32_t n, uint32_t p) { return k == PhaseKind::all_gather ? (p + 1) % n : p; }
+uint32_t first_send_segment(PhaseKind k, uint32_t n, uint32_t p) {
+  return k == PhaseKind::all_gather ? (p + 1) % n : p;
+}
 
 /// Segment `seg` of ring q's part of `span` (ring of n members, K rings).
 Span segment(const Span& span, uint32_t K, uint32_t q, uint32_t n, uint32_t seg, uint32_t align) {
@@ -295,9 +297,10 @@ class TorusPlan final : public npu::CollectivePlan {
                                           o.chunk_bytes, m_align, core::dtype_name(dtype)));
     if (block_kind(kind)) {
       if (elems % m_N != 0)
-        throw core::ConfigError(fmt::format("a {} of {} elements over {} members: the element count must be a multiple "
-                                            "of the members (nccl-tests convention: --bytes is the whole buffer)",
-                                            npu::collective_name(kind), elems, m_N));
+        throw core::ConfigError(
+            fmt::format("a {} of {} elements over {} members: the element count must be a multiple "
+                        "of the members (nccl-tests convention: --bytes is the whole buffer)",
+                        npu::collective_name(kind), elems, m_N));
       m_block = elems / m_N;
       // A chunk takes the same slice of every block; its working set is about chunk_bytes.
       m_ce = std::max<uint64_t>(m_align, (ce / m_N) / m_align * m_align);
@@ -588,9 +591,9 @@ std::unique_ptr<npu::ChunkPlan> TorusPlan::chunk(uint32_t c) const {
 
 }  // namespace
 
-std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, CollectiveKind kind,
-                                                     core::Dtype dtype, uint64_t elems, uint32_t root,
-                                                     const PlanOptions& options, uint32_t npu) {
+std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, CollectiveKind kind, core::Dtype dtype,
+                                                     uint64_t elems, uint32_t root, const PlanOptions& options,
+                                                     uint32_t npu) {
   return std::make_shared<TorusPlan>(comm, kind, dtype, elems, root, options, npu);
 }
 
@@ -607,8 +610,7 @@ void run_reference(const std::vector<std::shared_ptr<const npu::CollectivePlan>>
   auto gather = [&](uint32_t r, const Span& s) {
     std::vector<uint8_t> out;
     out.reserve(s.elems() * es);
-    for (const auto& [a, b] : s.ranges)
-      out.insert(out.end(), bufs[r].begin() + a * es, bufs[r].begin() + b * es);
+    for (const auto& [a, b] : s.ranges) out.insert(out.end(), bufs[r].begin() + a * es, bufs[r].begin() + b * es);
     return out;
   };
   for (uint32_t c = 0; c < p0.chunks(); ++c) {

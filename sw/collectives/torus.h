@@ -126,9 +126,9 @@ struct PlanOptions {
 /// The plan of one collective at one member of `comm`. Throws
 /// core::ConfigError for sizes the collective cannot have (e.g. a
 /// reducescatter whose element count is not a multiple of the members).
-std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, CollectiveKind kind,
-                                                     core::Dtype dtype, uint64_t elems, uint32_t root,
-                                                     const PlanOptions& options, uint32_t npu);
+std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, CollectiveKind kind, core::Dtype dtype,
+                                                     uint64_t elems, uint32_t root, const PlanOptions& options,
+                                                     uint32_t npu);
 
 /// Execute the plans of every member on host buffers (inputs[rank]: the
 /// member's whole buffer), phase by phase and step by step as the model does,

@@ -13,9 +13,11 @@
 #include <systemc>
 
 #include "models/core/context.h"
-#include "platforms/system.h"
+#include "runtime/driver.h"
 #include "sw/asm/program.h"
-#include "sw/runtime/runner.h"
+#include "systems/groq/programs.h"
+#include "systems/groq/system.h"
+#include "systems/kind.h"
 #include "tools/fabricvp/commands.h"
 
 using namespace fabricvp;
@@ -43,9 +45,9 @@ int run_hac(const HacOptions& o) {
     ctx.config().add_override("sys.hac.exchange=on");
     ctx.config().add_override(fmt::format("sys.hac.calibration_iterations={}", o.iterations));
     for (const auto& ov : o.overrides) ctx.config().add_override(ov);
-    runtime::RunParams rp;
-    platform::System sys("sys");
-    ctx.config().check_all_used(platform::parameter_names());
+    groq::CompilerParams compiler;  // a platform file may set sched.* too
+    groq::System sys("sys");
+    ctx.config().check_all_used(systems::parameter_names());
     hac::Network& net = *sys.hac;
     if (!net.exchanging()) throw core::ConfigError("sys.hac.exchange is off: there is nothing to characterize");
     const auto& stats = net.link_stats();

@@ -1,6 +1,6 @@
-// Subcommands of the fabricvp executable defined outside main.cpp.
+// Subcommands of the fabricvp executable: one file each in tools/fabricvp/.
 //
-// A file in tools/fabricvp/ adds a command with a static Command object:
+// A file adds a command with a static Command object:
 //
 //   static fabricvp::cli::Command fec_cmd([](CLI::App& app) {
 //     auto* sub = app.add_subcommand("fec", "...");
@@ -10,7 +10,8 @@
 //   });
 //
 // main() sets every registered command up before parsing and runs the handler
-// of the one that was given.
+// of the one that was given. Commands are listed in registration order, which
+// is link order: alphabetical by file name.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-#include "platforms/system.h"
+#include "systems/groq/system.h"
 
 #include <fmt/format.h>
 
@@ -6,36 +6,7 @@
 #include <map>
 #include <sstream>
 
-namespace fabricvp::platform {
-
-namespace {
-
-/// Cable that still has to be bound: endpoints as (rack, node, tsp) + port.
-struct Pending {
-  Coord a;
-  uint32_t pa;
-  Coord b;
-  uint32_t pb;
-  c2c::Link* link;
-};
-
-// Wires recorded while modules are constructed (SystemC builds children inside
-// their parent's constructor); System binds them once every chip exists.
-std::vector<Pending>* g_pending = nullptr;
-
-struct NodeShape {
-  uint32_t tsps, local_ports, global_ports;
-  std::string wiring;
-  uint32_t ring_links;
-};
-const NodeShape* g_shape = nullptr;
-
-/// Global port g (0 .. tsps*global_ports-1) of a node: on TSP g % tsps, spread over the TSPs.
-std::pair<uint32_t, uint32_t> global_port(uint32_t g) {
-  return {g % g_shape->tsps, g_shape->local_ports + g / g_shape->tsps};
-}
-
-}  // namespace
+namespace fabricvp::groq {
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -88,22 +59,22 @@ void Host::read(size_t chip, uint64_t addr, void* data, uint64_t len) {
   }
 }
 
-Node::Node(const sc_core::sc_module_name& nm, uint32_t tsps) : core::Module(nm, "node") {
+Node::Node(const sc_core::sc_module_name& nm, Wiring& w) : core::Module(nm, "node") {
+  const uint32_t tsps = w.tsps;
   for (uint32_t i = 0; i < tsps; ++i) tsp.push_back(std::make_unique<tsp::Tsp>(fmt::format("tsp{}", i).c_str()));
-  const NodeShape& s = *g_shape;
   auto add = [&](const std::string& lname, uint32_t a, uint32_t pa, uint32_t b, uint32_t pb) {
     link.push_back(std::make_unique<c2c::Link>(lname.c_str(), tsp[a]->name(), tsp[b]->name()));
-    g_pending->push_back(Pending{Coord{0, 0, a}, pa, Coord{0, 0, b}, pb, link.back().get()});
+    w.pending.push_back(Wiring::Pending{Coord{0, 0, a}, pa, Coord{0, 0, b}, pb, link.back().get()});
   };
-  if (s.wiring == "full") {
+  if (w.node_wiring == "full") {
     for (uint32_t i = 0; i < tsps; ++i)
       for (uint32_t j = i + 1; j < tsps; ++j) add(fmt::format("link{}_{}", i, j), i, j - 1, j, i);
   } else {  // ring: port k of TSP i goes to the next TSP, port ring_links + k to the previous one
     for (uint32_t i = 0; i < tsps; ++i) {
       uint32_t j = (i + 1) % tsps;
       if (tsps == 2 && i == 1) break;  // a ring of two is one bundle
-      for (uint32_t k = 0; k < s.ring_links; ++k)
-        add(fmt::format("link{}_{}_{}", std::min(i, j), std::max(i, j), k), i, k, j, s.ring_links + k);
+      for (uint32_t k = 0; k < w.ring_links; ++k)
+        add(fmt::format("link{}_{}_{}", std::min(i, j), std::max(i, j), k), i, k, j, w.ring_links + k);
     }
   }
 }
@@ -124,10 +95,10 @@ System::~System() {
   core::destroy_newest_first(node);
 }
 
-Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps) : core::Module(nm, "rack") {
-  for (uint32_t n = 0; n < nodes; ++n) node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), tsps));
+Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, Wiring& w) : core::Module(nm, "rack") {
+  for (uint32_t n = 0; n < nodes; ++n) node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), w));
   // Half of every node's global ports join the nodes of the rack, evenly.
-  uint32_t half = g_shape->tsps * g_shape->global_ports / 2;
+  uint32_t half = w.tsps * w.global_ports / 2;
   if (nodes < 2) return;
   uint32_t per_pair = half / (nodes - 1);
   if (per_pair == 0)
@@ -138,11 +109,11 @@ Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps) : c
   for (uint32_t a = 0; a < nodes; ++a)
     for (uint32_t b = a + 1; b < nodes; ++b)
       for (uint32_t k = 0; k < per_pair; ++k) {
-        auto [ta, pa] = global_port((b - 1) * per_pair + k);  // b is a's (b-1)-th peer
-        auto [tb, pb] = global_port(a * per_pair + k);        // a is b's a-th peer
+        auto [ta, pa] = w.global_port((b - 1) * per_pair + k);  // b is a's (b-1)-th peer
+        auto [tb, pb] = w.global_port(a * per_pair + k);        // a is b's a-th peer
         link.push_back(std::make_unique<c2c::Link>(fmt::format("rlink{}_{}_{}", a, b, k).c_str(),
                                                    node[a]->tsp[ta]->name(), node[b]->tsp[tb]->name()));
-        g_pending->push_back(Pending{Coord{0, a, ta}, pa, Coord{0, b, tb}, pb, link.back().get()});
+        w.pending.push_back(Wiring::Pending{Coord{0, a, ta}, pa, Coord{0, b, tb}, pb, link.back().get()});
       }
 }
 
@@ -175,30 +146,39 @@ System::System(const sc_core::sc_module_name& nm)
     m_nodes = *nodes_per_rack;
   }
   m_tsps = tsps_per_node;
+  auto& cfg = core::Context::get().config();
+  if (topology.get() != "dragonfly") {
+    const std::string why =
+        fmt::format("only a Dragonfly has racks and global cables ({}.topology is {})", name(), topology.get());
+    for (const char* k : {"racks", "nodes_per_rack", "spares", "rack", "glink", "xlink"})
+      cfg.note_absent(fmt::format("{}.{}", name(), k), why);
+  } else if (m_racks == 1) {
+    cfg.note_absent(
+        fmt::format("{}.xlink", name()),
+        fmt::format("one rack ({}.racks is 1) has no inter-rack cables: its global cables are glink*", name()));
+  } else {
+    cfg.note_absent(fmt::format("{}.glink", name()),
+                    fmt::format("with {} racks the global cables are rack*.rlink* and xlink*", m_racks));
+  }
 
-  std::vector<Pending> pending;
-  g_pending = &pending;
   // The generators wire the TSP's 7 local and 4 global ports (checked below).
-  NodeShape shape{m_tsps, 7, 4, node_wiring, ring_links};
-  g_shape = &shape;
-  struct Reset {
-    ~Reset() {
-      g_pending = nullptr;
-      g_shape = nullptr;
-    }
-  } reset;
+  Wiring w;
+  w.tsps = m_tsps;
+  w.node_wiring = node_wiring;
+  w.ring_links = ring_links;
+  std::vector<Wiring::Pending>& pending = w.pending;
 
   // Nodes record their cables with node 0 and racks with rack 0; place them.
   if (m_racks == 1) {
     for (uint32_t n = 0; n < m_nodes; ++n) {
       size_t before = pending.size();
-      node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), m_tsps));
+      node.push_back(std::make_unique<Node>(fmt::format("node{}", n).c_str(), w));
       for (size_t i = before; i < pending.size(); ++i) pending[i].a.node = pending[i].b.node = n;
     }
   } else {
     for (uint32_t r = 0; r < m_racks; ++r) {
       size_t before = pending.size();
-      rack.push_back(std::make_unique<Rack>(fmt::format("rack{}", r).c_str(), m_nodes, m_tsps));
+      rack.push_back(std::make_unique<Rack>(fmt::format("rack{}", r).c_str(), m_nodes, w));
       size_t k = before;
       for (uint32_t n = 0; n < m_nodes; ++n)
         for (size_t l = 0; l < rack.back()->node[n]->link.size(); ++l, ++k) pending[k].a.node = pending[k].b.node = n;
@@ -219,7 +199,7 @@ System::System(const sc_core::sc_module_name& nm)
                       "{} has {} + {}",
                       name(), c->name(), c->local_ports.get(), c->global_ports.get(), chips[0]->name(),
                       chips[0]->local_ports.get(), chips[0]->global_ports.get()));
-  if (chips[0]->local_ports != shape.local_ports || chips[0]->global_ports != shape.global_ports) {
+  if (chips[0]->local_ports != w.local_ports || chips[0]->global_ports != w.global_ports) {
     throw core::ConfigError(
         fmt::format("{}: the node and Dragonfly generators assume 7 local and 4 global ports per "
                     "TSP (seed 000); {} has {} + {}",
@@ -229,10 +209,10 @@ System::System(const sc_core::sc_module_name& nm)
   if (need_local > 7)
     throw core::ConfigError(fmt::format("{}: {} wiring of {} TSPs needs {} local ports per chip, a TSP has 7", name(),
                                         node_wiring.get(), m_tsps, need_local));
-  if (topology.get() == "dragonfly") wire_global(m_tsps * shape.global_ports);
+  if (topology.get() == "dragonfly") wire_global(w);
 
   chip_failed.assign(chips.size(), false);
-  for (const Pending& p : pending) {
+  for (const Wiring::Pending& p : pending) {
     uint32_t a = chip_index(p.a.rack, p.a.node, p.a.tsp), b = chip_index(p.b.rack, p.b.node, p.b.tsp);
     tsp::Port& A = chips[a]->port(p.pa);
     tsp::Port& B = chips[b]->port(p.pb);
@@ -258,15 +238,16 @@ std::string System::node_path(uint32_t r, uint32_t n) const {
   return m_racks == 1 ? fmt::format("node{}", n) : fmt::format("rack{}.node{}", r, n);
 }
 
-void System::wire_global(uint32_t gports) {
+void System::wire_global(Wiring& w) {
+  const uint32_t gports = w.tsps * w.global_ports;
   auto add = [&](const std::string& lname, Coord a, uint32_t ga, Coord b, uint32_t gb) {
-    auto [ta, pa] = global_port(ga);
-    auto [tb, pb] = global_port(gb);
+    auto [ta, pa] = w.global_port(ga);
+    auto [tb, pb] = w.global_port(gb);
     a.tsp = ta;
     b.tsp = tb;
     link.push_back(std::make_unique<c2c::Link>(lname.c_str(), chip_at(a.rack, a.node, ta).name(),
                                                chip_at(b.rack, b.node, tb).name()));
-    g_pending->push_back(Pending{a, pa, b, pb, link.back().get()});
+    w.pending.push_back(Wiring::Pending{a, pa, b, pb, link.back().get()});
   };
   if (m_racks == 1) {
     if (m_nodes < 2) return;
@@ -376,10 +357,4 @@ void System::apply_failures_and_spares() {
     }
 }
 
-std::vector<std::string> parameter_names() {
-  std::vector<std::string> out;
-  for (const auto* p : core::all_params()) out.push_back(p->name());
-  return out;
-}
-
-}  // namespace fabricvp::platform
+}  // namespace fabricvp::groq

@@ -1,4 +1,4 @@
-#include "sw/runtime/report.h"
+#include "runtime/report.h"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -21,20 +21,7 @@ double peak_rss_mib() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
-std::string human_bytes(uint64_t b) {
-  if (b >= (1ULL << 30) && b % (1ULL << 30) == 0) return fmt::format("{} GiB", b >> 30);
-  if (b >= (1ULL << 20) && b % (1ULL << 20) == 0) return fmt::format("{} MiB", b >> 20);
-  if (b >= (1ULL << 10) && b % (1ULL << 10) == 0) return fmt::format("{} KiB", b >> 10);
-  return fmt::format("{} B", b);
-}
-
-std::string human_time(uint64_t ps) {
-  if (ps >= 1000000000ULL) return fmt::format("{:.3f} ms", ps / 1e9);
-  if (ps >= 1000000ULL) return fmt::format("{:.3f} us", ps / 1e6);
-  return fmt::format("{:.3f} ns", ps / 1e3);
-}
-
-uint64_t write_effective_config(const std::string& path, const RunOptions& opt) {
+uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt) {
   auto text = [](const core::ParamBase* p) {
     std::string v = p->value_str();
     return std::string(p->type_name()) == "string" ? nlohmann::json(v).dump() : v;
@@ -56,7 +43,7 @@ uint64_t write_effective_config(const std::string& path, const RunOptions& opt) 
   return hash;
 }
 
-void RunManifest::set(const RunOptions& opt, uint64_t hash, uint64_t sim_end_ps, WallClock::time_point wall0,
+void RunManifest::set(const systems::RunOptions& opt, uint64_t hash, uint64_t sim_end_ps, WallClock::time_point wall0,
                       double setup, double load, double sim, double check) {
   version.set(FABRICVP_VERSION);
   config_hash.set(fmt::format("{:016x}", hash));

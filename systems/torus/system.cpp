@@ -1,12 +1,12 @@
-#include "platforms/torus.h"
+#include "systems/torus/system.h"
 
 #include <fmt/format.h>
 
 #include "models/ace/rtl_datapath.h"
 
-namespace fabricvp::platform {
+namespace fabricvp::torus {
 
-TorusParams::TorusParams()
+Choices::Choices()
     : ace_model("ace", "model", "tlm", "",
                 "collective engine: tlm (ACE, C++ datapath), rtl (ACE, verilated datapath), none (baseline: NPU cores "
                 "reduce through memory)",
@@ -21,7 +21,7 @@ TorusParams::TorusParams()
                   "segments are split on multiples of this many elements (ACE: a multiple of alu_lanes)", 1u,
                   1u << 20) {}
 
-TorusSystem::TorusSystem(const sc_core::sc_module_name& nm)
+System::System(const sc_core::sc_module_name& nm)
     : core::Module(nm, "system"),
       description(this, "description", "", "", "one line describing the platform (printed in the summary)"),
       topology(this, "topology", "torus", "", "topology generator", {"torus"}),
@@ -33,7 +33,8 @@ TorusSystem::TorusSystem(const sc_core::sc_module_name& nm)
       vertical_rings(this, "vertical_rings", 4, "rings",
                      "unidirectional rings in the vertical dimension (2 bidirectional rings = 4)", 1u, 16u),
       horizontal_rings(this, "horizontal_rings", 4, "rings",
-                       "unidirectional rings in the horizontal dimension (2 bidirectional rings = 4)", 1u, 16u) {
+                       "unidirectional rings in the horizontal dimension (2 bidirectional rings = 4)", 1u, 16u),
+      launcher("launcher") {
   shape.size = {local_npus.get(), vertical_npus.get(), horizontal_npus.get()};
   shape.rings = {local_rings.get(), vertical_rings.get(), horizontal_rings.get()};
   const std::string model = choices.ace_model.get();
@@ -60,6 +61,13 @@ TorusSystem::TorusSystem(const sc_core::sc_module_name& nm)
     npus.push_back(std::make_unique<npu::Npu>(fmt::format("npu{}", i).c_str(), i, ports, attach));
   }
   const char* prefix[3] = {"llink", "vlink", "hlink"};
+  const char* size_key[3] = {"local_npus", "vertical_npus", "horizontal_npus"};
+  for (uint32_t d = 0; d < 3; ++d)
+    if (shape.links_per_pair(d) == 0)
+      core::Context::get().config().note_absent(
+          fmt::format("{}.{}", name(), prefix[d]),
+          fmt::format("{}.{} is {}: a dimension of one NPU has no {} links", name(), size_key[d], shape.size[d],
+                      collectives::dim_name(d)));
   const npu::FabricLink::Defaults defaults[3] = {{200.0, 90, 512}, {25.0, 200, 256}, {25.0, 200, 256}};
   for (uint32_t d = 0; d < 3; ++d) {
     const uint32_t lanes = shape.links_per_pair(d);
@@ -82,10 +90,10 @@ TorusSystem::TorusSystem(const sc_core::sc_module_name& nm)
   }
 }
 
-TorusSystem::~TorusSystem() {
+System::~System() {
   core::destroy_newest_first(links);
   aces.clear();
   core::destroy_newest_first(npus);
 }
 
-}  // namespace fabricvp::platform
+}  // namespace fabricvp::torus

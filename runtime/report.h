@@ -1,6 +1,5 @@
 // What every `fabricvp run` reports, whatever the platform: the run manifest
-// (run.* in stats.json), the effective configuration, host timing and memory,
-// and human-readable sizes and times for the summary table.
+// (run.* in stats.json), the effective configuration, and host time and memory.
 #pragma once
 
 #include <chrono>
@@ -8,7 +7,7 @@
 #include <string>
 
 #include "models/core/stats.h"
-#include "sw/runtime/runner.h"
+#include "systems/kind.h"
 
 namespace fabricvp::runtime {
 
@@ -17,17 +16,12 @@ using WallClock = std::chrono::steady_clock;
 double since(WallClock::time_point t);
 /// Peak resident memory of this process, MiB.
 double peak_rss_mib();
-/// 64 MiB, 100 KiB, 4097 B.
-std::string human_bytes(uint64_t bytes);
-/// 722.222 ns, 36.241 us, 1.376 ms.
-std::string human_time(uint64_t ps);
 
 /// Effective configuration: every parameter with its value, unit, meaning and
 /// origin, loadable as a platform file. Returns its hash (FNV-1a 64 of the values).
-uint64_t write_effective_config(const std::string& path, const RunOptions& opt);
+uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt);
 
-/// run.* — the manifest every run writes (platform-specific counts are added
-/// by each runner next to it).
+/// run.* — the manifest every run writes (each kind adds its counts next to it).
 struct RunManifest {
   core::Value<std::string> version{nullptr, "run", "version", "", "fabricvp version"};
   core::Value<std::string> config_hash{nullptr, "run", "config_hash", "", "FNV-1a 64 of the effective configuration"};
@@ -50,8 +44,8 @@ struct RunManifest {
   core::Value<double> peak_rss_mib{nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process"};
 
   /// Sets every field but status, hardware_errors and links.
-  void set(const RunOptions& opt, uint64_t config_hash, uint64_t sim_end_ps, WallClock::time_point wall0, double setup,
-           double load, double sim, double check);
+  void set(const systems::RunOptions& opt, uint64_t config_hash, uint64_t sim_end_ps, WallClock::time_point wall0,
+           double setup, double load, double sim, double check);
 };
 
 }  // namespace fabricvp::runtime

@@ -23,37 +23,40 @@
 
 #include "models/ace/ace.h"
 #include "models/core/module.h"
+#include "models/core/timed_queue.h"
 #include "models/npu/afi.h"
 #include "models/npu/npu.h"
 #include "sw/collectives/torus.h"
 
-namespace fabricvp::platform {
+namespace fabricvp::torus {
 
 /// Platform-wide choices that belong to no module (keys ace.*, collective.*).
-struct TorusParams {
-  TorusParams();
+struct Choices {
+  Choices();
   core::Param<std::string> ace_model;
   core::Param<std::string> algorithm;
   core::Param<uint32_t> chunk_kib;
   core::Param<uint32_t> align_elems;
 };
 
-class TorusSystem : public core::Module {
+class System : public core::Module {
  public:
-  explicit TorusSystem(const sc_core::sc_module_name& nm);
-  ~TorusSystem() override;
+  explicit System(const sc_core::sc_module_name& nm);
+  ~System() override;
 
   core::Param<std::string> description;
   core::Param<std::string> topology;
   core::Param<uint32_t> local_npus, vertical_npus, horizontal_npus;
   core::Param<uint32_t> local_rings, vertical_rings, horizontal_rings;
 
-  TorusParams choices;
+  Choices choices;
   collectives::TorusShape shape;
   std::vector<std::unique_ptr<npu::Npu>> npus;
   std::vector<ace::Ace*> aces;  ///< one per NPU (empty with ace.model=none)
   std::vector<std::unique_ptr<npu::FabricLink>> links;
   std::vector<uint32_t> link_dim;  ///< dimension of each link
+  /// Submits collectives at later simulated times (workloads that start them after time 0).
+  core::ActionQueue launcher;
 };
 
-}  // namespace fabricvp::platform
+}  // namespace fabricvp::torus

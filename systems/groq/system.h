@@ -1,4 +1,5 @@
-// Platform elaboration: the `sys` module tree generated from a few parameters.
+// Groq TSP systems (seed 000): the `sys` module tree generated from a few
+// parameters, for the kind "groq" (systems/groq/scenario.cpp).
 //
 // Topologies (seed 000 §2.2, Fig 6):
 //   groq_node   one node of `tsps_per_node` TSPs (the GroqNode: 8)
@@ -31,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/c2c/cable.h"
@@ -40,7 +42,7 @@
 #include "models/tsp/coord.h"
 #include "models/tsp/tsp.h"
 
-namespace fabricvp::platform {
+namespace fabricvp::groq {
 
 /// Host side of every chip's control socket (program and data loading, result readback).
 class Host : public core::Module {
@@ -54,9 +56,29 @@ class Host : public core::Module {
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
 };
 
+/// What the generators wire and where (made by System, handed to the nodes and
+/// racks it builds): the shape of a node and the cables still to be bound.
+struct Wiring {
+  uint32_t tsps = 8, local_ports = 7, global_ports = 4;
+  std::string node_wiring = "full";
+  uint32_t ring_links = 3;
+  /// Cable that still has to be bound: endpoints as (rack, node, tsp) + port.
+  struct Pending {
+    tsp::Coord a;
+    uint32_t pa;
+    tsp::Coord b;
+    uint32_t pb;
+    c2c::Link* link;
+  };
+  std::vector<Pending> pending;
+  /// Global port g (0 .. tsps * global_ports - 1) of a node: on TSP g % tsps, spread over the TSPs.
+  std::pair<uint32_t, uint32_t> global_port(uint32_t g) const { return {g % tsps, local_ports + g / tsps}; }
+};
+
 class Node : public core::Module {
  public:
-  Node(const sc_core::sc_module_name& nm, uint32_t tsps);
+  /// Records its cables in `w` with rack and node 0 (the caller places them).
+  Node(const sc_core::sc_module_name& nm, Wiring& w);
   ~Node() override;
   std::vector<std::unique_ptr<tsp::Tsp>> tsp;
   std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this node's TSPs
@@ -64,7 +86,8 @@ class Node : public core::Module {
 
 class Rack : public core::Module {
  public:
-  Rack(const sc_core::sc_module_name& nm, uint32_t nodes, uint32_t tsps);
+  /// Records its cables in `w` with rack 0 (the caller places them).
+  Rack(const sc_core::sc_module_name& nm, uint32_t nodes, Wiring& w);
   ~Rack() override;
   std::vector<std::unique_ptr<Node>> node;
   std::vector<std::unique_ptr<c2c::Link>> link;  ///< cables between this rack's nodes
@@ -119,17 +142,14 @@ class System : public core::Module {
  private:
   tsp::Tsp& chip_at(uint32_t r, uint32_t n, uint32_t t);
   uint32_t chip_index(uint32_t r, uint32_t n, uint32_t t) const { return (r * m_nodes + n) * m_tsps + t; }
-  void wire_global(uint32_t global_ports_per_node);
+  void wire_global(Wiring& w);
   c2c::Link& cable(std::vector<std::unique_ptr<c2c::Link>>& owner, const std::string& name, uint32_t a, uint32_t pa,
                    uint32_t b, uint32_t pb);
   void apply_failures_and_spares();
   uint32_t m_racks = 1, m_nodes = 1, m_tsps = 8;
 };
 
-/// Names of all declared parameters (for "did you mean" suggestions).
-std::vector<std::string> parameter_names();
-
 /// Split a list parameter ("a, b,c") into its items.
 std::vector<std::string> split_list(const std::string& s);
 
-}  // namespace fabricvp::platform
+}  // namespace fabricvp::groq

@@ -1,0 +1,185 @@
+#include "runtime/driver.h"
+
+#include <fmt/format.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <systemc>
+
+#include "fabricvp_version.h"
+#include "models/core/context.h"
+#include "models/core/units.h"
+#include "runtime/report.h"
+
+namespace fs = std::filesystem;
+
+namespace fabricvp::runtime {
+
+namespace {
+
+/// workload.replays etc. — software replay after machine checks.
+struct ReplayStats {
+  core::Value<uint64_t> replays{nullptr, "workload", "replays", "replays",
+                                "times the program was replayed from the start after a machine check"};
+  core::Value<uint64_t> replayed_ps{nullptr, "workload", "replayed_ps", "ps",
+                                    "simulated time lost in the attempts that ended in a machine check"};
+  core::Value<std::string> machine_checks{nullptr, "workload", "machine_checks", "",
+                                          "link direction that flagged the data, per failed attempt"};
+};
+
+int attempt_impl(const systems::RunOptions& opt) {
+  const auto wall0 = WallClock::now();
+  core::Context& ctx = core::Context::get();
+  ctx.set_seed(opt.seed);
+  ctx.set_attempt(opt.attempt);
+  ctx.config().load_file(opt.platform);
+  for (const auto& o : opt.overrides) ctx.config().add_override(o);
+  const systems::Kind& kind = systems::kind_for(ctx.config());
+
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);
+  if (ec) throw core::ConfigError(fmt::format("{}: cannot create output directory: {}", opt.out_dir, ec.message()));
+  if (opt.trace) ctx.trace().open((fs::path(opt.out_dir) / "trace.json").string(), opt.trace_from_ps, opt.trace_to_ps);
+
+  // ---- elaborate ----
+  std::unique_ptr<systems::Scenario> sc = kind.elaborate(opt);
+  ctx.config().check_all_used(systems::parameter_names());
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // complete elaboration: sockets are bound from here on
+  const uint64_t config_hash = write_effective_config((fs::path(opt.out_dir) / "config.yaml").string(), opt);
+
+  // ---- prepare: compile, schedule or plan; programs ----
+  sc->prepare(opt);
+  // The compiler's working set is freed by now; hand the heap pages back to
+  // the OS before the simulated memories fill, so the two never count
+  // together in the peak.
+  ::malloc_trim(0);
+  const double setup_wall = since(wall0);
+
+  // ---- load inputs ----
+  const auto load0 = WallClock::now();
+  sc->load();
+  const double load_wall = since(load0);
+
+  // ---- simulate ----
+  const auto sim0 = WallClock::now();
+  sc_core::sc_start();
+  sc->finish();
+  const double sim_wall = since(sim0);
+  const uint64_t sim_end = sc_core::sc_time_stamp().value();
+  const bool hw_ok = ctx.hw_errors().empty();
+
+  // ---- check ----
+  const auto check0 = WallClock::now();
+  systems::Outcome out;
+  if (hw_ok) out = sc->check();
+  const double check_wall = since(check0);
+  const bool machine_check = !hw_ok && ctx.hw_errors()[0].machine_check;
+  const bool will_replay = machine_check && opt.attempt < opt.max_replays;
+  const std::string status = machine_check                  ? (will_replay ? "machine_check_replayed" : "machine_check")
+                             : !hw_ok                       ? "hardware_error"
+                             : out.checked && !out.verified ? "mismatch"
+                             : !out.timing_ok               ? "timing_mismatch"
+                                                            : "ok";
+
+  // ---- statistics ----
+  RunManifest rs;
+  rs.status.set(status);
+  rs.hardware_errors.set(ctx.hw_errors().size());
+  rs.links.set(sc->links());
+  rs.set(opt, config_hash, sim_end, wall0, setup_wall, load_wall, sim_wall, check_wall);
+  std::optional<ReplayStats> replay;
+  if (sc->replays()) {
+    replay.emplace();
+    replay->replays.set(opt.attempt);
+    uint64_t lost = 0;
+    std::string where;
+    for (const auto& m : opt.history) {
+      lost += m.time_ps;
+      where += (where.empty() ? "" : ",") + m.link;
+    }
+    replay->replayed_ps.set(lost);
+    replay->machine_checks.set(where);
+  }
+  sc->report(out);
+  {
+    const std::string file = will_replay ? fmt::format("stats.attempt{}.json", opt.attempt) : "stats.json";
+    std::ofstream f(fs::path(opt.out_dir) / file);
+    core::write_stats_json(f);
+  }
+  if (will_replay) {
+    const core::HardwareError& e = ctx.hw_errors()[0];
+    fmt::print(
+        "fabricvp: attempt {}: machine check at {} on {} (data flagged by {}); replaying the program from the "
+        "start ({} of {} replays)\n",
+        opt.attempt, core::human_time(e.time_ps), e.where, e.source, opt.attempt + 1, opt.max_replays);
+    if (opt.report_fd >= 0) {
+      const std::string line = fmt::format("{} {} {}\n", e.time_ps, e.source, e.where);
+      if (::write(opt.report_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+        throw std::runtime_error("cannot report the machine check to the replaying runtime");
+    }
+    ctx.trace().close();
+    return kMachineCheck;
+  }
+  ctx.trace().close();
+
+  // ---- summary ----
+  if (!opt.quiet) {
+    systems::Summary s;
+    s.text(fmt::format("\nfabricvp {}  {}  ({})  seed {}", FABRICVP_VERSION, opt.platform, sc->headline(), opt.seed));
+    if (!sc->description().empty()) s.text("  " + sc->description());
+    sc->summarize(out, s);
+    const std::string detail = sc->host_detail();
+    s.line("host",
+           fmt::format("wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}{}, check {:.2f}), peak RSS "
+                       "{:.0f} MiB",
+                       rs.wall_s.get(), setup_wall, load_wall, sim_wall, detail, check_wall, rs.peak_rss_mib.get()));
+    s.text(fmt::format("               {:.0f} simulated ns per wall second of simulation", rs.sim_ns_per_wall_s.get()));
+    sc->tables(s);
+    std::string files = fmt::format("{}/stats.json  {}/config.yaml", opt.out_dir, opt.out_dir);
+    for (const std::string& f : sc->outputs()) files += fmt::format("  {}/{}", opt.out_dir, f);
+    if (opt.trace) files += fmt::format("  {}/trace.json", opt.out_dir);
+    s.text("");
+    s.line("outputs", files);
+    fmt::print("{}", s.str());
+  }
+  if (!hw_ok) return kHardwareError;
+  if (out.checked && !out.verified) return kMismatch;
+  if (!out.timing_ok) {
+    fmt::print(stderr, "fabricvp: error: {}\n", out.timing_note);
+    return kTimingMismatch;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+std::unique_ptr<systems::Scenario> elaborate(const std::string& platform, const std::vector<std::string>& overrides) {
+  core::Context& ctx = core::Context::get();
+  ctx.config().load_file(platform);
+  for (const auto& o : overrides) ctx.config().add_override(o);
+  systems::RunOptions opt;
+  opt.platform = platform;
+  opt.overrides = overrides;
+  std::unique_ptr<systems::Scenario> sc = systems::kind_for(ctx.config()).elaborate(opt);
+  ctx.config().check_all_used(systems::parameter_names());
+  return sc;
+}
+
+int run_attempt(const systems::RunOptions& opt) {
+  try {
+    return attempt_impl(opt);
+  } catch (const core::ConfigError& e) {
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
+    return kInputError;
+  } catch (const std::exception& e) {
+    // A model invariant broke (a fabricvp bug, never a user error): say so plainly.
+    fmt::print(stderr, "fabricvp: internal error: {}\n", e.what());
+    return kInternalError;
+  }
+}
+
+}  // namespace fabricvp::runtime

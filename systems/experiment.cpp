@@ -1,0 +1,139 @@
+#include "systems/experiment.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "models/core/config.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace fabricvp::systems {
+
+namespace {
+
+std::map<std::string, Experiment>& registry() {
+  static std::map<std::string, Experiment> all;
+  return all;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the fabricvp executable (/proc/self/exe)");
+  return p.string();
+}
+
+}  // namespace
+
+void run_jobs(std::vector<Job>& work, uint32_t jobs) {
+  const std::string exe = self_exe();
+  struct Running {
+    pid_t pid;
+    size_t index;
+  };
+  std::vector<Running> running;
+  size_t next = 0, done = 0;
+  auto start = [&](size_t i) {
+    Job& j = work[i];
+    fs::create_directories(j.dir);
+    std::vector<std::string> argv_s{exe};
+    argv_s.insert(argv_s.end(), j.args.begin(), j.args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    std::string log = (fs::path(j.dir) / "log.txt").string();
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    if (posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) != 0)
+      throw std::runtime_error("cannot start " + exe);
+    posix_spawn_file_actions_destroy(&fa);
+    running.push_back(Running{pid, i});
+  };
+  while (done < work.size()) {
+    while (next < work.size() && running.size() < std::max<uint32_t>(1, jobs)) start(next++);
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    auto it = std::find_if(running.begin(), running.end(), [pid](const Running& r) { return r.pid == pid; });
+    if (it == running.end()) continue;
+    Job& j = work[it->index];
+    running.erase(it);
+    ++done;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::ifstream lf(fs::path(j.dir) / "log.txt");
+      std::string text((std::istreambuf_iterator<char>(lf)), {});
+      throw core::ConfigError(fmt::format("experiment point failed (exit {}): fabricvp {}\n{}",
+                                          WIFEXITED(status) ? WEXITSTATUS(status) : -1, fmt::join(j.args, " "), text));
+    }
+    const fs::path json =
+        fs::exists(fs::path(j.dir) / "stats.json") ? fs::path(j.dir) / "stats.json" : fs::path(j.dir) / "topology.json";
+    std::ifstream f(json);
+    j.result = nlohmann::json::parse(f);
+  }
+}
+
+Job run_job(const std::string& dir, std::vector<std::string> args) {
+  std::vector<std::string> a{"run"};
+  a.insert(a.end(), args.begin(), args.end());
+  a.insert(a.end(), {"-q", "-o", dir});
+  return Job{a, dir, {}};
+}
+
+std::string platform_file(const std::string& file) { return std::string(FABRICVP_SOURCE_DIR) + "/platforms/" + file; }
+
+std::string size_name(uint64_t b) {
+  if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{}MiB", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return fmt::format("{}KiB", b >> 10);
+  return fmt::format("{}B", b);
+}
+
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j) {
+  fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
+  std::ofstream(file) << j.dump(1) << "\n";
+  fmt::print("\nwrote {}\n", file.string());
+}
+
+bool register_experiment(Experiment e) {
+  auto& r = registry();
+  if (r.count(e.name)) throw std::logic_error("experiment '" + e.name + "' registered twice");
+  r.emplace(e.name, std::move(e));
+  return true;
+}
+
+std::vector<const Experiment*> experiments() {
+  std::vector<const Experiment*> out;
+  for (const auto& [name, e] : registry()) out.push_back(&e);
+  return out;
+}
+
+int run_experiment(const ExperimentOptions& opt) {
+  try {
+    auto it = registry().find(opt.name);
+    if (it == registry().end()) {
+      std::vector<std::string> names;
+      for (const Experiment* e : experiments()) names.push_back(e->name);
+      throw core::ConfigError(fmt::format("unknown experiment '{}' ({})", opt.name, fmt::join(names, ", ")));
+    }
+    fs::create_directories(opt.out_dir);
+    return it->second.run(opt);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace fabricvp::systems

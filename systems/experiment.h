@@ -1,0 +1,57 @@
+// `fabricvp experiment <name>`: studies of the seed papers, each made of real
+// simulation runs (`fabricvp run` or `topology` in child processes, since
+// SystemC elaborates once per process; `jobs` at a time), printed as a table
+// and written as <out>/<name>.json. Each system kind registers its own
+// experiments next to its scenario (systems/<kind>/experiments.cpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fabricvp::systems {
+
+struct ExperimentOptions {
+  std::string name;
+  std::string out_dir = "out/experiments";
+  uint32_t jobs = 2;
+  bool quick = false;  ///< fewer, smaller points (tests)
+};
+
+struct Experiment {
+  std::string name;
+  std::string description;
+  std::function<int(const ExperimentOptions&)> run;
+};
+
+/// Register an experiment (from a static object in its kind's folder).
+bool register_experiment(Experiment e);
+/// Every registered experiment, by name.
+std::vector<const Experiment*> experiments();
+/// Run one by name; returns a process exit code and prints errors.
+int run_experiment(const ExperimentOptions& opt);
+
+/// One child invocation of fabricvp and where its outputs go.
+struct Job {
+  std::vector<std::string> args;  ///< after the executable
+  std::string dir;
+  nlohmann::json result;  ///< its stats.json (run) or topology.json (topology)
+};
+
+/// A `fabricvp run <args> -q -o <dir>` job.
+Job run_job(const std::string& dir, std::vector<std::string> args);
+/// Run the jobs `jobs` at a time; each writes into its own directory. Throws
+/// core::ConfigError with the child's log when one fails.
+void run_jobs(std::vector<Job>& work, uint32_t jobs);
+
+/// The platform files shipped with fabricvp (platforms/<file>).
+std::string platform_file(const std::string& file);
+/// 64MiB, 4KiB, 320B (experiment folder names).
+std::string size_name(uint64_t bytes);
+/// Write <out>/<name>.json and say so.
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j);
+
+}  // namespace fabricvp::systems

@@ -1,0 +1,57 @@
+#include "systems/kind.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "models/core/param.h"
+
+namespace fabricvp::systems {
+
+namespace {
+std::map<std::string, Kind>& registry() {
+  static std::map<std::string, Kind> kinds;
+  return kinds;
+}
+}  // namespace
+
+void Summary::line(const std::string& label, const std::string& text) {
+  m_out += fmt::format("  {:<12} {}\n", label, text);
+}
+
+void Summary::text(const std::string& text) { m_out += text + "\n"; }
+
+bool register_kind(Kind kind) {
+  auto& r = registry();
+  if (r.count(kind.name)) throw std::logic_error("system kind '" + kind.name + "' registered twice");
+  r.emplace(kind.name, std::move(kind));
+  return true;
+}
+
+std::vector<const Kind*> kinds() {
+  std::vector<const Kind*> out;
+  for (const auto& [name, k] : registry()) out.push_back(&k);
+  return out;
+}
+
+const Kind& kind_for(const core::Config& config) {
+  const core::ConfigEntry* t = config.find("sys.topology");
+  std::string known;
+  for (const Kind* k : kinds()) {
+    if (!t && k->default_kind) return *k;
+    if (t && std::find(k->topologies.begin(), k->topologies.end(), t->value) != k->topologies.end()) return *k;
+    for (const auto& top : k->topologies) known += (known.empty() ? "" : ", ") + top;
+  }
+  if (!t) throw core::ConfigError("no system kind is the default (sys.topology is not set)");
+  throw core::ConfigError(fmt::format("{}: key 'sys.topology': no system kind elaborates '{}' (topologies: {})",
+                                      t->origin.str(), t->value, known));
+}
+
+std::vector<std::string> parameter_names() {
+  std::vector<std::string> out;
+  for (const auto* p : core::all_params()) out.push_back(p->name());
+  return out;
+}
+
+}  // namespace fabricvp::systems

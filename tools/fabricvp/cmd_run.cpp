@@ -1,0 +1,81 @@
+// fabricvp run <platform.yaml> [options]: simulate a platform through the run
+// driver (runtime/driver.h), whatever its kind.
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "models/core/config.h"
+#include "models/core/units.h"
+#include "runtime/driver.h"
+#include "tools/fabricvp/commands.h"
+
+namespace {
+
+using namespace fabricvp;
+
+struct CliRun {
+  systems::RunOptions opt;
+  std::string bytes = "64MiB", dtype = "fp32", window, ber, burst;
+};
+
+int run_cli(CliRun& c) {
+  systems::RunOptions& opt = c.opt;
+  try {
+    opt.bytes = core::parse_bytes(c.bytes);
+    if (!core::parse_dtype(c.dtype, opt.dtype))
+      throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16 or int32", c.dtype));
+    if (!c.ber.empty()) opt.overrides.insert(opt.overrides.begin(), "sys.phy.ber=" + c.ber);
+    if (!c.burst.empty()) {
+      const auto colon = c.burst.find(':');
+      opt.overrides.insert(opt.overrides.begin(), "sys.phy.burst_rate=" + c.burst.substr(0, colon));
+      if (colon != std::string::npos)
+        opt.overrides.insert(opt.overrides.begin() + 1, "sys.phy.burst_length_mean=" + c.burst.substr(colon + 1));
+    }
+    if (!c.window.empty()) {
+      auto colon = c.window.find(':');
+      if (colon == std::string::npos) throw core::ConfigError("--trace-window expects from:to, e.g. 0:10us");
+      opt.trace_from_ps = core::parse_time_ps(c.window.substr(0, colon), "--trace-window");
+      opt.trace_to_ps = core::parse_time_ps(c.window.substr(colon + 1), "--trace-window");
+      opt.trace = true;
+    }
+  } catch (const core::ConfigError& e) {
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
+    return runtime::kInputError;
+  }
+  return runtime::run(opt);
+}
+
+const cli::Command run_cmd([](CLI::App& app) {
+  auto c = std::make_shared<CliRun>();
+  systems::RunOptions& opt = c->opt;
+  auto* run = app.add_subcommand("run", "simulate a platform running collectives (checked) or given programs");
+  run->add_option("platform", opt.platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
+  run->add_option("--workload,-w", opt.workload, "allreduce | allgather | reducescatter | broadcast | alltoall | p2p");
+  run->add_option("--bytes,-b", c->bytes, "collective size: 4096, 100KiB, 64MiB, 1GiB (nccl-tests convention)");
+  run->add_option("--dtype,-t", c->dtype, "fp32 | bf16 | fp16 | int32");
+  run->add_option("--root,--src", opt.root, "broadcast root rank; p2p source rank");
+  run->add_option("--peer,--dst", opt.peer, "p2p destination rank");
+  run->add_option("--group", opt.group,
+                  "the ranks that take part (NPU tori: all, or dimensions joined by '+': local, vertical+horizontal)");
+  run->add_option("--collective,-c", opt.collectives,
+                  "one of several collectives in flight at once (NPU tori), repeatable: "
+                  "kind[,bytes=N][,dtype=T][,group=DIMS][,root=R][,at=TIME], e.g. allreduce,bytes=1MiB,group=local");
+  run->add_option("--programs", opt.programs_dir,
+                  "run hand-written programs <DIR>/<chip name>.s instead of a collective");
+  run->add_option("--seed,-s", opt.seed, "random seed (inputs; every random stream derives from it)");
+  run->add_option("--out,-o", opt.out_dir, "output directory (stats.json, config.yaml, programs/, trace.json)");
+  run->add_flag("--trace", opt.trace, "write a Perfetto/Chrome trace to <out>/trace.json");
+  run->add_option("--trace-window", c->window, "only trace [from:to], e.g. 0:10us");
+  run->add_option("-p,--param", opt.overrides, "override a parameter: key=value (glob '*' allowed)");
+  run->add_flag("--quiet,-q", opt.quiet, "no summary table");
+  run->add_option("--max-replays", opt.max_replays,
+                  "replay the program from the start after a machine check (uncorrectable FEC codeword) up to N "
+                  "times; 0: fail at the first");
+  run->add_option("--ber", c->ber, "bit-error rate on every link (sets sys.phy.ber)");
+  run->add_option("--burst", c->burst,
+                  "error bursts on every link: RATE[:MEAN_BITS] (sets sys.phy.burst_rate, burst_length_mean)");
+  return cli::Handler{run, [c] { return run_cli(*c); }};
+});
+
+}  // namespace
