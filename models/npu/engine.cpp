@@ -112,9 +112,12 @@ void CollectiveEngine::pump() {
     }
   }
   // New chunks, first come first served.
-  for (uint32_t i = 0; i < m_colls.size(); ++i) {
+  while (m_first_unloaded < m_colls.size() &&
+         m_colls[m_first_unloaded]->next_load >= m_colls[m_first_unloaded]->c->plan().chunks())
+    ++m_first_unloaded;
+  for (uint32_t i = m_first_unloaded; i < m_colls.size(); ++i) {
     Active& a = *m_colls[i];
-    const uint32_t n = static_cast<uint32_t>(a.chunks.size());
+    const uint32_t n = a.c->plan().chunks();
     while (a.next_load < n) {
       const ChunkRef c{i, a.next_load};
       if (!m_backend.try_enter(c, 0)) return;

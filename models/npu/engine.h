@@ -160,6 +160,7 @@ class CollectiveEngine {
   std::unordered_map<MsgKey, std::shared_ptr<Message>, MsgKeyHash> m_inbox;  // lookups only, never iterated
   uint64_t m_inbox_bytes = 0;
   uint32_t m_in_flight = 0;
+  uint32_t m_first_unloaded = 0;  // collectives before it have every chunk loaded
 };
 
 }  // namespace fabricvp::npu

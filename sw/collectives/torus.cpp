@@ -302,8 +302,12 @@ class TorusPlan final : public npu::CollectivePlan {
                         "of the members (nccl-tests convention: --bytes is the whole buffer)",
                         npu::collective_name(kind), elems, m_N));
       m_block = elems / m_N;
-      // A chunk takes the same slice of every block; its working set is about chunk_bytes.
-      m_ce = std::max<uint64_t>(m_align, (ce / m_N) / m_align * m_align);
+      // A chunk takes the same slice of every block; its working set is about
+      // chunk_bytes, but each block's slice gives every ring at least `align`
+      // elements, or the rings beyond the first would carry nothing.
+      uint32_t kmax = 1;
+      for (uint32_t d : comm.dims()) kmax = std::max(kmax, comm.shape().rings[d]);
+      m_ce = std::max<uint64_t>(uint64_t(m_align) * kmax, (ce / m_N) / m_align * m_align);
       m_chunks = static_cast<uint32_t>((m_block + m_ce - 1) / m_ce);
       m_capacity = m_N * std::min(m_ce, m_block);
     } else {

@@ -207,8 +207,8 @@ class TorusScenario final : public systems::Scenario {
       s.dims = Communicator::parse_dims(s.group);
       s.comms = Communicator::partition(m_sys->shape, s.dims);
       if (s.kind == CollectiveKind::broadcast && s.root >= s.comms[0].size())
-        throw core::ConfigError(
-            fmt::format("{}: root {} is not a rank of a {}-member communicator", what, s.root, s.comms[0].size()));
+        throw core::ConfigError(fmt::format("{}: root {} is not a rank of a {}-member communicator",
+                                            m_single ? "--root" : what, s.root, s.comms[0].size()));
       s.address = address;
       address += (s.bytes + 4095) / 4096 * 4096;  // every collective its own buffer, page aligned
       for (const Communicator& c : s.comms) {
@@ -365,10 +365,13 @@ class TorusScenario final : public systems::Scenario {
                                          s.comms.size() == 1 ? "" : "s", s.size());
       if (s.kind == CollectiveKind::broadcast) on += fmt::format(", root rank {}", s.root);
       if (s.at_ps) on += fmt::format(", from {}", human_time(s.at_ps));
-      sum.line(m_single ? "workload" : fmt::format("c{}", i),
-               fmt::format("{} {} {} ({} bytes){}, {} algorithm ({}), {} chunks of {}", npu::collective_name(s.kind),
-                           human_bytes(s.bytes), core::dtype_name(s.dtype), s.bytes, on, m_sys->choices.algorithm.get(),
-                           p.describe(), p.chunks(), human_bytes(p.chunk_capacity() * p.esize())));
+      sum.line(
+          m_single ? "workload" : fmt::format("c{}", i),
+          fmt::format("{} {} {} ({} bytes){}, {}({}), {} chunks of {}", npu::collective_name(s.kind),
+                      human_bytes(s.bytes), core::dtype_name(s.dtype), s.bytes, on,
+                      s.kind == CollectiveKind::allreduce ? fmt::format("{} algorithm ", m_sys->choices.algorithm.get())
+                                                          : std::string(),
+                      p.describe(), p.chunks(), human_bytes(p.chunk_capacity() * p.esize())));
     }
     if (engine == "none") {
       const npu::Npu& n0 = *m_sys->npus[0];
