@@ -1,5 +1,6 @@
 // NPU + ACE platforms on the hierarchical torus: topology, checked all-reduces
-// with the ACE (C++ and RTL datapath) and with NPU-core reductions, memory
+// with the ACE (C++ and RTL datapath) and with NPU-core reductions, every
+// collective alone and several at once on sub-groups (--collective), memory
 // accounting of the baseline, parameter errors, determinism.
 #include <gtest/gtest.h>
 
@@ -269,4 +270,142 @@ TEST(AcePlatform, NarrowSramPortSlowsTheAceAndIsReported) {
   EXPECT_GT(a["sram_port_busy_ps"].get<uint64_t>(), 0u);
   EXPECT_GT(a["sram_port_utilization"].get<double>(),
             wide.stats["sys"]["npu0"]["ace"]["sram_port_utilization"].get<double>());
+}
+
+TEST(AcePlatform, EveryCollectiveAloneVerifiedWithAceAndWithNpuCores) {
+  test::TempDir dir;
+  // 8 NPUs, group all; network bytes per NPU: (N-1)/N of the buffer B for a
+  // reduce-scatter or all-gather, B/2 in each of the 4 phases of the
+  // hierarchical all-reduce (an inter-package all-reduce of the B/2 an NPU
+  // owns after the local reduce-scatter sends B/4 twice), B/2 per dimension
+  // of 2 in an all-to-all; every non-root member receives B once in a broadcast.
+  const uint64_t B = 24 * 1024;
+  struct Case {
+    std::string kind, dtype, extra, phases;
+    uint64_t network_bytes;
+  };
+  const Case cases[] = {
+      {"allreduce", "fp32", "", "reduce-scatter local, all-reduce vertical, all-reduce horizontal, all-gather local",
+       16 * B},
+      {"reducescatter", "bf16", "", "reduce-scatter local, reduce-scatter vertical, reduce-scatter horizontal", 7 * B},
+      {"allgather", "int32", "", "all-gather local, all-gather vertical, all-gather horizontal", 7 * B},
+      {"alltoall", "fp16", "", "all-to-all local, all-to-all vertical, all-to-all horizontal", 12 * B},
+      {"broadcast", "fp32", " --root 5", "chain local, chain vertical, chain horizontal", 7 * B},
+  };
+  for (const char* model : {"tlm", "none"})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.kind + " with ace.model=" + model);
+      RunOut r = run(kSmall + " -p ace.model=" + model + " -p collective.chunk_kib=4 --workload " + c.kind +
+                         " --dtype " + c.dtype + " --bytes 24KiB" + c.extra,
+                     dir);
+      ASSERT_EQ(r.r.code, 0) << r.r.out;
+      const auto& w = r.stats["workload"];
+      EXPECT_EQ(w["kind"], c.kind);
+      EXPECT_EQ(w["dtype"], c.dtype);
+      EXPECT_EQ(w["engine"], model);
+      EXPECT_EQ(w["bytes"].get<uint64_t>(), B);
+      EXPECT_EQ(w["ranks"], 8);
+      EXPECT_EQ(w["phases"], c.phases);
+      EXPECT_GT(w["chunks"].get<uint64_t>(), 1u);
+      EXPECT_TRUE(w["verified"].get<bool>());
+      EXPECT_EQ(w["mismatched_elements"], 0);
+      EXPECT_GT(w["simulated_ps"].get<uint64_t>(), 0u);
+      EXPECT_EQ(w["network_bytes"].get<uint64_t>(), c.network_bytes);
+      if (c.kind == "broadcast") {
+        EXPECT_EQ(w["root"], 5);
+      }
+    }
+}
+
+namespace {
+
+// Five collectives at once on different sub-groups of the 2x2x2 torus, with
+// their groups' communicator counts and network bytes (see above).
+const std::string kConcurrent =
+    " -p collective.chunk_kib=4 -c allreduce,bytes=64KiB,group=local"
+    " -c reducescatter,bytes=32KiB,dtype=bf16,group=vertical+local -c allgather,bytes=16KiB,dtype=int32,group=h"
+    " -c alltoall,bytes=32KiB,dtype=fp16 -c broadcast,bytes=20000,group=local+horizontal,root=3,at=2us";
+
+void expect_concurrent_verified(const nlohmann::json& s) {
+  const auto& w = s["workload"];
+  EXPECT_EQ(w["collectives"], 5);
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["mismatched_elements"], 0);
+  struct Want {
+    const char *kind, *group, *dtype;
+    uint64_t communicators, ranks, start_ps;
+  };
+  const Want want[] = {{"allreduce", "local", "fp32", 4, 2, 0},
+                       {"reducescatter", "vertical+local", "bf16", 2, 4, 0},
+                       {"allgather", "h", "int32", 4, 2, 0},
+                       {"alltoall", "all", "fp16", 1, 8, 0},
+                       {"broadcast", "local+horizontal", "fp32", 2, 4, 2000000}};
+  uint64_t last = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    const auto& c = w["c" + std::to_string(i)];
+    SCOPED_TRACE("c" + std::to_string(i));
+    EXPECT_EQ(c["kind"], want[i].kind);
+    EXPECT_EQ(c["group"], want[i].group);
+    EXPECT_EQ(c["dtype"], want[i].dtype);
+    EXPECT_EQ(c["communicators"].get<uint64_t>(), want[i].communicators);
+    EXPECT_EQ(c["ranks"].get<uint64_t>(), want[i].ranks);
+    EXPECT_EQ(c["start_ps"].get<uint64_t>(), want[i].start_ps);
+    EXPECT_TRUE(c["verified"].get<bool>());
+    EXPECT_EQ(c["mismatched_elements"], 0);
+    EXPECT_GT(c["simulated_ps"].get<uint64_t>(), want[i].start_ps);
+    last = std::max(last, c["simulated_ps"].get<uint64_t>());
+  }
+  EXPECT_EQ(w["c4"]["root"], 3);
+  EXPECT_EQ(w["simulated_ps"].get<uint64_t>(), last);
+  // Every collective on every communicator of its group: allreduce B per NPU
+  // on rings of 2, reducescatter 3/4 B, allgather 1/2 B, alltoall 3/2 B, and
+  // 3 receivers of the broadcast per communicator.
+  EXPECT_EQ(w["network_bytes"].get<uint64_t>(),
+            8 * 65536 + 8 * 3 * 32768 / 4 + 8 * 16384 / 2 + 8 * 3 * 32768 / 2 + 2 * 3 * 20000);
+}
+
+}  // namespace
+
+TEST(AcePlatform, ConcurrentCollectivesOnSubGroupsVerifiedAndRtlTimesMatch) {
+  test::TempDir dir;
+  RunOut t = run(kSmall + kConcurrent + " -p ace.model=tlm", dir, "tlm");
+  RunOut r = run(kSmall + kConcurrent + " -p ace.model=rtl", dir, "rtl");
+  ASSERT_EQ(t.r.code, 0) << t.r.out;
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  expect_concurrent_verified(t.stats);
+  expect_concurrent_verified(r.stats);
+  EXPECT_EQ(t.stats["workload"]["engine"], "tlm");
+  EXPECT_EQ(r.stats["workload"]["engine"], "rtl");
+  // The verilated datapath gives the same timing, collective by collective.
+  EXPECT_EQ(t.stats["workload"]["simulated_ps"], r.stats["workload"]["simulated_ps"]);
+  for (uint32_t i = 0; i < 5; ++i) {
+    const std::string c = "c" + std::to_string(i);
+    EXPECT_EQ(t.stats["workload"][c]["simulated_ps"], r.stats["workload"][c]["simulated_ps"]) << c;
+  }
+  for (uint32_t i = 0; i < 8; ++i) {
+    const std::string n = "npu" + std::to_string(i);
+    EXPECT_EQ(t.stats["sys"][n]["completion_ps"], r.stats["sys"][n]["completion_ps"]) << n;
+    EXPECT_EQ(t.stats["sys"][n]["interrupts"], 5) << n << ": one completion interrupt per collective";
+    EXPECT_EQ(t.stats["sys"][n]["ace"]["commands"], 5) << n;
+    EXPECT_EQ(t.stats["sys"][n]["ace"]["add_beats"], r.stats["sys"][n]["ace"]["add_beats"]) << n;
+    EXPECT_GT(r.stats["sys"][n]["ace"]["dp0_0"]["cycles"].get<uint64_t>(), 0u) << n << ": the RTL really ran";
+  }
+}
+
+TEST(AcePlatform, ConcurrentCollectivesSameSeedGiveIdenticalStatistics) {
+  test::TempDir dir;
+  RunOut a = run(kSmall + kConcurrent + " --seed 11", dir, "a");
+  RunOut b = run(kSmall + kConcurrent + " --seed 11", dir, "b");
+  ASSERT_EQ(a.r.code, 0) << a.r.out;
+  ASSERT_EQ(b.r.code, 0) << b.r.out;
+  expect_concurrent_verified(a.stats);
+  EXPECT_EQ(a.stats["run"]["seed"], 11);
+  for (RunOut* r : {&a, &b})
+    for (const char* k : {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_s", "sim_ns_per_wall_s",
+                          "peak_rss_mib", "rtl_eval_s", "version"}) {
+      EXPECT_TRUE(r->stats["run"].contains(k) || std::string(k) == "version") << k;
+      r->stats["run"].erase(k);
+    }
+  EXPECT_GT(a.stats["sys"].size(), 8u);
+  EXPECT_EQ(a.stats.dump(), b.stats.dump());
 }

@@ -82,8 +82,25 @@ void CollectiveEngine::send(std::shared_ptr<Message> m, uint64_t ready) {
     m->ready_ps = now();
     ++messages_sent;
     bytes_sent += m->data.size();
+    // Read before it leaves (the link may move the bytes out).
+    const uint64_t coll = m->coll;
+    const uint32_t chunk = m->chunk, phase = m->phase, ring = m->ring, step = m->step;
     m_transmit(m);
+    if (step == 0) sent_first(coll, chunk, phase, ring);
   });
+}
+
+void CollectiveEngine::sent_first(uint64_t coll, uint32_t chunk, uint32_t phase, uint32_t ring) {
+  // A ring this member only sends on (a broadcast's source) is done when its
+  // message has left: the data no longer needs to stay where it was read.
+  auto it = m_by_id.find(coll);
+  if (it == m_by_id.end()) return;
+  Active& a = *m_colls[it->second];
+  if (chunk >= a.chunks.size()) return;
+  Task& t = a.tasks[task_id(a, chunk, phase, ring)];
+  if (!t.live || t.total != 0 || t.phase != phase || t.chunk != chunk) return;
+  t.live = false;
+  if (--a.chunks[chunk].rings_left == 0) phase_done(ChunkRef{it->second, chunk}, phase);
 }
 
 std::shared_ptr<Message> CollectiveEngine::header(const Active& a, uint32_t chunk, uint32_t phase, uint32_t ring,
@@ -141,8 +158,10 @@ void CollectiveEngine::start_phase(ChunkRef c, uint32_t p) {
     const RingRole& role = a.roles[p * a.kmax + q];
     if (!role.active()) continue;
     Task& t = a.tasks[task_id(a, c.chunk, p, q)];
-    t = Task{c.chunk, p, q, 0, role.receives, false, role.receives > 0};
-    if (role.receives > 0) ++cs.rings_left;
+    // A ring it receives on is done after its last receive; one it only sends
+    // on, when that message has left (sent_first).
+    t = Task{c.chunk, p, q, 0, role.receives, false, true};
+    ++cs.rings_left;
     started.push_back(q);
   }
   const ChunkPlan& plan = *a.plans.at(c.chunk);

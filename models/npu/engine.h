@@ -15,7 +15,8 @@
 // Order. Chunks enter a phase when the backend admits them: later phases
 // first (they free resources), then within a phase by (submission order,
 // chunk). New chunks are loaded from the earliest submitted collective that
-// has any left (first come, first served). Messages are matched by
+// has any left (first come, first served). Resources are finite, so members
+// must agree on the order of the collectives they share (see npu.h). Messages are matched by
 // (collective id, chunk, phase, ring, step); one that arrives before its
 // ring step waits in the input buffers. Every action is one entry of the
 // owner's core::ActionQueue at its exact time: no event per byte.
@@ -146,6 +147,7 @@ class CollectiveEngine {
   void phase_done(ChunkRef c, uint32_t p);
   void try_receive(TaskRef t);
   void on_message(std::shared_ptr<Message> m);
+  void sent_first(uint64_t coll, uint32_t chunk, uint32_t phase, uint32_t ring);
 
   std::string m_name;
   uint32_t m_npu;

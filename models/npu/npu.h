@@ -9,6 +9,14 @@
 // simulated time through the handle (done, completion_ps), the optional
 // callback and done_event().
 //
+// Ordering contract (as with NCCL): every member submits the collectives of a
+// communicator in the same order, and members that share several collectives
+// submit those in one consistent order. The executors serve collectives first
+// come first served with finite resources (ACE partitions and FSMs, the
+// cores' comm_chunks), so two members that start two shared collectives in
+// opposite orders can each hold the resources the other's first collective
+// needs: a deadlock, reported at the end of the run with what is unfinished.
+//
 // Who executes them:
 //   - with an ACE attached (seed 002), the ACE: the NPU writes a command to
 //     the ACE's command socket (`ace_cmd`), the ACE moves data with its DMA
