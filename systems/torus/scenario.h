@@ -52,7 +52,9 @@ struct TrafficStats {
   core::Value<double> mem_GBps{nullptr, "workload", "memory_GBps_per_npu", "GB/s",
                                "communication memory bytes per NPU per second of completion time (mean)"};
   core::Value<std::string> engine{nullptr, "workload", "engine", "", "ace.model: tlm, rtl or none (NPU cores)"};
-  core::Value<std::string> algorithm{nullptr, "workload", "algorithm", "", "enhanced (4 phases) or baseline (3)"};
+  core::Value<std::string> algorithm{
+      nullptr, "workload", "algorithm", "",
+      "all-reduce algorithm (collective.algorithm): enhanced (4 phases) or baseline (3)"};
   core::Value<bool> verified{nullptr, "workload", "verified", "", "every NPU's result bit-exact"};
   core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
                                    "elements that differ from the reference, over all NPUs"};
@@ -64,15 +66,17 @@ struct TrafficStats {
 struct CollectiveStats {
   CollectiveStats(const char* g)
       : kind{nullptr, g, "kind", "", "collective"},
-        bytes{nullptr, g, "bytes", "bytes", "all-reduce buffer per NPU"},
+        bytes{nullptr, g, "bytes", "bytes",
+              "buffer per member (nccl-tests: the all-reduce or broadcast buffer, the reduce-scatter input, the "
+              "all-gather output, the all-to-all buffer)"},
         dtype{nullptr, g, "dtype", "", "element type"},
         phases{nullptr, g, "phases", "", "the algorithm's phases in order"},
         chunks{nullptr, g, "chunks", "chunks", "chunks the buffer is split into"},
         chunk_bytes{nullptr, g, "chunk_bytes", "bytes", "chunk size"},
         algbw{nullptr, g, "algbw_GBps", "GB/s", "bytes / completion"},
         busbw{nullptr, g, "busbw_GBps", "GB/s", "algbw x bus_factor"},
-        bus_factor{nullptr, g, "bus_factor", "", "2(n-1)/n"},
-        ranks{nullptr, g, "ranks", "NPUs", "NPUs in the all-reduce"} {}
+        bus_factor{nullptr, g, "bus_factor", "", "nccl-tests: allreduce 2(n-1)/n, broadcast 1, the others (n-1)/n"},
+        ranks{nullptr, g, "ranks", "NPUs", "members of each communicator (n)"} {}
   core::Value<std::string> kind;
   core::Value<uint64_t> bytes;
   core::Value<std::string> dtype;
