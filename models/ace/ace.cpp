@@ -236,18 +236,9 @@ void Ace::admit(uint32_t coll, const npu::Collective& c) {
 void Ace::completed(const npu::Collective& c) {
   ++interrupts;
   npu::CollectiveCompletion cpl{c.id.key()};
-  tlm::tlm_generic_payload gp;
-  gp.set_command(tlm::TLM_WRITE_COMMAND);
-  gp.set_address(0);
-  gp.set_data_ptr(reinterpret_cast<unsigned char*>(&cpl));
-  gp.set_data_length(sizeof cpl);
-  gp.set_streaming_width(sizeof cpl);
-  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  irq->b_transport(gp, delay);
-  if (!gp.is_response_ok())
-    throw std::logic_error(
-        fmt::format("{}: the NPU refused the completion interrupt ({})", name(), gp.get_response_string()));
+  const std::string refused = npu::write_block(irq, &cpl, sizeof cpl);
+  if (!refused.empty())
+    throw std::logic_error(fmt::format("{}: the NPU refused the completion interrupt ({})", name(), refused));
   // Commands that waited for an idle ACE: reconfigure for the first, then take every one that fits.
   if (m_engine->in_flight() == 0 && !m_waiting_commands.empty()) {
     configure(m_waiting_commands.front()->plan());

@@ -179,19 +179,24 @@ CollectiveHandle Npu::submit(const CollectiveRequest& r, CompletionFn on_done) {
   }
   // The command interface: one write of the descriptor; the ACE answers with its completion interrupt.
   CollectiveCommand cmd{c};
+  const std::string refused = write_block(ace_cmd, &cmd, sizeof cmd);
+  if (!refused.empty())
+    throw std::logic_error(
+        fmt::format("{}: the ACE refused the {} command ({})", name(), collective_name(r.plan->kind()), refused));
+  return c;
+}
+
+std::string write_block(GpInitiator& socket, void* data, unsigned len) {
   tlm::tlm_generic_payload gp;
   gp.set_command(tlm::TLM_WRITE_COMMAND);
   gp.set_address(0);
-  gp.set_data_ptr(reinterpret_cast<unsigned char*>(&cmd));
-  gp.set_data_length(sizeof cmd);
-  gp.set_streaming_width(sizeof cmd);
+  gp.set_data_ptr(static_cast<unsigned char*>(data));
+  gp.set_data_length(len);
+  gp.set_streaming_width(len);
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  ace_cmd->b_transport(gp, delay);
-  if (!gp.is_response_ok())
-    throw std::logic_error(fmt::format("{}: the ACE refused the {} command ({})", name(),
-                                       collective_name(r.plan->kind()), gp.get_response_string()));
-  return c;
+  socket->b_transport(gp, delay);
+  return gp.is_response_ok() ? std::string() : gp.get_response_string();
 }
 
 void Npu::irq(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {

@@ -62,6 +62,10 @@ struct CollectiveCompletion {
 
 using GpInitiator = tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
 
+/// Write one block (a command, a completion) to address 0 of the target behind
+/// `socket` with blocking transport; returns the response text if refused, else "".
+std::string write_block(GpInitiator& socket, void* data, unsigned len);
+
 class Npu : public core::Module {
  public:
   /// `attach` builds a child module of this NPU that executes its
