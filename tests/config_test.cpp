@@ -104,6 +104,17 @@ TEST(Config, KeyForAModuleThatDoesNotExistIsAnError) {
   EXPECT_EQ(e.rfind("plat.yaml:5:7: unknown key 'sys.node0.tsp5.clock_mhz'", 0), 0u) << e;
 }
 
+TEST(Config, KeyOfAModuleFamilyThePlatformLacksSaysWhy) {
+  // A Dragonfly key on a single node: the error names file, line, key and the reason.
+  auto& ctx = core::Context::get();
+  ctx.config().load_string("sys:\n  tsps_per_node: 2\n  racks: 3\n  glink*:\n    lanes: 2\n", "plat.yaml");
+  groq::CompilerParams rp;
+  groq::System sys("sys");
+  EXPECT_EQ(error_of([&] { ctx.config().check_all_used(systems::parameter_names()); }),
+            "plat.yaml:3:3: key 'sys.racks' matches no parameter: only a Dragonfly has racks and global cables "
+            "(sys.topology is groq_node)");
+}
+
 TEST(Config, WrongTypeInPlatformFileNamesFileLineAndKey) {
   auto& ctx = core::Context::get();
   ctx.config().load_string("sys:\n  node0:\n    link*:\n      lanes: four\n", "plat.yaml");

@@ -78,7 +78,7 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
   if (link.fec_code(code)) {
     m_kbits = static_cast<uint32_t>(fec_sizes(code).k) * kFecSymbolBits;
     m_t = static_cast<uint32_t>(fec_sizes(code).t);
-    const Phy* phy = Phy::current();
+    const Phy* phy = link.phy();
     const double ber = link.ber + (phy ? phy->ber.get() : 0.0);
     const double burst_rate = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
     const double mean = link.burst_rate > 0 || !phy ? link.burst_length_mean.get() : phy->burst_length_mean.get();
@@ -264,8 +264,9 @@ double Link::line_gbps() const {
   return lane_gbps * fec_sizes(code).n / fec_sizes(code).k;
 }
 
-Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name)
+Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name, const Phy* phy)
     : core::Module(nm, "c2c.link"),
+      m_phy(phy),
       lanes(this, "lanes", 4, "lanes", "SerDes lanes per direction", 1, 64),
       lane_gbps(this, "lane_gbps", 25.0, "Gb/s", "signalling rate per lane (seed 000: 25, up to 30)", 0.001, 1000.0),
       packet_bytes(this, "packet_bytes", 328, "bytes",

@@ -156,8 +156,12 @@ class Channel : public core::SerialChannel, public FwIf {
 };
 
 class Link : public core::Module {
+  const Phy* m_phy;  // first: the channels read it when they are built
+
  public:
-  Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name);
+  /// `phy`: the system-wide PHY settings added to the link's own (none: the link's alone).
+  Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name,
+       const Phy* phy = nullptr);
 
   core::Param<uint32_t> lanes;
   core::Param<double> lane_gbps;
@@ -184,6 +188,7 @@ class Link : public core::Module {
   Channel a_to_b;
   Channel b_to_a;
 
+  const Phy* phy() const { return m_phy; }
   const std::string& a_name() const { return m_a; }
   const std::string& b_name() const { return m_b; }
   uint32_t trace_pid() const { return m_pid; }

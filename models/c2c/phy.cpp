@@ -10,7 +10,6 @@
 namespace fabricvp::c2c {
 
 namespace {
-const Phy* g_phy = nullptr;
 constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
 }  // namespace
 
@@ -22,15 +21,7 @@ Phy::Phy(const sc_core::sc_module_name& nm)
                  "error bursts starting per bit on every link (added to each link's own burst_rate)", 0.0, 0.5),
       burst_length_mean(this, "burst_length_mean", 8.0, "bits",
                         "mean length of an error burst on one lane (geometric; first and last bit flipped)", 1.0,
-                        1000.0) {
-  g_phy = this;
-}
-
-Phy::~Phy() {
-  if (g_phy == this) g_phy = nullptr;
-}
-
-const Phy* Phy::current() { return g_phy; }
+                        1000.0) {}
 
 FecLane::FecLane(const Setup& s)
     : m_codec(s.code),

@@ -45,12 +45,9 @@ namespace fabricvp::c2c {
 class Phy : public core::Module {
  public:
   explicit Phy(const sc_core::sc_module_name& nm);
-  ~Phy() override;
   core::Param<double> ber;
   core::Param<double> burst_rate;
   core::Param<double> burst_length_mean;
-  /// The system's Phy while one exists (links read it when they are built).
-  static const Phy* current();
 };
 
 /// Error injection and FEC decoding of one link direction.

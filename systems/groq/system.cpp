@@ -63,7 +63,7 @@ Node::Node(const sc_core::sc_module_name& nm, Wiring& w) : core::Module(nm, "nod
   const uint32_t tsps = w.tsps;
   for (uint32_t i = 0; i < tsps; ++i) tsp.push_back(std::make_unique<tsp::Tsp>(fmt::format("tsp{}", i).c_str()));
   auto add = [&](const std::string& lname, uint32_t a, uint32_t pa, uint32_t b, uint32_t pb) {
-    link.push_back(std::make_unique<c2c::Link>(lname.c_str(), tsp[a]->name(), tsp[b]->name()));
+    link.push_back(std::make_unique<c2c::Link>(lname.c_str(), tsp[a]->name(), tsp[b]->name(), w.phy));
     w.pending.push_back(Wiring::Pending{Coord{0, 0, a}, pa, Coord{0, 0, b}, pb, link.back().get()});
   };
   if (w.node_wiring == "full") {
@@ -112,7 +112,7 @@ Rack::Rack(const sc_core::sc_module_name& nm, uint32_t nodes, Wiring& w) : core:
         auto [ta, pa] = w.global_port((b - 1) * per_pair + k);  // b is a's (b-1)-th peer
         auto [tb, pb] = w.global_port(a * per_pair + k);        // a is b's a-th peer
         link.push_back(std::make_unique<c2c::Link>(fmt::format("rlink{}_{}_{}", a, b, k).c_str(),
-                                                   node[a]->tsp[ta]->name(), node[b]->tsp[tb]->name()));
+                                                   node[a]->tsp[ta]->name(), node[b]->tsp[tb]->name(), w.phy));
         w.pending.push_back(Wiring::Pending{Coord{0, a, ta}, pa, Coord{0, b, tb}, pb, link.back().get()});
       }
 }
@@ -166,6 +166,7 @@ System::System(const sc_core::sc_module_name& nm)
   w.tsps = m_tsps;
   w.node_wiring = node_wiring;
   w.ring_links = ring_links;
+  w.phy = &phy;
   std::vector<Wiring::Pending>& pending = w.pending;
 
   // Nodes record their cables with node 0 and racks with rack 0; place them.
@@ -246,7 +247,7 @@ void System::wire_global(Wiring& w) {
     a.tsp = ta;
     b.tsp = tb;
     link.push_back(std::make_unique<c2c::Link>(lname.c_str(), chip_at(a.rack, a.node, ta).name(),
-                                               chip_at(b.rack, b.node, tb).name()));
+                                               chip_at(b.rack, b.node, tb).name(), w.phy));
     w.pending.push_back(Wiring::Pending{a, pa, b, pb, link.back().get()});
   };
   if (m_racks == 1) {

@@ -71,6 +71,7 @@ struct Wiring {
     c2c::Link* link;
   };
   std::vector<Pending> pending;
+  const c2c::Phy* phy = nullptr;  ///< the system-wide PHY settings every link adds to its own
   /// Global port g (0 .. tsps * global_ports - 1) of a node: on TSP g % tsps, spread over the TSPs.
   std::pair<uint32_t, uint32_t> global_port(uint32_t g) const { return {g % tsps, local_ports + g / tsps}; }
 };
