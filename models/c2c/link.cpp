@@ -28,13 +28,13 @@ std::string attempt_suffix(bool marginal) {
 }
 }  // namespace
 
-Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
+Channel::Channel(Link& link, const Names& n, uint32_t trace_tid, const Phy* phy)
     : core::SerialChannel(
           &link, n.serial,
           core::SerialRate(static_cast<uint64_t>(link.packet_bytes.get()) * 8, link.lanes, link.lane_gbps),
           link.tx_pipeline_ps + link.propagation_ps + link.fec_latency_ps() + link.rx_pipeline_ps),
       m_link(link),
-      m_name(std::string(link.name()) + "." + n.dir),
+      m_dir(n.dir),
       m_tid(trace_tid),
       m_out(n.out),
       wire_bytes(&link, nullptr, n.wire_bytes, "bytes", "bytes on the wire including framing"),
@@ -78,7 +78,6 @@ Channel::Channel(Link& link, const Names& n, uint32_t trace_tid)
   if (link.fec_code(code)) {
     m_kbits = static_cast<uint32_t>(fec_sizes(code).k) * kFecSymbolBits;
     m_t = static_cast<uint32_t>(fec_sizes(code).t);
-    const Phy* phy = link.phy();
     const double ber = link.ber + (phy ? phy->ber.get() : 0.0);
     const double burst_rate = link.burst_rate + (phy ? phy->burst_rate.get() : 0.0);
     const double mean = link.burst_rate > 0 || !phy ? link.burst_length_mean.get() : phy->burst_length_mean.get();
@@ -98,8 +97,8 @@ void Channel::close_frame() {
 }
 
 void Channel::reserve_control_share(double share) {
-  if (!(share >= 0.0 && share < 1.0)) throw std::invalid_argument(m_name + ": control share must be in [0, 1)");
-  if (free_ps() != 0 || m_next_index != 0) throw std::logic_error(m_name + ": control share set after traffic");
+  if (!(share >= 0.0 && share < 1.0)) throw std::invalid_argument(name() + ": control share must be in [0, 1)");
+  if (free_ps() != 0 || m_next_index != 0) throw std::logic_error(name() + ": control share set after traffic");
   m_control_share = share;
   set_rate(core::SerialRate(static_cast<uint64_t>(m_link.packet_bytes.get()) * 8, m_link.lanes,
                             m_link.lane_gbps * (1.0 - share)));
@@ -169,6 +168,8 @@ void Channel::decode_through(uint64_t k) {
   }
 }
 
+std::string Channel::name() const { return std::string(m_link.name()) + "." + m_dir; }
+
 void Channel::bind_out(RxSocket& rx) { m_out.bind(rx); }
 
 uint64_t Channel::push(const uint8_t* vector) {
@@ -235,7 +236,7 @@ void Channel::b_transport(Burst& b, sc_core::sc_time& delay) {
 }
 
 tlm::tlm_sync_enum Channel::nb_transport_fw(Burst&, tlm::tlm_phase&, sc_core::sc_time&) {
-  SC_REPORT_FATAL(m_name.c_str(), "C2C links support blocking transport only");
+  SC_REPORT_FATAL(name().c_str(), "C2C links support blocking transport only");
   return tlm::TLM_COMPLETED;
 }
 
@@ -266,7 +267,6 @@ double Link::line_gbps() const {
 
 Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name, const Phy* phy)
     : core::Module(nm, "c2c.link"),
-      m_phy(phy),
       lanes(this, "lanes", 4, "lanes", "SerDes lanes per direction", 1, 64),
       lane_gbps(this, "lane_gbps", 25.0, "Gb/s", "signalling rate per lane (seed 000: 25, up to 30)", 0.001, 1000.0),
       packet_bytes(this, "packet_bytes", 328, "bytes",
@@ -291,8 +291,8 @@ Link::Link(const sc_core::sc_module_name& nm, const std::string& a_name, const s
                "persistent fault: the same errors recur on every replay (a transient fault does not)"),
       a_tx("a_tx"),
       b_tx("b_tx"),
-      a_to_b(*this, kAtoB, 1),
-      b_to_a(*this, kBtoA, 2),
+      a_to_b(*this, kAtoB, 1, phy),
+      b_to_a(*this, kBtoA, 2, phy),
       m_a(a_name),
       m_b(b_name) {
   a_tx.bind(a_to_b);

@@ -47,7 +47,8 @@ class Channel : public core::SerialChannel, public FwIf {
     const char *codewords, *corrected_codewords, *corrected_symbols, *uncorrectable_codewords, *miscorrected_codewords,
         *flagged_vectors, *corrupted_vectors, *bit_errors, *hist;
   };
-  Channel(Link& link, const Names& names, uint32_t trace_tid);
+  /// `phy`: the system-wide PHY settings added to the link's own (or none).
+  Channel(Link& link, const Names& names, uint32_t trace_tid, const Phy* phy);
   ~Channel() override;
 
   /// Reserve a share of the lane bandwidth for control codes interleaved with
@@ -57,7 +58,8 @@ class Channel : public core::SerialChannel, public FwIf {
   double control_share() const { return m_control_share; }
   /// Packet i of burst b is complete in the receiver's buffer.
   uint64_t arrival_ps(const Burst& b, uint64_t i) const { return b.start_ps + rate().ps(i + 1) + latency_ps(); }
-  const std::string& name() const { return m_name; }
+  /// "sys.node0.link2_5.a_to_b" (made when asked: a large machine has 10^5 of these).
+  std::string name() const;
 
   // Data path. The transmitter hands over each vector when it reads it from
   // SRAM, as a reference to that SRAM vector (no copy); the receiver copies it
@@ -111,7 +113,7 @@ class Channel : public core::SerialChannel, public FwIf {
   };
 
   Link& m_link;
-  std::string m_name;
+  const char* m_dir;
   uint32_t m_tid;
   double m_control_share = 0;
   uint64_t m_next_index = 0;
@@ -156,8 +158,6 @@ class Channel : public core::SerialChannel, public FwIf {
 };
 
 class Link : public core::Module {
-  const Phy* m_phy;  // first: the channels read it when they are built
-
  public:
   /// `phy`: the system-wide PHY settings added to the link's own (none: the link's alone).
   Link(const sc_core::sc_module_name& nm, const std::string& a_name, const std::string& b_name,
@@ -188,7 +188,6 @@ class Link : public core::Module {
   Channel a_to_b;
   Channel b_to_a;
 
-  const Phy* phy() const { return m_phy; }
   const std::string& a_name() const { return m_a; }
   const std::string& b_name() const { return m_b; }
   uint32_t trace_pid() const { return m_pid; }

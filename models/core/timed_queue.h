@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,24 +35,41 @@ struct TimeKey {
   }
 };
 
-template <typename T>
+/// Items by (time, order, sequence). Stored with their key, or, when KeyOf is
+/// given, the key is read from the item itself (KeyOf{}(item) -> const
+/// TimeKey&; it must not change while the item is in the heap): items that
+/// carry their key cost no more than a pointer (the TSP timeline's cursors).
+template <typename T, typename KeyOf = void>
 class TimedHeap {
+  static constexpr bool kStored = std::is_void_v<KeyOf>;
+  using Entry = std::conditional_t<kStored, std::pair<TimeKey, T>, T>;
+
  public:
   bool empty() const { return m_heap.empty(); }
   size_t size() const { return m_heap.size(); }
   /// Push with the next sequence number of this heap.
-  void push(uint64_t t, T item, uint64_t order = 0) { push(TimeKey{t, order, m_seq++}, std::move(item)); }
+  void push(uint64_t t, T item, uint64_t order = 0) {
+    static_assert(kStored, "a heap that reads keys from its items takes push(item)");
+    push(TimeKey{t, order, m_seq++}, std::move(item));
+  }
   /// Push with an explicit key (keys must differ from every other key in the heap).
   void push(const TimeKey& k, T item) {
+    static_assert(kStored, "a heap that reads keys from its items takes push(item)");
     m_heap.emplace_back(k, std::move(item));
     std::push_heap(m_heap.begin(), m_heap.end(), Later{});
   }
-  const TimeKey& top_key() const { return m_heap.front().first; }
-  T& top() { return m_heap.front().second; }
+  /// Push an item that carries its key.
+  void push(T item) {
+    static_assert(!kStored, "this heap stores keys: push(time, item) or push(key, item)");
+    m_heap.push_back(std::move(item));
+    std::push_heap(m_heap.begin(), m_heap.end(), Later{});
+  }
+  const TimeKey& top_key() const { return key(m_heap.front()); }
+  T& top() { return value(m_heap.front()); }
   /// Remove and return the earliest item.
   T pop() {
     std::pop_heap(m_heap.begin(), m_heap.end(), Later{});
-    T item = std::move(m_heap.back().second);
+    T item = std::move(value(m_heap.back()));
     m_heap.pop_back();
     return item;
   }
@@ -59,13 +77,35 @@ class TimedHeap {
   /// Sequence number the next push() will use (for keys made elsewhere).
   uint64_t next_seq() { return m_seq++; }
   /// Every item, in heap order (for destruction).
-  std::vector<std::pair<TimeKey, T>>& items() { return m_heap; }
+  std::vector<T> items() const {
+    std::vector<T> out;
+    for (const Entry& e : m_heap) out.push_back(value(e));
+    return out;
+  }
 
  private:
+  static const TimeKey& key(const Entry& e) {
+    if constexpr (kStored)
+      return e.first;
+    else
+      return KeyOf{}(e);
+  }
+  static T& value(Entry& e) {
+    if constexpr (kStored)
+      return e.second;
+    else
+      return e;
+  }
+  static const T& value(const Entry& e) {
+    if constexpr (kStored)
+      return e.second;
+    else
+      return e;
+  }
   struct Later {
-    bool operator()(const std::pair<TimeKey, T>& a, const std::pair<TimeKey, T>& b) const { return b.first < a.first; }
+    bool operator()(const Entry& a, const Entry& b) const { return key(b) < key(a); }
   };
-  std::vector<std::pair<TimeKey, T>> m_heap;
+  std::vector<Entry> m_heap;
   uint64_t m_seq = 0;
 };
 

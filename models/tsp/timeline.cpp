@@ -3,13 +3,10 @@
 namespace fabricvp::tsp {
 
 Timeline::~Timeline() {
-  for (auto& item : m_heap.items()) delete item.second;
+  for (Cursor* c : m_heap.items()) delete c;
 }
 
-void Timeline::add(std::unique_ptr<Cursor> c) {
-  Cursor* p = c.release();
-  m_heap.push(p->key, p);
-}
+void Timeline::add(std::unique_ptr<Cursor> c) { m_heap.push(c.release()); }
 
 void Timeline::run(uint64_t horizon, const bool& stop) {
   while (!m_heap.empty() && !stop) {
@@ -23,7 +20,7 @@ void Timeline::run(uint64_t horizon, const bool& stop) {
       alive = c->step();
     } while (alive && !stop && c->key.t <= horizon && (m_heap.empty() || c->key < m_heap.top_key()));
     if (alive)
-      m_heap.push(c->key, c);
+      m_heap.push(c);
     else
       delete c;
   }

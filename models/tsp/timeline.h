@@ -48,13 +48,15 @@ class Timeline {
   /// Time of the operation being applied (valid while running).
   uint64_t current() const { return m_current; }
   uint64_t ops() const { return m_ops; }
-  uint64_t next_seq() { return m_seq++; }
+  uint64_t next_seq() { return m_heap.next_seq(); }
 
  private:
-  core::TimedHeap<Cursor*> m_heap;  // by each cursor's key; owned
+  struct KeyOf {
+    const core::TimeKey& operator()(const Cursor* c) const { return c->key; }
+  };
+  core::TimedHeap<Cursor*, KeyOf> m_heap;  // by each cursor's key (a pointer per entry); owned
   uint64_t m_current = 0;
   uint64_t m_ops = 0;
-  uint64_t m_seq = 0;
 
  public:
   Timeline() = default;
