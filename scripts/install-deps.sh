@@ -17,6 +17,10 @@ packages=(
   jq                    # benchmarks read stats.json
   clang-format          # style check in make test (scripts/check-format.sh)
   git                   # the style check lists tracked files
+  libelf-dev            # RV32 ELF loading (instruction-set simulator)
+  gcc-riscv64-unknown-elf       # RISC-V cross compiler: ISA tests, programs, packet handlers
+  picolibc-riscv64-unknown-elf  # C library for handlers
+  qemu-system-misc      # qemu-system-riscv32: the reference the ISS is tested against
 )
 
 missing=()

@@ -1,0 +1,420 @@
+// The RISC-V instruction-set simulator: the ISA test suite through
+// `fabricvp riscv`, differential runs against QEMU (qemu-system-riscv32,
+// spike machine, same ELF) on compiled and randomly generated programs, and
+// unit tests of the decoder, the banks and the command line.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "models/riscv/bare_metal.h"
+#include "models/riscv/hart.h"
+#include "models/riscv/isa.h"
+#include "models/riscv/memory.h"
+
+using namespace fabricvp;
+using fabricvp::test::TempDir;
+
+namespace {
+
+struct Proc {
+  int code = -1;
+  std::string out;  // stdout only
+  std::string err;
+};
+
+/// Runs a shell command; stdout and stderr captured separately.
+Proc run_cmd(const std::string& cmd) {
+  const std::string errfile =
+      (std::filesystem::temp_directory_path() / ("fabricvp-riscv-err-" + std::to_string(::getpid()))).string();
+  FILE* p = popen((cmd + " 2>" + errfile).c_str(), "r");
+  Proc r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(errfile);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  std::filesystem::remove(errfile);
+  return r;
+}
+
+std::string elf(const std::string& name) { return std::string(FABRICVP_RISCV_OUT) + "/" + name + ".elf"; }
+
+Proc fabricvp_riscv(const std::string& file, const std::string& isa = "rv32imac") {
+  return run_cmd(std::string(FABRICVP_BIN) + " riscv --isa " + isa + " '" + file + "'");
+}
+
+Proc qemu(const std::string& file) {
+  return run_cmd("timeout 60 qemu-system-riscv32 -machine spike -nographic -monitor none -bios none -kernel '" + file +
+                 "'");
+}
+
+// ---- the ISA suite (sw/riscv/isa), on fabricvp and, to check the tests themselves, on QEMU
+
+struct Suite {
+  const char* name;
+  const char* isa;
+};
+constexpr Suite kSuites[] = {{"rv32ui", "rv32imac"}, {"rv32um", "rv32imac"}, {"rv32ua", "rv32imac"},
+                             {"rv32uc", "rv32imac"}, {"rv32mi", "rv32imac"}, {"rv32uf", "rv32imafc"}};
+
+class RiscvIsa : public ::testing::TestWithParam<Suite> {};
+
+TEST_P(RiscvIsa, PassesOnFabricvp) {
+  const Proc r = fabricvp_riscv(elf(GetParam().name), GetParam().isa);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("PASS"), std::string::npos) << r.err;
+}
+
+TEST_P(RiscvIsa, PassesOnQemu) {
+  const Proc r = qemu(elf(GetParam().name));
+  EXPECT_EQ(r.code, 0) << "QEMU fails the test itself (test number = exit code): " << r.out << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Suites, RiscvIsa, ::testing::ValuesIn(kSuites),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+TEST(RiscvCli, FloatSuiteNeedsTheFExtension) {
+  // Without F, the first F instruction (csrs of FS is legal, fcsr is not) traps to the
+  // test's handler as an unexpected illegal instruction: a reported failure.
+  const Proc r = fabricvp_riscv(elf("rv32uf"), "rv32imac");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("FAIL: test"), std::string::npos) << r.err;
+}
+
+// ---- compiled programs: same console output as QEMU
+
+TEST(RiscvDiff, CompiledProgramsPrintWhatQemuPrints) {
+  for (const char* p : {"checksum", "floats"}) {
+    const Proc a = fabricvp_riscv(elf(p));
+    const Proc b = qemu(elf(p));
+    EXPECT_EQ(a.code, 0) << p << ": " << a.err;
+    EXPECT_EQ(b.code, 0) << p;
+    EXPECT_FALSE(a.out.empty()) << p;
+    EXPECT_EQ(a.out, b.out) << p;
+  }
+}
+
+TEST(RiscvDiff, HardwareFloatsPrintWhatSoftFloatPrints) {
+  const Proc soft = fabricvp_riscv(elf("floats"));
+  const Proc hard = fabricvp_riscv(elf("floats_f"), "rv32imafc");
+  const Proc q = qemu(elf("floats_f"));
+  EXPECT_EQ(hard.code, 0) << hard.err;
+  EXPECT_EQ(soft.out, hard.out);
+  EXPECT_EQ(hard.out, q.out);
+}
+
+// ---- randomly generated programs
+
+/// A random straight-line program with forward branches: every register
+/// initialized, then `count` instructions drawn from RV32IMAC (the assembler
+/// compresses what it can) and A, with loads, stores and AMOs inside a
+/// 256-byte buffer addressed through x31. At the end the program prints x1..x30
+/// and the buffer through HTIF, so the console output is the final
+/// architectural state.
+std::string random_program(uint32_t seed, int count) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  auto reg = [&] { return "x" + std::to_string(1 + pick(29)); };  // x1..x29 (x30 temp, x31 base)
+  auto any = [&] { return "x" + std::to_string(pick(30)); };      // sources may be x0
+  std::ostringstream s;
+  s << "  .section .text.init\n  .globl _start\n_start:\n";
+  s << "  la x31, buf\n";
+  for (int r = 1; r <= 30; ++r) s << "  li x" << r << ", " << static_cast<int32_t>(rng()) << "\n";
+  static const char* rr[] = {"add", "sub", "sll",  "slt",    "sltu",  "xor", "srl",  "sra", "or",
+                             "and", "mul", "mulh", "mulhsu", "mulhu", "div", "divu", "rem", "remu"};
+  static const char* ri[] = {"addi", "slti", "sltiu", "xori", "ori", "andi"};
+  static const char* sh[] = {"slli", "srli", "srai"};
+  static const char* ld[] = {"lb", "lbu", "lh", "lhu", "lw"};
+  static const char* st[] = {"sb", "sh", "sw"};
+  static const char* amo[] = {"amoswap.w", "amoadd.w", "amoxor.w",  "amoand.w", "amoor.w",
+                              "amomin.w",  "amomax.w", "amominu.w", "amomaxu.w"};
+  int label = 0;
+  std::vector<std::pair<int, int>> pending;  // (label, instructions until it is placed)
+  for (int i = 0; i < count; ++i) {
+    for (auto& [l, left] : pending) {
+      if (left-- == 0) s << "L" << l << ":\n";
+    }
+    const int kind = pick(100);
+    if (kind < 35) {
+      s << "  " << rr[pick(18)] << " " << reg() << ", " << any() << ", " << any() << "\n";
+    } else if (kind < 50) {
+      s << "  " << ri[pick(6)] << " " << reg() << ", " << any() << ", " << (pick(4096) - 2048) << "\n";
+    } else if (kind < 57) {
+      s << "  " << sh[pick(3)] << " " << reg() << ", " << any() << ", " << pick(32) << "\n";
+    } else if (kind < 60) {
+      s << "  " << (pick(2) ? "lui " : "auipc ") << reg() << ", " << pick(1 << 20) << "\n";
+    } else if (kind < 70) {
+      const int w = pick(5);
+      const int size = (w < 2) ? 1 : (w < 4) ? 2 : 4;
+      s << "  " << ld[w] << " " << reg() << ", " << (pick(256 / size) * size) << "(x31)\n";
+    } else if (kind < 80) {
+      const int w = pick(3);
+      const int size = 1 << w;
+      s << "  " << st[w] << " " << any() << ", " << (pick(256 / size) * size) << "(x31)\n";
+    } else if (kind < 86) {
+      s << "  addi x30, x31, " << pick(64) * 4 << "\n";
+      s << "  " << amo[pick(9)] << " " << reg() << ", " << any() << ", (x30)\n";
+    } else if (kind < 89) {
+      s << "  addi x30, x31, " << pick(64) * 4 << "\n";
+      const std::string d = reg();
+      s << "  lr.w " << d << ", (x30)\n";
+      s << "  sc.w " << reg() << ", " << any() << ", (x30)\n";
+    } else if (kind < 97) {
+      static const char* br[] = {"beq", "bne", "blt", "bge", "bltu", "bgeu"};
+      s << "  " << br[pick(6)] << " " << any() << ", " << any() << ", L" << label << "\n";
+      pending.emplace_back(label++, 1 + pick(4));
+    } else {
+      s << "  jal " << reg() << ", L" << label << "\n";
+      pending.emplace_back(label++, 1 + pick(3));
+    }
+  }
+  for (auto& [l, left] : pending)
+    if (left >= 0) s << "L" << l << ":\n";
+  // Save x1..x30 after the buffer, then print them and the buffer in hex.
+  for (int r = 1; r <= 30; ++r) s << "  sw x" << r << ", " << 256 + 4 * r << "(x31)\n";
+  s << R"(
+  li s0, 0            # word index
+  li s1, 95           # 64 buffer words + 31 register slots
+  la s2, buf
+print_word:
+  slli t0, s0, 2
+  add t0, t0, s2
+  lw t1, 0(t0)
+  li t2, 28
+print_digit:
+  srl t3, t1, t2
+  andi t3, t3, 15
+  la t4, hexdigits
+  add t4, t4, t3
+  lbu a0, 0(t4)
+  call putc
+  addi t2, t2, -4
+  bgez t2, print_digit
+  li a0, 10
+  call putc
+  addi s0, s0, 1
+  blt s0, s1, print_word
+  la t0, tohost
+  li t1, 1
+  sw t1, 0(t0)
+  sw zero, 4(t0)
+1: j 1b
+putc:
+  la t5, tohost
+  sw a0, 0(t5)
+  li t6, 0x01010000
+  sw t6, 4(t5)
+  ret
+  .section .rodata
+hexdigits: .ascii "0123456789abcdef"
+  .data
+  .align 4
+buf:
+)";
+  for (int k = 0; k < 64; ++k) s << "  .word " << static_cast<int32_t>(rng()) << "\n";
+  s << "  .fill 31, 4, 0\n";
+  s << R"(
+  .section .tohost, "aw", @progbits
+  .align 6
+  .globl tohost
+  .type tohost, @object
+  .size tohost, 8
+tohost: .dword 0
+  .align 6
+  .globl fromhost
+  .type fromhost, @object
+  .size fromhost, 8
+fromhost: .dword 0
+)";
+  return s.str();
+}
+
+TEST(RiscvDiff, RandomProgramsEndInTheStateQemuReaches) {
+  TempDir dir;
+  const uint32_t base_seed = 20261125;
+  const int programs = 40;
+  for (int k = 0; k < programs; ++k) {
+    const uint32_t seed = base_seed + static_cast<uint32_t>(k);
+    const std::string src = dir.file("r" + std::to_string(k) + ".S", random_program(seed, 300));
+    const std::string out = dir / ("r" + std::to_string(k) + ".elf");
+    const Proc cc = run_cmd(std::string(FABRICVP_RISCV_CC) +
+                            " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -static -nostdlib "
+                            "-nostartfiles -T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
+                            src + "' -o '" + out + "'");
+    ASSERT_EQ(cc.code, 0) << "seed " << seed << ": " << cc.err;
+    const Proc a = fabricvp_riscv(out);
+    const Proc b = qemu(out);
+    ASSERT_EQ(a.code, 0) << "seed " << seed << ": " << a.err;
+    ASSERT_EQ(b.code, 0) << "seed " << seed;
+    ASSERT_EQ(a.out.size(), 95u * 9) << "seed " << seed;
+    ASSERT_EQ(a.out, b.out) << "seed " << seed << " (program " << src << ")";
+  }
+}
+
+// ---- command line
+
+TEST(RiscvCli, ReportsFailureNumberAndExitCode3) {
+  TempDir dir;
+  const std::string src = dir.file("f.S", R"(
+  .section .text.init
+  .globl _start
+_start:
+  la t0, tohost
+  li t1, (42 << 1) | 1
+  sw t1, 0(t0)
+  sw zero, 4(t0)
+1: j 1b
+  .section .tohost, "aw", @progbits
+  .align 6
+  .globl tohost
+  .type tohost, @object
+  .size tohost, 8
+tohost: .dword 0
+)");
+  const std::string out = dir / "f.elf";
+  ASSERT_EQ(run_cmd(std::string(FABRICVP_RISCV_CC) +
+                    " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -nostdlib -nostartfiles "
+                    "-T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
+                    src + "' -o '" + out + "'")
+                .code,
+            0);
+  const Proc r = fabricvp_riscv(out);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("FAIL: test 42"), std::string::npos) << r.err;
+}
+
+TEST(RiscvCli, InstructionLimitAndUnfetchableTrapHandlerEndTheRun) {
+  TempDir dir;
+  auto build = [&](const std::string& name, const std::string& body) {
+    const std::string src =
+        dir.file(name + ".S", "  .section .text.init\n  .globl _start\n_start:\n" + body +
+                                  "\n  .section .tohost, \"aw\", @progbits\n  .align 6\n"
+                                  "  .globl tohost\n  .type tohost, @object\n  .size tohost, 8\ntohost: .dword 0\n");
+    const std::string out = dir / (name + ".elf");
+    EXPECT_EQ(run_cmd(std::string(FABRICVP_RISCV_CC) +
+                      " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -nostdlib -nostartfiles "
+                      "-T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
+                      src + "' -o '" + out + "'")
+                  .code,
+              0);
+    return out;
+  };
+  const std::string loop = build("loop", "1: j 1b");
+  Proc r = run_cmd(std::string(FABRICVP_BIN) + " riscv --max-instructions 1000 '" + loop + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("1000 instructions executed without an HTIF exit"), std::string::npos) << r.err;
+
+  const std::string trap = build("trap", "  li t0, 0x40000000\n  csrw mtvec, t0\n  ecall");
+  r = fabricvp_riscv(trap);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("instruction access fault"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("mtvec 0x40000000"), std::string::npos) << r.err;
+}
+
+TEST(RiscvCli, BadFilesAreClearErrors) {
+  TempDir dir;
+  const std::string txt = dir.file("not.elf", "hello");
+  Proc r = fabricvp_riscv(txt);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("not.elf: not an ELF file"), std::string::npos) << r.err;
+  r = fabricvp_riscv(dir / "missing.elf");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("missing.elf: cannot open"), std::string::npos) << r.err;
+  r = fabricvp_riscv(FABRICVP_BIN);  // an x86-64 ELF
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("not a 32-bit ELF file"), std::string::npos) << r.err;
+  r = run_cmd(std::string(FABRICVP_BIN) + " riscv --isa rv64gc '" + elf("rv32ui") + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--isa rv64gc"), std::string::npos) << r.err;
+}
+
+// ---- units
+
+TEST(RiscvDecode, CompressedFormsExpandToTheir32BitEquivalents) {
+  using riscv::decode16;
+  using riscv::decode32;
+  using riscv::Op;
+  auto same = [](riscv::Insn a, riscv::Insn b) {
+    return a.op == b.op && a.rd == b.rd && a.rs1 == b.rs1 && a.rs2 == b.rs2 && a.imm == b.imm;
+  };
+  // c.addi a0, -6 = 0x1569; addi a0, a0, -6 = 0xffa50513
+  EXPECT_TRUE(same(decode16(0x1569), decode32(0xffa50513)));
+  // c.lw a5, 12(s0) = 0x445c; lw a5, 12(s0) = 0x00c42783
+  EXPECT_TRUE(same(decode16(0x445c), decode32(0x00c42783)));
+  // c.j +0 ... c.jr ra (ret) = 0x8082; jalr x0, 0(ra) = 0x00008067
+  EXPECT_TRUE(same(decode16(0x8082), decode32(0x00008067)));
+  // c.mv a0, a1 = 0x852e; add a0, x0, a1 = 0x00b00533
+  EXPECT_TRUE(same(decode16(0x852e), decode32(0x00b00533)));
+  EXPECT_EQ(decode16(0x0000).op, Op::Illegal);  // the defined-illegal all-zero parcel
+  EXPECT_EQ(decode32(0xffffffff).op, Op::Illegal);
+  EXPECT_EQ(decode32(0x02000033).op, Op::Mul);
+  EXPECT_EQ(riscv::disassemble(decode32(0xffa50513), 0), "addi a0, a0, -6");
+}
+
+TEST(RiscvBanks, ConflictsWaitForTheBankAndAreCounted) {
+  riscv::Banks banks(4, 4);
+  EXPECT_EQ(banks.access(0, 10, 1), 10u);   // bank 0 at cycle 10
+  EXPECT_EQ(banks.access(16, 10, 1), 11u);  // bank 0 again (word 4): waits one cycle
+  EXPECT_EQ(banks.access(4, 10, 1), 10u);   // bank 1: free
+  EXPECT_EQ(banks.access(0, 10, 2), 12u);   // an AMO holds bank 0 for cycles 12 and 13
+  EXPECT_EQ(banks.access(32, 12, 1), 14u);
+  EXPECT_EQ(banks.conflicts(), 3u);
+  EXPECT_EQ(banks.stall_cycles(), 1u + 2u + 2u);
+  // far in the future the old history is gone
+  EXPECT_EQ(banks.access(0, 100000, 1), 100000u);
+}
+
+TEST(RiscvHart, RunsFromMemoryWithTheCycleModel) {
+  riscv::AddressMap map;
+  map.add_memory("ram", 0x1000, 0x1000);
+  // addi a0, zero, 5 ; addi a0, a0, -1 ; bnez a0, -4 ; ebreak
+  const uint32_t prog[] = {0x00500513, 0xfff50513, 0xfe051ee3, 0x00100073};
+  map.write_bytes(0x1000, prog, sizeof prog);
+  riscv::DecodeCache cache;
+  riscv::Hart hart(map, cache, riscv::HartConfig{});
+  hart.set_pc(0x1000);
+  hart.set_trap_exits(true);
+  EXPECT_EQ(hart.run(UINT64_MAX), riscv::Stop::Trap);
+  EXPECT_EQ(hart.last_trap().cause, riscv::kBreakpoint);
+  EXPECT_EQ(hart.last_trap().epc, 0x100cu);
+  EXPECT_EQ(hart.instret(), 1u + 5u * 2u);
+  // 1 + 5 addi (1 each) + 4 taken branches (3 each) + 1 not taken (1) + the trap (1)
+  EXPECT_EQ(hart.cycle(), 1u + 5u + 4u * 3u + 1u + 1u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(RiscvHart, MisalignedAmoAndLrTrapMisalignedAccessesWork) {
+  riscv::AddressMap map;
+  map.add_memory("ram", 0x0, 0x2000);
+  // addi a1, zero, 0x102 ; lw a2, 0(a1) (misaligned: carried out) ; amoadd.w a0, a2, (a1) (traps)
+  const uint32_t prog[] = {0x10200593, 0x0005a603, 0x00c5a52f};
+  map.write_bytes(0x1000, prog, sizeof prog);
+  const uint8_t data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  map.write_bytes(0x100, data, sizeof data);
+  riscv::DecodeCache cache;
+  riscv::Hart hart(map, cache, riscv::HartConfig{});
+  hart.set_pc(0x1000);
+  hart.set_trap_exits(true);
+  EXPECT_EQ(hart.run(UINT64_MAX), riscv::Stop::Trap);
+  EXPECT_EQ(hart.x(12), 0x06050403u);
+  EXPECT_EQ(hart.last_trap().cause, riscv::kStoreMisaligned);
+  EXPECT_EQ(hart.last_trap().tval, 0x102u);
+  EXPECT_EQ(hart.last_trap().epc, 0x1008u);
+}
+
+}  // namespace
