@@ -1,8 +1,10 @@
 #include "runtime/driver.h"
 
 #include <fmt/format.h>
+
 #include <malloc.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -39,6 +41,17 @@ int attempt_impl(const systems::RunOptions& opt) {
   ctx.config().load_file(opt.platform);
   for (const auto& o : opt.overrides) ctx.config().add_override(o);
   const systems::Kind& kind = systems::kind_for(ctx.config());
+  for (const auto& [option, value] : opt.kind_options) {
+    if (std::find(kind.options.begin(), kind.options.end(), option) == kind.options.end())
+      throw core::ConfigError(
+          fmt::format("--{}: {} platforms do not take this option ({} does)", option, kind.name, [&] {
+            std::string who;
+            for (const systems::Kind* k : systems::kinds())
+              if (std::find(k->options.begin(), k->options.end(), option) != k->options.end())
+                who += (who.empty() ? "" : ", ") + k->name;
+            return who.empty() ? std::string("no kind") : who;
+          }()));
+  }
 
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ struct RunOptions {
   std::vector<std::string> collectives;
   // ... or hand-written programs: <programs_dir>/<chip name>.s
   std::string programs_dir;
+  /// Options only some kinds take (the option's name without dashes -> its
+  /// text), e.g. the PsPIN switch's "handlers" or "packets". The driver
+  /// refuses an option the platform's kind does not list (Kind::options).
+  std::map<std::string, std::string> kind_options;
 
   // Software replay (seed 000 §4.5): a machine check restarts the run from
   // the start in a fresh process, up to max_replays times.
@@ -120,6 +125,7 @@ struct Kind {
   bool default_kind = false;            ///< the kind of a platform without sys.topology
   /// Elaborate `sys` (and the kind's run-level parameters) from the loaded configuration.
   std::function<std::unique_ptr<Scenario>(const RunOptions& opt)> elaborate;
+  std::vector<std::string> options;  ///< the RunOptions::kind_options it takes
 };
 
 /// Register a kind; called from a static object in the kind's folder:

@@ -82,7 +82,8 @@ const bool registered = systems::register_kind(systems::Kind{
     "Groq TSPs on C2C links: GroqNodes and software-scheduled Dragonflies (seed 000)",
     {"groq_node", "dragonfly"},
     true,
-    [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<GroqScenario>(); }});
+    [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<GroqScenario>(); },
+    {}});
 
 }  // namespace
 

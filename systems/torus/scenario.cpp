@@ -150,14 +150,13 @@ void TorusScenario::check_spec(size_t index, Spec& s) {
 
 namespace {
 
-const bool registered = systems::register_kind(
-    systems::Kind{"torus",
-                  "NPUs on a hierarchical torus, collectives by the ACE or the NPU cores (seeds 001, 002)",
-                  {"torus"},
-                  false,
-                  [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> {
-                    return std::make_unique<TorusScenario>();
-                  }});
+const bool registered = systems::register_kind(systems::Kind{
+    "torus",
+    "NPUs on a hierarchical torus, collectives by the ACE or the NPU cores (seeds 001, 002)",
+    {"torus"},
+    false,
+    [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<TorusScenario>(); },
+    {}});
 
 }  // namespace
 

@@ -75,6 +75,28 @@ const cli::Command run_cmd([](CLI::App& app) {
   run->add_option("--ber", c->ber, "bit-error rate on every link (sets sys.phy.ber)");
   run->add_option("--burst", c->burst,
                   "error bursts on every link: RATE[:MEAN_BITS] (sets sys.phy.burst_rate, burst_length_mean)");
+  // options of some system kinds only (the driver refuses them elsewhere)
+  struct KindOption {
+    const char* name;
+    const char* help;
+  };
+  static const KindOption kind_opts[] = {
+      {"handlers", "PsPIN switch: handler file, C (compiled with the documented flags) or ELF"},
+      {"hh", "PsPIN switch: header handler symbol (default: the one symbol ending in _hh, if any)"},
+      {"ph", "PsPIN switch: payload handler symbol (default: the one symbol ending in _ph)"},
+      {"th", "PsPIN switch: completion handler symbol (default: the one symbol ending in _th, if any)"},
+      {"messages", "PsPIN switch: messages (default 1)"},
+      {"packets", "PsPIN switch: packets per message (default 32)"},
+      {"packet-bytes", "PsPIN switch: bytes per packet, IPv4 + UDP headers included (default 1024)"},
+      {"packet-gap-ns", "PsPIN switch: ns between packets offered (default 20)"},
+      {"message-gap-ns", "PsPIN switch: extra ns between messages (default 40)"},
+      {"fill", "PsPIN switch: payload zero | seq | random (default seq)"},
+      {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"}};
+  for (const KindOption& k : kind_opts) {
+    const std::string key = k.name;
+    run->add_option_function<std::string>(
+        std::string("--") + k.name, [c, key](const std::string& v) { c->opt.kind_options[key] = v; }, k.help);
+  }
   return cli::Handler{run, [c] { return run_cli(*c); }};
 });
 

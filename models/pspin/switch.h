@@ -1,0 +1,288 @@
+// A PsPIN-like programmable switch (ISCA'21; ../shared/pspin-abi.md;
+// docs/pspin.md): packets arrive on ports at line rate, land in the L2
+// packet buffer, are scheduled per message (header handler once, payload
+// handlers concurrently, completion handler once) onto clusters of RISC-V
+// cores (home cluster = message id mod clusters, else the least occupied),
+// copied into the cluster's L1 and run by the first idle core (FCFS) as C
+// handlers on the instruction-set simulator. Handlers issue commands (send a
+// packet, write or DMA to host memory, cluster DMA); a packet's feedback
+// leaves when its handler and the handler's commands are done.
+//
+// Time: the switch runs on one ActionQueue (one SC_METHOD). A cluster runs
+// its busy cores a quantum of cycles at a time, each hart on its own cycle
+// counter (temporal decoupling); whatever a core does at cycle c (a command,
+// the end of a handler) takes effect at c exactly. Bank conflicts between
+// the cores of a cluster are resolved in the order the cores run.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/core/timed_queue.h"
+#include "models/riscv/elf.h"
+#include "models/riscv/hart.h"
+#include "models/riscv/memory.h"
+
+namespace fabricvp::pspin {
+
+// ---- memory map (PsPIN's; docs/pspin.md)
+constexpr uint32_t kL1Base = 0x10000000u;
+constexpr uint32_t kL1Stride = 0x00400000u;
+constexpr uint32_t kL1RuntimeOffset = 0x400u;  // stacks
+constexpr uint32_t kL1RuntimeBytes = 0x4000u;
+constexpr uint32_t kL1PacketOffset = 0x4400u;
+constexpr uint32_t kHandlerMemBase = 0x1c000000u;  // L2 handler memory (4 MiB)
+constexpr uint32_t kHandlerMemBytes = 0x400000u;
+constexpr uint32_t kHandlerDataBase = 0x1c300000u;  // execution context handler memory
+constexpr uint32_t kL2PacketBase = 0x1c400000u;
+constexpr uint32_t kProgBase = 0x1d000000u;
+constexpr uint32_t kProgBytes = 0x8000u;
+constexpr uint32_t kTerminate = 0x1b200000u;
+constexpr uint32_t kDmaRegs = 0x1b204400u;
+constexpr uint32_t kHpuRegs = 0x1b205000u;
+constexpr uint32_t kTaskRegs = kHpuRegs + 0x08;
+constexpr uint32_t kConsole = 0x1b206000u;
+constexpr uint32_t kMaxClusters = 32;
+constexpr uint32_t kMaxCores = 32;
+
+/// One packet offered to the switch.
+struct Packet {
+  uint32_t msg = 0;    // message id
+  uint32_t index = 0;  // packet number in its message
+  bool eom = false;    // the last packet of its message
+  uint32_t port = 0;
+  uint64_t offered_ps = 0;     // when its first bit reaches the port
+  std::vector<uint8_t> bytes;  // headers included
+};
+
+/// The handlers of the execution context (addresses in program memory; 0 = none).
+struct Handlers {
+  uint32_t hh = 0, ph = 0, th = 0;
+  std::string hh_name, ph_name, th_name;
+};
+
+struct HostWrite {
+  uint64_t time_ps = 0;
+  uint64_t addr = 0;
+  std::vector<uint8_t> data;
+  std::string source;  // core
+};
+
+struct EgressPacket {
+  uint64_t time_ps = 0;  // the last bit left the port
+  uint32_t port = 0;
+  uint32_t nid = 0, fid = 0;
+  std::vector<uint8_t> bytes;
+};
+
+struct Fault {
+  uint64_t time_ps = 0;
+  std::string core, handler;
+  uint32_t pc = 0, addr = 0, cause = 0;
+  std::string what;
+};
+
+/// Per-handler (hh / ph / th) execution statistics.
+struct HandlerStats {
+  uint64_t runs = 0;
+  uint64_t instructions = 0, cycles = 0;
+  uint64_t min_cycles = UINT64_MAX, max_cycles = 0;
+  uint64_t min_instructions = UINT64_MAX, max_instructions = 0;
+};
+
+class Switch;
+struct Task;
+
+class Core : public core::Module {
+ public:
+  Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint32_t index);
+
+  core::Counter handlers, instructions, busy_cycles, stall_cycles, commands, faults;
+
+ private:
+  friend class Switch;
+  friend class Cluster;
+  Switch& m_sw;
+  uint32_t m_cluster, m_index;
+  std::unique_ptr<riscv::Hart> m_hart;
+  std::vector<riscv::UserRange> m_ranges;
+  Task* m_task = nullptr;
+  enum class State { Idle, Running, Blocked, Draining } m_state = State::Idle;
+  uint64_t m_start_cycle = 0, m_start_instret = 0;
+  uint32_t m_inflight = 0;  // commands not completed
+  bool m_done = false;      // the handler returned (doorbell)
+  uint32_t m_words[7] = {};
+  uint32_t m_info = 0;
+  uint32_t m_test_handle = 0;
+  uint32_t m_cmd_busy = 0;  // bit per handle 0..3
+  std::string m_line;       // console output being assembled
+  uint32_t m_dma_src = 0, m_dma_dst = 0, m_dma_len = 0, m_dma_test = 0;
+  uint32_t m_dma_next = 0, m_dma_busy = 0;
+  std::vector<uint32_t> m_dma_pending;
+  uint64_t m_block_cycle = 0;
+};
+
+class Cluster : public core::Module {
+ public:
+  Cluster(const sc_core::sc_module_name& nm, Switch& sw, uint32_t index);
+
+  core::Counter tasks, l1_peak_bytes, bank_conflicts, bank_stall_cycles;
+
+ private:
+  friend class Switch;
+  Switch& m_sw;
+  uint32_t m_index;
+  std::vector<Core*> m_cores;
+  riscv::AddressMap m_map;
+  std::unique_ptr<riscv::Banks> m_banks;
+  std::deque<Task*> m_ready;  // copied into L1, waiting for a core (FCFS)
+  uint32_t m_occupancy = 0;   // tasks assigned and not finished
+  bool m_quantum_posted = false;
+  uint64_t m_quantum_at = 0;
+  uint64_t m_l1_head = 0, m_l1_used = 0;  // L1 packet buffer ring
+  std::deque<Task*> m_l1_wait;            // tasks waiting for L1 packet buffer space
+};
+
+class Switch : public core::Module {
+ public:
+  explicit Switch(const sc_core::sc_module_name& nm);
+  ~Switch() override;
+
+  // ---- parameters (defaults: PsPIN's, docs/pspin.md)
+  core::Param<uint32_t> clusters;
+  core::Param<uint32_t> cores_per_cluster;
+  core::Param<double> clock_MHz;
+  core::Param<uint32_t> l1_KiB;
+  core::Param<uint32_t> l1_banks;  // 0: 8 per core
+  core::Param<uint32_t> l1_packet_buffer_KiB;
+  core::Param<uint32_t> l2_packet_buffer_KiB;
+  core::Param<uint32_t> remote_l1_cycles, l2_cycles, prog_cycles;
+  core::Param<uint32_t> ports;
+  core::Param<double> port_Gbps;
+  core::Param<std::string> l2_full;  // drop | pause
+  core::Param<uint32_t> hers_per_cluster;
+  core::Param<uint32_t> copy_bytes;  // bytes copied L2 -> L1 per packet (0: the whole packet)
+  core::Param<uint32_t> axi_bytes_per_cycle;
+  core::Param<uint32_t> dispatch_cycles;
+  core::Param<uint32_t> quantum_cycles;
+  core::Param<uint64_t> watchdog_cycles;
+  core::Param<double> host_latency_ns;
+  core::Param<double> host_GBps;
+  core::Param<double> egress_Gbps;  // 0: the port rate
+  core::Param<std::string> isa;
+  // execution context (PsPIN's generic driver, EC0)
+  core::Param<uint32_t> handler_mem_KiB;
+  core::Param<uint32_t> scratchpad_KiB;
+  core::Param<uint64_t> host_mem_addr;
+  core::Param<uint64_t> host_mem_MiB;
+
+  // ---- statistics
+  core::Counter packets_in, bytes_in, packets_dropped, pause_ps, feedbacks, packets_out, bytes_out, host_writes,
+      host_write_bytes, l2_peak_bytes, handler_faults, watchdog_kills, tasks_total;
+  core::Counter lat_min_ps, lat_max_ps, lat_sum_ps;
+
+  /// Loads the handler program (code into program memory, data into L2).
+  void load(const riscv::ElfImage& image, const Handlers& handlers);
+  /// Offers packets (in order of offered_ps); call before sc_start.
+  void offer(std::vector<Packet> packets);
+
+  const std::vector<HostWrite>& host_write_log() const { return m_host_writes; }
+  const std::vector<EgressPacket>& egress() const { return m_egress; }
+  const std::vector<Fault>& fault_log() const { return m_faults; }
+  const HandlerStats& handler_stats(int kind) const { return m_hstats[kind]; }
+  const Handlers& handlers() const { return m_handlers; }
+  uint64_t period_ps() const { return m_period_ps; }
+  uint64_t last_feedback_ps() const { return m_last_feedback_ps; }
+  uint64_t first_arrival_ps() const { return m_first_arrival_ps; }
+  /// Bytes of cluster c's L1 (the whole 1 MiB of PsPIN's TCDM).
+  std::vector<uint8_t> l1_image(uint32_t c) const;
+  uint32_t scratchpad_offset() const { return kL1PacketOffset + l1_packet_buffer_KiB.get() * 1024u; }
+  bool all_done() const;
+  uint32_t nclusters() const { return m_nclusters; }
+  uint32_t ncores() const { return m_ncores; }
+  const std::vector<Cluster*>& cluster_list() const { return m_clusters; }
+  const std::vector<std::string>& console() const { return m_console; }
+  bool terminated() const { return m_terminated; }
+
+ private:
+  friend class Core;
+  friend class Cluster;
+  struct Message;
+
+  // packet path
+  void retry_l2();
+  void packet_in_l2(size_t i, uint32_t l2_addr, uint32_t alloc, uint64_t arrived);
+  void dispatch(Task* t);
+  bool place(Task* t);
+  void to_l1(Cluster& c, Task* t);
+  void wake(Cluster& c);
+  void post_quantum(Cluster& c, uint64_t t_ps);
+  void run_cluster(Cluster& c);
+  void start(Core& core, Task* t, uint64_t cycle);
+  void handle_stop(Core& core, riscv::Stop stop);
+  void fault(Core& core, const std::string& what, uint32_t addr);
+  void end_handler(Core& core);
+  void finish_core(Core& core, uint64_t t_ps);
+  void task_done(Task* t, uint64_t t_ps);
+  void feedback(Task* t, uint64_t t_ps);
+
+  // devices
+  static bool hpu_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v);
+  static bool hpu_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
+  static bool dma_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v);
+  static bool dma_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
+  static bool console_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
+  static bool terminate_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
+  Core& core_of(riscv::Hart& h);
+  uint32_t task_bytes() const;
+  std::vector<uint32_t> task_words(Core& k, const Task& t) const;
+  uint32_t issue_command(Core& core);
+  void command_done(Core& core, uint32_t handle, uint64_t t_ps);
+  void resume(Core& core, uint64_t t_ps);
+  uint64_t cycle_ps(uint64_t cycle) const { return cycle * m_period_ps; }
+  uint64_t ps_cycle(uint64_t ps) const { return (ps + m_period_ps - 1) / m_period_ps; }
+  std::vector<uint8_t> read_bytes(Core& core, uint32_t addr, uint32_t len, bool& ok);
+
+  core::ActionQueue m_q;
+  uint32_t m_nclusters = 0, m_ncores = 0;
+  uint64_t m_period_ps = 1000;
+  std::vector<Cluster*> m_clusters;
+  std::vector<std::unique_ptr<uint8_t[]>> m_l1;
+  std::unique_ptr<uint8_t[]> m_l2pkt, m_l2hnd, m_prog;
+  riscv::DecodeCache m_decode;
+  Handlers m_handlers;
+  bool m_loaded = false;
+  bool m_f = false;
+
+  // packets
+  std::vector<Packet> m_packets;
+  std::vector<uint64_t> m_port_free_ps;
+  std::deque<size_t> m_l2_wait;                                // packets waiting for L2 space (pause)
+  std::vector<std::function<void()>> m_l2_retry;               // their admissions, retried when space frees
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> m_eom_l2;  // message -> its EOM packet in L2
+  std::map<uint32_t, uint64_t> m_eom_arrived;
+  std::vector<std::string> m_console;
+  uint64_t m_l2_used = 0, m_l2_head = 0;
+  std::map<uint32_t, std::unique_ptr<Message>> m_messages;
+  std::deque<Task*> m_unplaced;  // no cluster had room
+  std::vector<std::unique_ptr<Task>> m_tasks;
+
+  // outputs
+  std::vector<HostWrite> m_host_writes;
+  std::vector<EgressPacket> m_egress;
+  std::vector<Fault> m_faults;
+  HandlerStats m_hstats[3];
+  uint64_t m_egress_free_ps = 0, m_host_free_ps = 0;
+  uint64_t m_last_feedback_ps = 0, m_first_arrival_ps = UINT64_MAX;
+  uint64_t m_feedbacks_expected = 0;
+  bool m_terminated = false;
+};
+
+}  // namespace fabricvp::pspin

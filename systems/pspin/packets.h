@@ -1,0 +1,36 @@
+// The packet generator of the PsPIN platform (the counterpart of PsPIN's
+// generic driver) and the pcap files it reads and the switch writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/pspin/switch.h"
+
+namespace fabricvp::pspin {
+
+struct GeneratorOptions {
+  uint32_t messages = 1;
+  uint32_t packets = 32;         // per message
+  uint32_t packet_bytes = 1024;  // headers included
+  double packet_gap_ns = 20;
+  double message_gap_ns = 40;
+  std::string fill = "seq";  // zero | seq | random
+  std::string pcap_in;       // packets from a pcap file instead (raw IPv4)
+  uint64_t seed = 1;
+};
+
+/// The packets PsPIN's generic driver sends: IPv4 (ihl 5) + UDP headers,
+/// ip length = packet size, message id m for message m, payload filled as
+/// asked; packet k of message m offered at (m * P + k) * gap + m * message gap.
+std::vector<Packet> generate(const GeneratorOptions& o);
+
+/// Raw IPv4 packets of a pcap file (link types 101 and 228; 1 = Ethernet,
+/// whose 14-byte header is removed), `per_message` per message, in order.
+std::vector<Packet> read_pcap(const std::string& path, uint32_t per_message, double gap_ns, double message_gap_ns);
+
+/// Writes packets as a pcap file (nanosecond timestamps, link type 228: IPv4).
+void write_pcap(const std::string& path, const std::vector<EgressPacket>& packets);
+
+}  // namespace fabricvp::pspin

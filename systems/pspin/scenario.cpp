@@ -1,0 +1,298 @@
+#include "systems/pspin/scenario.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/core/config.h"
+#include "models/core/context.h"
+
+namespace fabricvp::pspin {
+
+namespace fs = std::filesystem;
+
+System::System(const sc_core::sc_module_name& nm)
+    : core::Module(nm, "pspin.system"),
+      topology(this, "topology", "pspin", "", "one PsPIN switch fed by a packet generator", {"pspin"}),
+      switch0("switch0") {}
+
+namespace {
+
+std::string run_capture(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    status = -1;
+    return "cannot start: " + cmd;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+uint32_t to_u32(const std::map<std::string, std::string>& o, const char* key, uint32_t def) {
+  auto it = o.find(key);
+  if (it == o.end()) return def;
+  const std::string& s = it->second;
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 9)
+    throw core::ConfigError(fmt::format("--{} '{}': expected a whole number", key, s));
+  return static_cast<uint32_t>(std::stoul(s));
+}
+
+double to_double(const std::map<std::string, std::string>& o, const char* key, double def) {
+  auto it = o.find(key);
+  if (it == o.end()) return def;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != it->second.size() || !(v >= 0))
+    throw core::ConfigError(fmt::format("--{} '{}': expected a number >= 0", key, it->second));
+  return v;
+}
+
+std::string get(const std::map<std::string, std::string>& o, const char* key, const std::string& def = "") {
+  auto it = o.find(key);
+  return it == o.end() ? def : it->second;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// The handler `name` (or, unnamed, the one symbol ending in `suffix`).
+uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, const char* option, const char* suffix,
+                      bool required, std::string& name) {
+  if (!given.empty()) {
+    auto a = img.symbol(given);
+    if (!a) {
+      std::string found;
+      for (const auto& [n, v] : img.symbols)
+        if (ends_with(n, "_hh") || ends_with(n, "_ph") || ends_with(n, "_th")) found += " " + n;
+      throw core::ConfigError(fmt::format("--{} {}: no such symbol in {} (handlers there:{})", option, given, img.path,
+                                          found.empty() ? " none" : found));
+    }
+    name = given;
+    return *a;
+  }
+  std::vector<std::string> cands;
+  for (const auto& [n, v] : img.symbols)
+    if (ends_with(n, suffix)) cands.push_back(n);
+  if (cands.size() == 1) {
+    name = cands[0];
+    return *img.symbol(cands[0]);
+  }
+  if (cands.empty() && !required) return 0;
+  throw core::ConfigError(
+      fmt::format("{}: {} symbols end in '{}'{}: name the handler with --{}", img.path, cands.size(), suffix,
+                  cands.empty() ? "" : " (" + fmt::format("{}", fmt::join(cands, ", ")) + ")", option));
+}
+
+}  // namespace
+
+void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f) {
+  const std::string hdir = FABRICVP_HANDLER_DIR;
+  const std::string cmd = fmt::format(
+      "'{}' -march={} -mabi=ilp32 -O3 -g -static -nostdlib -nostartfiles -ffreestanding -fno-builtin-printf "
+      "-DNB_CLUSTERS={} -I '{}/include' -isystem /usr/lib/picolibc/riscv64-unknown-elf/include "
+      "-T '{}/rt/handler.ld' '{}' '{}/rt/printf.c' -lgcc -o '{}'",
+      FABRICVP_RISCV_CC, f ? "rv32imafc" : "rv32imac", clusters, hdir, hdir, c_file, hdir, out_elf);
+  int status = 0;
+  const std::string out = run_capture(cmd, status);
+  if (status != 0) throw core::ConfigError(fmt::format("{}: the handler does not compile:\n{}", c_file, out));
+}
+
+Scenario::Scenario() : m_sys(std::make_unique<System>("sys")) {}
+
+std::string Scenario::headline() const {
+  const Switch& s = m_sys->switch0;
+  return fmt::format("PsPIN switch: {} clusters x {} cores at {:.0f} MHz, {} port(s) at {:.0f} Gbit/s", s.nclusters(),
+                     s.ncores(), s.clock_MHz.get(), s.ports.get(), s.port_Gbps.get());
+}
+
+std::string Scenario::description() const {
+  return fmt::format("{} packets through {} (hh {}, ph {}, th {})", m_packets.size(), m_handler_file,
+                     m_handlers.hh_name.empty() ? "-" : m_handlers.hh_name,
+                     m_handlers.ph_name.empty() ? "-" : m_handlers.ph_name,
+                     m_handlers.th_name.empty() ? "-" : m_handlers.th_name);
+}
+
+void Scenario::prepare(const systems::RunOptions& opt) {
+  const auto& o = opt.kind_options;
+  m_out_dir = opt.out_dir;
+  m_handler_file = get(o, "handlers");
+  if (m_handler_file.empty())
+    throw core::ConfigError("--handlers FILE.c|FILE.elf: a PsPIN switch runs packet handlers; give them");
+  if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
+  std::string elf = m_handler_file;
+  if (fs::path(m_handler_file).extension() == ".c") {
+    fs::create_directories(m_out_dir);
+    elf = (fs::path(m_out_dir) / (fs::path(m_handler_file).stem().string() + ".elf")).string();
+    compile_handlers(m_handler_file, elf, sw().nclusters(), sw().isa.get() == "rv32imafc");
+  }
+  try {
+    m_image = riscv::read_elf(elf);
+  } catch (const std::exception& e) {
+    throw core::ConfigError(e.what());
+  }
+  m_handlers.hh = find_handler(m_image, get(o, "hh"), "hh", "_hh", false, m_handlers.hh_name);
+  m_handlers.ph = find_handler(m_image, get(o, "ph"), "ph", "_ph", true, m_handlers.ph_name);
+  m_handlers.th = find_handler(m_image, get(o, "th"), "th", "_th", false, m_handlers.th_name);
+
+  GeneratorOptions g;
+  g.messages = to_u32(o, "messages", 1);
+  g.packets = to_u32(o, "packets", 32);
+  g.packet_bytes = to_u32(o, "packet-bytes", 1024);
+  g.packet_gap_ns = to_double(o, "packet-gap-ns", 20);
+  g.message_gap_ns = to_double(o, "message-gap-ns", 40);
+  g.fill = get(o, "fill", "seq");
+  g.seed = opt.seed;
+  const std::string pcap = get(o, "pcap-in");
+  m_packets = pcap.empty() ? generate(g) : read_pcap(pcap, g.packets, g.packet_gap_ns, g.message_gap_ns);
+  m_stats.packets.set(m_packets.size());
+  m_stats.handlers.set(m_handler_file);
+}
+
+void Scenario::load() {
+  try {
+    sw().load(m_image, m_handlers);
+  } catch (const std::exception& e) {
+    throw core::ConfigError(e.what());
+  }
+  sw().offer(m_packets);
+}
+
+void Scenario::finish() {
+  // Faults are reported (the switch kept running); the run ends with them as errors.
+  for (const Fault& f : sw().fault_log()) {
+    core::HardwareError e;
+    e.where = f.core;
+    e.time_ps = f.time_ps;
+    e.message = fmt::format("handler {} faulted: {} at pc 0x{:08x}, address 0x{:08x}", f.handler, f.what, f.pc, f.addr);
+    core::Context::get().hw_error(e);
+  }
+  if (!sw().all_done()) {
+    core::HardwareError e;
+    e.where = sw().name();
+    e.time_ps = sc_core::sc_time_stamp().value();
+    e.message = fmt::format("{} of {} packets were never fed back",
+                            m_packets.size() - sw().feedbacks.get() - sw().packets_dropped.get(), m_packets.size());
+    core::Context::get().hw_error(e);
+  }
+  // outputs
+  fs::create_directories(fs::path(m_out_dir) / "l1");
+  nlohmann::json hw = nlohmann::json::array();
+  for (const HostWrite& w : sw().host_write_log()) {
+    std::string hex;
+    for (uint8_t b : w.data) hex += fmt::format("{:02x}", b);
+    hw.push_back({{"time_ps", w.time_ps},
+                  {"addr", fmt::format("0x{:016x}", w.addr)},
+                  {"bytes", w.data.size()},
+                  {"data", hex},
+                  {"source", w.source}});
+  }
+  const std::string hw_path = (fs::path(m_out_dir) / "host_writes.json").string();
+  std::ofstream(hw_path) << hw.dump(1) << "\n";
+  const std::string pcap_path = (fs::path(m_out_dir) / "egress.pcap").string();
+  write_pcap(pcap_path, sw().egress());
+  m_outputs = {"host_writes.json", "egress.pcap"};
+  for (uint32_t c = 0; c < sw().nclusters(); ++c) {
+    const std::string p = (fs::path(m_out_dir) / "l1" / fmt::format("cluster{}.bin", c)).string();
+    const auto img = sw().l1_image(c);
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(img.data()), static_cast<std::streamsize>(img.size()));
+    if (c == 0) m_outputs.push_back("l1/cluster<c>.bin");
+  }
+  if (!sw().console().empty()) {
+    const std::string cp = (fs::path(m_out_dir) / "console.log").string();
+    std::ofstream out(cp);
+    for (const auto& l : sw().console()) out << l << "\n";
+    m_outputs.push_back("console.log");
+  }
+}
+
+systems::Outcome Scenario::check() {
+  systems::Outcome out;
+  out.checked = true;
+  out.verified = sw().all_done() && sw().packets_dropped.get() == 0 && sw().fault_log().empty();
+  m_stats.verified.set(out.verified);
+  return out;
+}
+
+void Scenario::report(const systems::Outcome&) {
+  Switch& s = sw();
+  const uint64_t fb = s.feedbacks.get();
+  uint64_t bytes = 0;
+  for (const auto& p : m_packets) bytes += p.bytes.size();
+  const uint64_t span = s.last_feedback_ps() > s.first_arrival_ps() ? s.last_feedback_ps() - s.first_arrival_ps() : 0;
+  m_stats.throughput_Gbps.set(span ? bytes * 8.0 / (span / 1000.0) : 0.0);
+  m_stats.latency_avg_ns.set(fb ? s.lat_sum_ps.get() / 1000.0 / fb : 0.0);
+  m_stats.simulated_ps.set(s.last_feedback_ps());
+  core::set_stats_end(s.last_feedback_ps());
+}
+
+void Scenario::summarize(const systems::Outcome& outcome, systems::Summary& out) {
+  Switch& s = sw();
+  const uint64_t fb = s.feedbacks.get();
+  out.line("feedbacks", fmt::format("{} of {} packets{}{}", fb, m_packets.size(),
+                                    s.packets_dropped.get() ? fmt::format(", {} dropped", s.packets_dropped.get()) : "",
+                                    outcome.verified ? "" : "  (NOT all fed back cleanly)"));
+  out.line("throughput",
+           fmt::format("{:.1f} Gbit/s ({} B offered in {:.1f} ns, first arrival to last feedback)",
+                       m_stats.throughput_Gbps.get(), s.bytes_in.get(),
+                       (s.last_feedback_ps() - std::min(s.first_arrival_ps(), s.last_feedback_ps())) / 1000.0));
+  out.line("latency",
+           fmt::format("min {:.1f} / avg {:.1f} / max {:.1f} ns (arrival to feedback)", s.lat_min_ps.get() / 1000.0,
+                       m_stats.latency_avg_ns.get(), s.lat_max_ps.get() / 1000.0));
+  out.line("commands", fmt::format("{} packets sent, {} host writes ({} B)", s.packets_out.get(), s.host_writes.get(),
+                                   s.host_write_bytes.get()));
+  out.line("faults",
+           fmt::format("{} handler faults, {} watchdog stops", s.handler_faults.get(), s.watchdog_kills.get()));
+}
+
+void Scenario::tables(systems::Summary& out) {
+  std::string t = fmt::format("  {:<4} {:<22} {:>6} {:>28} {:>28}\n", "", "handler", "runs",
+                              "instructions min/mean/max", "cycles min/mean/max");
+  const char* kinds[3] = {"hh", "ph", "th"};
+  const std::string* names[3] = {&m_handlers.hh_name, &m_handlers.ph_name, &m_handlers.th_name};
+  for (int k = 0; k < 3; ++k) {
+    const HandlerStats& h = sw().handler_stats(k);
+    if (h.runs == 0) continue;
+    t += fmt::format(
+        "  {:<4} {:<22} {:>6} {:>28} {:>28}\n", kinds[k], *names[k], h.runs,
+        fmt::format("{}/{:.1f}/{}", h.min_instructions, double(h.instructions) / h.runs, h.max_instructions),
+        fmt::format("{}/{:.1f}/{}", h.min_cycles, double(h.cycles) / h.runs, h.max_cycles));
+  }
+  out.text(t);
+}
+
+int Scenario::topology(const std::string& platform, uint32_t, const std::string&) {
+  fmt::print("{}: {}\n", platform, headline());
+  return 0;
+}
+
+namespace {
+const bool registered = systems::register_kind(systems::Kind{
+    "pspin",
+    "a PsPIN-like switch: RISC-V core clusters running C packet handlers (seed 004)",
+    {"pspin"},
+    false,
+    [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<Scenario>(); },
+    {"handlers", "hh", "ph", "th", "messages", "packets", "packet-bytes", "packet-gap-ns", "message-gap-ns", "fill",
+     "pcap-in"}});
+}  // namespace
+
+}  // namespace fabricvp::pspin

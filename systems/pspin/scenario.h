@@ -1,0 +1,72 @@
+// System kind "pspin": one PsPIN-like switch (models/pspin) fed by a packet
+// generator or a pcap file, running the handlers of an ELF or C file. The
+// run is checked as PsPIN's driver checks it (every packet fed back) and
+// more: no handler fault, nothing dropped; its outputs are what a handler
+// developer inspects (host writes, egress packets, each cluster's L1).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/core/stats.h"
+#include "models/pspin/switch.h"
+#include "models/riscv/elf.h"
+#include "systems/kind.h"
+#include "systems/pspin/packets.h"
+
+namespace fabricvp::pspin {
+
+/// The platform: sys.switch0 (its parameters: docs/pspin.md).
+class System : public core::Module {
+ public:
+  explicit System(const sc_core::sc_module_name& nm);
+  core::Param<std::string> topology;
+  Switch switch0;
+};
+
+/// Compiles a handler C file with the documented flags (docs/pspin.md) into
+/// `out_elf`; throws core::ConfigError with the compiler's messages.
+void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f);
+
+struct RunStats {
+  core::Value<double> throughput_Gbps{nullptr, "workload", "throughput_Gbps", "Gbit/s",
+                                      "bytes of the packets fed back / (last feedback - first arrival)"};
+  core::Value<double> latency_avg_ns{nullptr, "workload", "latency_avg_ns", "ns",
+                                     "packet latency, arrival to feedback: mean"};
+  core::Value<uint64_t> packets{nullptr, "workload", "packets", "", "packets offered"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps", "last feedback"};
+  core::Value<std::string> handlers{nullptr, "workload", "handlers", "", "handler file"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "", "every packet fed back, no fault, no drop"};
+};
+
+class Scenario : public systems::Scenario {
+ public:
+  Scenario();
+  std::string headline() const override;
+  std::string description() const override;
+  uint64_t links() const override { return 0; }
+  void prepare(const systems::RunOptions& opt) override;
+  void load() override;
+  void finish() override;
+  systems::Outcome check() override;
+  void report(const systems::Outcome& outcome) override;
+  void summarize(const systems::Outcome& outcome, systems::Summary& out) override;
+  void tables(systems::Summary& out) override;
+  std::vector<std::string> outputs() const override { return m_outputs; }
+  int topology(const std::string& platform, uint32_t sources, const std::string& json) override;
+
+  Switch& sw() { return m_sys->switch0; }
+
+ private:
+  std::unique_ptr<System> m_sys;
+  std::string m_out_dir, m_handler_file;
+  riscv::ElfImage m_image;
+  Handlers m_handlers;
+  std::vector<Packet> m_packets;
+  std::vector<std::string> m_outputs;
+  RunStats m_stats;
+};
+
+}  // namespace fabricvp::pspin

@@ -1,0 +1,299 @@
+// The PsPIN-like switch from the command line: the project's handler kernels
+// (sw/handlers/kernels) with a host-side check of their exact results, a
+// handler that faults, one that never returns, one that prints, the NULL
+// command handle of PsPIN's examples, and an overflowing L2 packet buffer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+using fabricvp::test::sh;
+using fabricvp::test::TempDir;
+
+namespace {
+
+const std::string kPlatform = std::string(FABRICVP_PLATFORMS) + "/pspin-switch.yaml";
+const std::string kKernels = std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/kernels/";
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int32_t word(const std::vector<uint8_t>& b, size_t at) {
+  int32_t v;
+  std::memcpy(&v, &b[at], 4);
+  return v;
+}
+
+// The generator's payload word w of packet k of message m (--fill seq).
+uint32_t seq_word(uint32_t m, uint32_t k, uint32_t w, uint32_t packets, uint32_t words) {
+  return (m * packets + k) * words + w;
+}
+
+constexpr size_t kScratchpad = 0x4400 + 64 * 1024;  // L1 offset of the scratchpad (64 KiB packet buffer)
+
+TEST(Pspin, ReduceSumsEveryPacketIntoTheHomeScratchpad) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --messages 2 -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const uint32_t words = (1024 - 28) / 4;
+  for (uint32_t m = 0; m < 2; ++m) {
+    const auto l1 = file_bytes(dir / ("o/l1/cluster" + std::to_string(m) + ".bin"));
+    ASSERT_EQ(l1.size(), 1024u * 1024u);
+    for (uint32_t w = 0; w < words; ++w) {
+      uint32_t want = 0;
+      for (uint32_t k = 0; k < 32; ++k) want += seq_word(m, k, w, 32, words);
+      ASSERT_EQ(static_cast<uint32_t>(word(l1, kScratchpad + 4 * w)), want) << "message " << m << " word " << w;
+    }
+  }
+  // the completion handler of each message wrote the first word to host memory
+  const auto hw = fabricvp::test::load_json(dir / "o/host_writes.json");
+  ASSERT_EQ(hw.size(), 2u);
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["feedbacks"], 64);
+  EXPECT_EQ(stats["workload"]["verified"], true);
+}
+
+TEST(Pspin, HistogramCountsEveryPayloadByte) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels +
+                    "histogram.c --fill random --packets 16 --packet-bytes 512 -s 7 -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  // recompute the histogram from the packets the generator sent: ask it for the same packets through
+  // the ping-pong kernel, whose egress pcap holds every packet as received
+  const auto r2 = sh("run " + kPlatform + " --handlers " + kKernels +
+                     "ping_pong.c --fill random --packets 16 --packet-bytes 512 -s 7 -o " + (dir / "p"));
+  ASSERT_EQ(r2.code, 0) << r2.out;
+  const auto pcap = file_bytes(dir / "p/egress.pcap");
+  std::vector<uint32_t> want(256, 0);
+  size_t at = 24, packets = 0;
+  while (at + 16 <= pcap.size()) {
+    uint32_t len;
+    std::memcpy(&len, &pcap[at + 8], 4);
+    for (size_t b = 28; b < len; ++b) ++want[pcap[at + 16 + b]];
+    at += 16 + len;
+    ++packets;
+  }
+  ASSERT_EQ(packets, 16u);
+  const auto l1 = file_bytes(dir / "o/l1/cluster0.bin");
+  for (int b = 0; b < 256; ++b) ASSERT_EQ(static_cast<uint32_t>(word(l1, kScratchpad + 4 * b)), want[b]) << "bin " << b;
+}
+
+TEST(Pspin, AggregateWritesEachMessageSumToTheHost) {
+  TempDir dir;
+  const auto r =
+      sh("run " + kPlatform + " --handlers " + kKernels + "aggregate.c --messages 3 --packets 8 -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto hw = fabricvp::test::load_json(dir / "o/host_writes.json");
+  ASSERT_EQ(hw.size(), 3u);
+  const uint32_t words = (1024 - 28) / 4;
+  std::map<uint64_t, uint32_t> got;
+  for (const auto& w : hw) {
+    const std::string data = w["data"];
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | std::stoul(data.substr(2 * i, 2), nullptr, 16);
+    got[std::stoull(w["addr"].get<std::string>(), nullptr, 16)] = v;
+  }
+  for (uint32_t m = 0; m < 3; ++m) {
+    uint32_t want = 0;
+    for (uint32_t k = 0; k < 8; ++k)
+      for (uint32_t w = 0; w < words; ++w) want += seq_word(m, k, w, 8, words);
+    EXPECT_EQ(got[0xdeadbeefdeadbeefull + 8 * m], want) << "message " << m;
+  }
+}
+
+TEST(Pspin, PingPongSendsEveryPacketBackWithSwappedIds) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "ping_pong.c -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto pcap = file_bytes(dir / "o/egress.pcap");
+  uint32_t magic, linktype;
+  std::memcpy(&magic, &pcap[0], 4);
+  std::memcpy(&linktype, &pcap[20], 4);
+  EXPECT_EQ(magic, 0xa1b23c4du);  // nanosecond pcap
+  EXPECT_EQ(linktype, 228u);      // raw IPv4
+  size_t at = 24, packets = 0;
+  uint64_t last = 0;
+  while (at + 16 <= pcap.size()) {
+    uint32_t sec, ns, len;
+    std::memcpy(&sec, &pcap[at], 4);
+    std::memcpy(&ns, &pcap[at + 4], 4);
+    std::memcpy(&len, &pcap[at + 8], 4);
+    EXPECT_EQ(len, 1024u);
+    const uint64_t t = uint64_t{sec} * 1000000000ull + ns;
+    EXPECT_GE(t, last);
+    last = t;
+    EXPECT_EQ(word(pcap, at + 16 + 12), 0);  // source and destination swapped (message 0 sent from id 0 to 0)
+    ++packets;
+    at += 16 + len;
+  }
+  EXPECT_EQ(packets, 32u);
+}
+
+TEST(Pspin, FilterForwardsExactlyThePacketsWhoseKeyIsInTheTableFromAPcap) {
+  TempDir dir;
+  // a pcap of raw IPv4 packets (link type 228) whose first payload word is a key; the table holds k * 7919, k <= 300
+  const uint32_t keys[] = {7919, 12345, 7919 * 300, 7919 * 301, 7919 * 150, 0};
+  std::string pcap;
+  auto put32 = [&](uint32_t v) { pcap.append(reinterpret_cast<const char*>(&v), 4); };
+  auto put16 = [&](uint16_t v) { pcap.append(reinterpret_cast<const char*>(&v), 2); };
+  put32(0xa1b2c3d4u);
+  put16(2);
+  put16(4);
+  put32(0);
+  put32(0);
+  put32(65535);
+  put32(228);
+  for (uint32_t i = 0; i < 6; ++i) {
+    std::vector<uint8_t> p(64, 0);
+    p[0] = 0x50;
+    const uint16_t len = 64;
+    std::memcpy(&p[2], &len, 2);
+    std::memcpy(&p[28], &keys[i], 4);
+    put32(i);
+    put32(0);
+    put32(64);
+    put32(64);
+    pcap.append(reinterpret_cast<const char*>(p.data()), p.size());
+  }
+  const std::string in = dir.file("keys.pcap", pcap);
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "filter.c --pcap-in " + in + " --packets 6 -o " +
+                    (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["packets_in"], 6);
+  EXPECT_EQ(stats["sys"]["switch0"]["packets_out"], 3);
+  const auto out = file_bytes(dir / "o/egress.pcap");
+  std::vector<uint32_t> sent;
+  for (size_t at = 24; at + 16 <= out.size();) {
+    uint32_t len;
+    std::memcpy(&len, &out[at + 8], 4);
+    sent.push_back(static_cast<uint32_t>(word(out, at + 16 + 28)));
+    at += 16 + len;
+  }
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(sent, (std::vector<uint32_t>{7919, 7919 * 150, 7919 * 300}));
+}
+
+TEST(Pspin, AFaultIsReportedWithHandlerPcAndAddressAndTheSwitchKeepsRunning) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "faults.c --ph faulty_ph -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("handler faulty_ph faulted: store/AMO access fault"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("address 0x1c100000"), std::string::npos) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["handler_faults"], 32);
+  EXPECT_EQ(stats["sys"]["switch0"]["feedbacks"], 32);  // every packet still fed back
+}
+
+TEST(Pspin, TheWatchdogStopsAHandlerThatNeverReturns) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels +
+                    "faults.c --ph forever_ph --packets 4 -p sys.switch0.watchdog_cycles=5000 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("watchdog"), std::string::npos) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["watchdog_kills"], 4);
+}
+
+TEST(Pspin, PrintfGoesToTheConsoleLog) {
+  TempDir dir;
+  const auto r =
+      sh("run " + kPlatform + " --handlers " + kKernels + "faults.c --ph printing_ph --packets 3 -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(dir / "o/console.log");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("packet of message 0 on cluster 0 core 0"), std::string::npos) << all;
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 3);
+}
+
+TEST(Pspin, ANullCommandHandleIssuesTheCommandThenFaults) {
+  // PsPIN's own examples pass `false` as the spin_cmd_t* of spin_host_write.
+  TempDir dir;
+  const std::string src = dir.file("nullhandle.c", R"(
+#include <handler.h>
+#include <packets.h>
+__handler__ void nullhandle_ph(handler_args_t *args) {
+  task_t *task = args->task;
+  uint64_t host = ((uint64_t)task->host_mem_high << 32) | task->host_mem_low;
+  spin_host_write(host, 42, false);
+}
+void init_handlers(handler_fn *hh, handler_fn *ph, handler_fn *th, void **m) {
+  volatile handler_fn h[] = {NULL, nullhandle_ph, NULL};
+  *hh = h[0]; *ph = h[1]; *th = h[2]; (void)m;
+}
+)");
+  const auto r = sh("run " + kPlatform + " --handlers " + src + " --packets 2 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  const auto hw = fabricvp::test::load_json(dir / "o/host_writes.json");
+  EXPECT_EQ(hw.size(), 2u);  // the writes went out
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["handler_faults"], 2);
+}
+
+TEST(Pspin, AFullL2BufferDropsOrPauses) {
+  TempDir dir;
+  // 8 KiB of L2 packet buffer, 64 packets of 1 KiB arriving back to back, a slow handler
+  const std::string common = " --handlers " + kKernels +
+                             "reduce.c --packets 64 --packet-gap-ns 0 -p sys.switch0.l2_packet_buffer_KiB=8 "
+                             "-p sys.switch0.clusters=1 -p sys.switch0.cores_per_cluster=2";
+  auto r = sh("run " + kPlatform + common + " -p sys.switch0.l2_full=drop -o " + (dir / "d"));
+  EXPECT_EQ(r.code, 3) << r.out;  // not every packet came through
+  auto stats = fabricvp::test::load_json(dir / "d/stats.json");
+  const uint64_t dropped = stats["sys"]["switch0"]["packets_dropped"];
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(stats["sys"]["switch0"]["packets_in"].get<uint64_t>() + dropped, 64u);
+  r = sh("run " + kPlatform + common + " -p sys.switch0.l2_full=pause -o " + (dir / "p"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  stats = fabricvp::test::load_json(dir / "p/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["packets_dropped"], 0);
+  EXPECT_GT(stats["sys"]["switch0"]["pause_ps"].get<uint64_t>(), 0u);
+  EXPECT_LE(stats["sys"]["switch0"]["l2_peak_bytes"].get<uint64_t>(), 8192u);
+}
+
+TEST(Pspin, BadHandlerInputsAreClearErrors) {
+  TempDir dir;
+  auto r = sh("run " + kPlatform + " -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--handlers"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --ph nosuch_ph -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--ph nosuch_ph: no such symbol"), std::string::npos) << r.out;
+  const std::string bad =
+      dir.file("bad.c", "#include <handler.h>\nvoid broken_ph(handler_args_t *a) { a->nosuch = 1; }\n");
+  r = sh("run " + kPlatform + " --handlers " + bad + " -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("does not compile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nosuch"), std::string::npos) << r.out;  // the compiler's own message
+  r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --packet-bytes 20 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--packet-bytes 20"), std::string::npos) << r.out;
+  // a PsPIN option on another kind of platform
+  r = sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --handlers x.c -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--handlers: groq platforms do not take this option (pspin does)"), std::string::npos) << r.out;
+}
+
+TEST(Pspin, SameInputsGiveIdenticalStatistics) {
+  TempDir dir;
+  const std::string args = " --handlers " + kKernels + "reduce.c --messages 4 --fill random";
+  ASSERT_EQ(sh("run " + kPlatform + args + " -o " + (dir / "a")).code, 0);
+  ASSERT_EQ(sh("run " + kPlatform + args + " -o " + (dir / "b")).code, 0);
+  auto a = fabricvp::test::load_json(dir / "a/stats.json");
+  auto b = fabricvp::test::load_json(dir / "b/stats.json");
+  a.erase("run");
+  b.erase("run");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(file_bytes(dir / "a/l1/cluster1.bin"), file_bytes(dir / "b/l1/cluster1.bin"));
+}
+
+}  // namespace
