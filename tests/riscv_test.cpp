@@ -60,6 +60,33 @@ Proc qemu(const std::string& file) {
                  "'");
 }
 
+/// The HTIF words every test program needs (8 bytes each: QEMU checks).
+const char* const kHtifWords = R"(
+  .section .tohost, "aw", @progbits
+  .align 6
+  .globl tohost
+  .type tohost, @object
+  .size tohost, 8
+tohost: .dword 0
+  .align 6
+  .globl fromhost
+  .type fromhost, @object
+  .size fromhost, 8
+fromhost: .dword 0
+)";
+
+/// Assembles and links `source` (RV32IMAC, sw/riscv/rt/link.ld) into dir/name.elf.
+std::string assemble(const TempDir& dir, const std::string& name, const std::string& source) {
+  const std::string src = dir.file(name + ".S", source);
+  const std::string out = dir / (name + ".elf");
+  const Proc cc = run_cmd(std::string(FABRICVP_RISCV_CC) +
+                          " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -static -nostdlib "
+                          "-nostartfiles -T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
+                          src + "' -o '" + out + "'");
+  EXPECT_EQ(cc.code, 0) << name << ": " << cc.err;
+  return out;
+}
+
 // ---- the ISA suite (sw/riscv/isa), on fabricvp and, to check the tests themselves, on QEMU
 
 struct Suite {
@@ -225,19 +252,7 @@ buf:
 )";
   for (int k = 0; k < 64; ++k) s << "  .word " << static_cast<int32_t>(rng()) << "\n";
   s << "  .fill 31, 4, 0\n";
-  s << R"(
-  .section .tohost, "aw", @progbits
-  .align 6
-  .globl tohost
-  .type tohost, @object
-  .size tohost, 8
-tohost: .dword 0
-  .align 6
-  .globl fromhost
-  .type fromhost, @object
-  .size fromhost, 8
-fromhost: .dword 0
-)";
+  s << kHtifWords;
   return s.str();
 }
 
@@ -247,19 +262,14 @@ TEST(RiscvDiff, RandomProgramsEndInTheStateQemuReaches) {
   const int programs = 40;
   for (int k = 0; k < programs; ++k) {
     const uint32_t seed = base_seed + static_cast<uint32_t>(k);
-    const std::string src = dir.file("r" + std::to_string(k) + ".S", random_program(seed, 300));
-    const std::string out = dir / ("r" + std::to_string(k) + ".elf");
-    const Proc cc = run_cmd(std::string(FABRICVP_RISCV_CC) +
-                            " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -static -nostdlib "
-                            "-nostartfiles -T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
-                            src + "' -o '" + out + "'");
-    ASSERT_EQ(cc.code, 0) << "seed " << seed << ": " << cc.err;
+    const std::string out = assemble(dir, "r" + std::to_string(k), random_program(seed, 300));
+    ASSERT_FALSE(HasFailure()) << "seed " << seed;
     const Proc a = fabricvp_riscv(out);
     const Proc b = qemu(out);
     ASSERT_EQ(a.code, 0) << "seed " << seed << ": " << a.err;
     ASSERT_EQ(b.code, 0) << "seed " << seed;
     ASSERT_EQ(a.out.size(), 95u * 9) << "seed " << seed;
-    ASSERT_EQ(a.out, b.out) << "seed " << seed << " (program " << src << ")";
+    ASSERT_EQ(a.out, b.out) << "seed " << seed << " (program " << out << ")";
   }
 }
 
@@ -267,7 +277,7 @@ TEST(RiscvDiff, RandomProgramsEndInTheStateQemuReaches) {
 
 TEST(RiscvCli, ReportsFailureNumberAndExitCode3) {
   TempDir dir;
-  const std::string src = dir.file("f.S", R"(
+  const std::string out = assemble(dir, "f", std::string(R"(
   .section .text.init
   .globl _start
 _start:
@@ -276,20 +286,7 @@ _start:
   sw t1, 0(t0)
   sw zero, 4(t0)
 1: j 1b
-  .section .tohost, "aw", @progbits
-  .align 6
-  .globl tohost
-  .type tohost, @object
-  .size tohost, 8
-tohost: .dword 0
-)");
-  const std::string out = dir / "f.elf";
-  ASSERT_EQ(run_cmd(std::string(FABRICVP_RISCV_CC) +
-                    " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -nostdlib -nostartfiles "
-                    "-T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
-                    src + "' -o '" + out + "'")
-                .code,
-            0);
+)") + kHtifWords);
   const Proc r = fabricvp_riscv(out);
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("FAIL: test 42"), std::string::npos) << r.err;
@@ -298,18 +295,7 @@ tohost: .dword 0
 TEST(RiscvCli, InstructionLimitAndUnfetchableTrapHandlerEndTheRun) {
   TempDir dir;
   auto build = [&](const std::string& name, const std::string& body) {
-    const std::string src =
-        dir.file(name + ".S", "  .section .text.init\n  .globl _start\n_start:\n" + body +
-                                  "\n  .section .tohost, \"aw\", @progbits\n  .align 6\n"
-                                  "  .globl tohost\n  .type tohost, @object\n  .size tohost, 8\ntohost: .dword 0\n");
-    const std::string out = dir / (name + ".elf");
-    EXPECT_EQ(run_cmd(std::string(FABRICVP_RISCV_CC) +
-                      " -march=rv32imac -Wa,-march=rv32imac_zicsr_zifencei -mabi=ilp32 -nostdlib -nostartfiles "
-                      "-T " FABRICVP_SOURCE_DIR "/sw/riscv/rt/link.ld '" +
-                      src + "' -o '" + out + "'")
-                  .code,
-              0);
-    return out;
+    return assemble(dir, name, "  .section .text.init\n  .globl _start\n_start:\n" + body + "\n" + kHtifWords);
   };
   const std::string loop = build("loop", "1: j 1b");
   Proc r = run_cmd(std::string(FABRICVP_BIN) + " riscv --max-instructions 1000 '" + loop + "'");

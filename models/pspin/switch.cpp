@@ -18,49 +18,40 @@ constexpr uint32_t kHpuWindowBytes = 0x3000u;
 
 uint32_t round_up(uint32_t v, uint32_t g) { return (v + g - 1) / g * g; }
 
-/// First-fit allocator of byte ranges (packet buffers; frees come in any order).
-class Ranges {
- public:
-  explicit Ranges(uint32_t size) : m_size(size) { m_free[0] = size; }
-  std::optional<uint32_t> alloc(uint32_t n) {
-    for (auto it = m_free.begin(); it != m_free.end(); ++it) {
-      if (it->second >= n) {
-        const uint32_t at = it->first;
-        const uint32_t rest = it->second - n;
-        m_free.erase(it);
-        if (rest) m_free[at + n] = rest;
-        m_used += n;
-        return at;
-      }
-    }
-    return std::nullopt;
-  }
-  void free(uint32_t at, uint32_t n) {
-    m_used -= n;
-    auto next = m_free.lower_bound(at);
-    if (next != m_free.end() && at + n == next->first) {
-      n += next->second;
-      next = m_free.erase(next);
-    }
-    if (next != m_free.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == at) {
-        prev->second += n;
-        return;
-      }
-    }
-    m_free[at] = n;
-  }
-  uint32_t used() const { return m_used; }
-  uint32_t size() const { return m_size; }
-
- private:
-  uint32_t m_size;
-  uint32_t m_used = 0;
-  std::map<uint32_t, uint32_t> m_free;
-};
-
 }  // namespace
+
+Ranges::Ranges(uint32_t size) : m_size(size) { m_free[0] = size; }
+
+std::optional<uint32_t> Ranges::alloc(uint32_t n) {
+  for (auto it = m_free.begin(); it != m_free.end(); ++it) {
+    if (it->second >= n) {
+      const uint32_t at = it->first;
+      const uint32_t rest = it->second - n;
+      m_free.erase(it);
+      if (rest) m_free[at + n] = rest;
+      m_used += n;
+      return at;
+    }
+  }
+  return std::nullopt;
+}
+
+void Ranges::free(uint32_t at, uint32_t n) {
+  m_used -= n;
+  auto next = m_free.lower_bound(at);
+  if (next != m_free.end() && at + n == next->first) {
+    n += next->second;
+    next = m_free.erase(next);
+  }
+  if (next != m_free.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == at) {
+      prev->second += n;
+      return;
+    }
+  }
+  m_free[at] = n;
+}
 
 struct Task {
   enum Kind { HH = 0, PH = 1, TH = 2 } kind = PH;
@@ -84,16 +75,6 @@ struct Switch::Message {
   bool th_started = false;
   uint32_t seen = 0;
 };
-
-// Per-switch allocators, kept out of the header.
-struct SwitchBuffers {
-  std::unique_ptr<Ranges> l2;
-  std::vector<std::unique_ptr<Ranges>> l1;
-};
-static std::map<const Switch*, SwitchBuffers>& buffers() {
-  static std::map<const Switch*, SwitchBuffers> b;
-  return b;
-}
 
 Core::Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint32_t index)
     : core::Module(nm, "pspin.core"),
@@ -197,10 +178,9 @@ Switch::Switch(const sc_core::sc_module_name& nm)
   m_l2pkt = alloc(l2_packet_buffer_KiB.get() * 1024u);
   m_l2hnd = alloc(kHandlerMemBytes);
   m_prog = alloc(kProgBytes);
-  SwitchBuffers& buf = buffers()[this];
-  buf.l2 = std::make_unique<Ranges>(l2_packet_buffer_KiB.get() * 1024u);
+  m_l2_alloc = std::make_unique<Ranges>(l2_packet_buffer_KiB.get() * 1024u);
   for (uint32_t c = 0; c < m_nclusters; ++c)
-    buf.l1.push_back(std::make_unique<Ranges>(l1_packet_buffer_KiB.get() * 1024u));
+    m_l1_alloc.push_back(std::make_unique<Ranges>(l1_packet_buffer_KiB.get() * 1024u));
   m_port_free_ps.assign(ports.get(), 0);
 
   const uint32_t banks = l1_banks.get() ? l1_banks.get() : 8 * m_ncores;
@@ -249,9 +229,8 @@ Switch::Switch(const sc_core::sc_module_name& nm)
       map.add(std::move(r));
     };
     dev("terminate", kTerminate, 4, riscv::Device{this, nullptr, &Switch::terminate_write});
-    dev("dma", kDmaRegs, 0x100, riscv::Device{this, &Switch::dma_read, &Switch::dma_write});
-    dev("hpu", kHpuRegs, 0x100, riscv::Device{this, &Switch::hpu_read, &Switch::hpu_write});
-    dev("console", kConsole, 4, riscv::Device{this, nullptr, &Switch::console_write});
+    // cluster DMA (+0x400), HPU driver (+0x1000) and console (+0x2000) registers
+    dev("registers", kHpuWindow, kHpuWindowBytes, riscv::Device{this, &Switch::regs_read, &Switch::regs_write});
 
     riscv::HartConfig hc;
     hc.f = m_f;
@@ -269,7 +248,6 @@ Switch::Switch(const sc_core::sc_module_name& nm)
 }
 
 Switch::~Switch() {
-  buffers().erase(this);
   for (auto* c : m_clusters) {
     for (auto* k : c->m_cores) delete k;
     c->m_cores.clear();
@@ -333,7 +311,7 @@ void Switch::offer(std::vector<Packet> packets) {
         *admit_then = [this, i, p, next, admit_then](uint64_t since) {
           const Packet& pk2 = m_packets[i];
           const uint32_t need = round_up(static_cast<uint32_t>(pk2.bytes.size()), kGranule);
-          auto at = buffers()[this].l2->alloc(need);
+          auto at = m_l2_alloc->alloc(need);
           if (!at) {
             if (l2_full.get() == "drop") {
               ++packets_dropped;
@@ -346,7 +324,7 @@ void Switch::offer(std::vector<Packet> packets) {
             return;
           }
           pause_ps += core::ActionQueue::now() - since;
-          l2_peak_bytes.note_max(buffers()[this].l2->used());
+          l2_peak_bytes.note_max(m_l2_alloc->used());
           ++packets_in;
           bytes_in += pk2.bytes.size();
           std::memcpy(m_l2pkt.get() + *at, pk2.bytes.data(), pk2.bytes.size());
@@ -444,12 +422,12 @@ bool Switch::place(Task* t) {
 void Switch::to_l1(Cluster& c, Task* t) {
   const uint32_t want = copy_bytes.get() ? std::min(copy_bytes.get(), t->bytes) : t->bytes;
   const uint32_t alloc = round_up(std::max(want, 4u), kGranule);
-  auto at = buffers()[this].l1[c.m_index]->alloc(alloc);
+  auto at = m_l1_alloc[c.m_index]->alloc(alloc);
   if (!at) {
     c.m_l1_wait.push_back(t);
     return;
   }
-  c.l1_peak_bytes.note_max(buffers()[this].l1[c.m_index]->used());
+  c.l1_peak_bytes.note_max(m_l1_alloc[c.m_index]->used());
   t->l1_addr = kL1Base + c.m_index * kL1Stride + kL1PacketOffset + *at;
   t->l1_bytes = want;
   t->l1_alloc = alloc;
@@ -647,7 +625,7 @@ void Switch::finish_core(Core& k, uint64_t t_ps) {
   k.m_task = nullptr;
   k.m_state = Core::State::Idle;
   Cluster& c = *m_clusters[k.m_cluster];
-  buffers()[this].l1[c.m_index]->free(t->l1_addr - (kL1Base + c.m_index * kL1Stride + kL1PacketOffset), t->l1_alloc);
+  m_l1_alloc[c.m_index]->free(t->l1_addr - (kL1Base + c.m_index * kL1Stride + kL1PacketOffset), t->l1_alloc);
   --c.m_occupancy;
   const uint64_t at = std::max(t_ps, core::ActionQueue::now());
   m_q.at(at, [this, t, &c] {
@@ -704,7 +682,7 @@ void Switch::feedback(Task* t, uint64_t t_ps) {
   if (feedbacks.get() == 1 || lat < lat_min_ps.get()) lat_min_ps.set(lat);
   lat_max_ps.note_max(lat);
   lat_sum_ps += lat;
-  buffers()[this].l2->free(t->l2_addr - kL2PacketBase, t->l2_alloc);
+  m_l2_alloc->free(t->l2_addr - kL2PacketBase, t->l2_alloc);
   if (!m_l2_retry.empty()) retry_l2();
 }
 
@@ -732,9 +710,27 @@ std::vector<uint8_t> Switch::read_bytes(Core& k, uint32_t addr, uint32_t len, bo
   return out;
 }
 
-bool Switch::hpu_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v) {
+bool Switch::regs_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v) {
   auto* sw = static_cast<Switch*>(ctx);
   Core& k = sw->core_of(h);
+  const uint32_t a = kHpuWindow + off;
+  if (a >= kDmaRegs && a < kDmaRegs + 0x100) return size == 4 && sw->dma_read(k, h, a - kDmaRegs, v);
+  if (a >= kHpuRegs && a < kHpuRegs + 0x100) return sw->hpu_read(k, h, a - kHpuRegs, size, v);
+  return false;
+}
+
+bool Switch::regs_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v) {
+  auto* sw = static_cast<Switch*>(ctx);
+  Core& k = sw->core_of(h);
+  const uint32_t a = kHpuWindow + off;
+  if (a >= kDmaRegs && a < kDmaRegs + 0x100) return size == 4 && sw->dma_write(k, h, a - kDmaRegs, v);
+  if (a >= kHpuRegs && a < kHpuRegs + 0x100) return size == 4 && sw->hpu_write(k, h, a - kHpuRegs, v);
+  if (a == kConsole) return sw->console_write(k, h, v);
+  return false;
+}
+
+bool Switch::hpu_read(Core& k, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v) {
+  Switch* sw = this;
   Task* t = k.m_task;
   if (!t) return false;
   if (off >= 0x08 && off < 0x08 + sw->task_bytes()) {
@@ -775,11 +771,8 @@ bool Switch::hpu_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, ui
   return false;
 }
 
-bool Switch::hpu_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v) {
-  auto* sw = static_cast<Switch*>(ctx);
-  Core& k = sw->core_of(h);
-  if (size != 4) return false;
-  if (off >= 0x08 && off < 0x08 + sw->task_bytes()) return true;  // the descriptor ignores writes
+bool Switch::hpu_write(Core& k, riscv::Hart& h, uint32_t off, uint32_t v) {
+  if (off >= 0x08 && off < 0x08 + task_bytes()) return true;  // the descriptor ignores writes
   switch (off) {
     case 0x54:  // HWSCHED_ERROR: a runtime reporting a trap; handlers do not write it
       return true;
@@ -933,10 +926,8 @@ void Switch::resume(Core& k, uint64_t t_ps) {
   }
 }
 
-bool Switch::dma_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v) {
-  auto* sw = static_cast<Switch*>(ctx);
-  Core& k = sw->core_of(h);
-  if (size != 4) return false;
+bool Switch::dma_read(Core& k, riscv::Hart& h, uint32_t off, uint32_t& v) {
+  Switch* sw = this;
   switch (off) {
     case 0x0c: {  // issue
       const uint32_t id = ++k.m_dma_next;
@@ -973,10 +964,7 @@ bool Switch::dma_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, ui
   return false;
 }
 
-bool Switch::dma_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v) {
-  auto* sw = static_cast<Switch*>(ctx);
-  Core& k = sw->core_of(h);
-  if (size != 4) return false;
+bool Switch::dma_write(Core& k, riscv::Hart& h, uint32_t off, uint32_t v) {
   switch (off) {
     case 0x00: k.m_dma_src = v; return true;
     case 0x04: k.m_dma_dst = v; return true;
@@ -994,9 +982,8 @@ bool Switch::dma_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, u
   return false;
 }
 
-bool Switch::console_write(void* ctx, riscv::Hart& h, uint32_t, unsigned, uint32_t v) {
-  auto* sw = static_cast<Switch*>(ctx);
-  Core& k = sw->core_of(h);
+bool Switch::console_write(Core& k, riscv::Hart& h, uint32_t v) {
+  Switch* sw = this;
   const char ch = static_cast<char>(v & 0xff);
   if (ch == '\n') {
     sw->m_console.push_back(fmt::format("[{} ps {}] {}", sw->cycle_ps(h.cycle()), k.name(), k.m_line));

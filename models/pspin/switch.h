@@ -100,6 +100,21 @@ struct HandlerStats {
 class Switch;
 struct Task;
 
+/// First-fit allocator of byte ranges (the packet buffers: frees come in any order).
+class Ranges {
+ public:
+  explicit Ranges(uint32_t size);
+  std::optional<uint32_t> alloc(uint32_t n);
+  void free(uint32_t at, uint32_t n);
+  uint32_t used() const { return m_used; }
+  uint32_t size() const { return m_size; }
+
+ private:
+  uint32_t m_size;
+  uint32_t m_used = 0;
+  std::map<uint32_t, uint32_t> m_free;  // offset -> bytes
+};
+
 class Core : public core::Module {
  public:
   Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint32_t index);
@@ -234,11 +249,13 @@ class Switch : public core::Module {
   void feedback(Task* t, uint64_t t_ps);
 
   // devices
-  static bool hpu_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v);
-  static bool hpu_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
-  static bool dma_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v);
-  static bool dma_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
-  static bool console_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
+  static bool regs_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v);
+  static bool regs_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
+  bool hpu_read(Core& k, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v);
+  bool hpu_write(Core& k, riscv::Hart& h, uint32_t off, uint32_t v);
+  bool dma_read(Core& k, riscv::Hart& h, uint32_t off, uint32_t& v);
+  bool dma_write(Core& k, riscv::Hart& h, uint32_t off, uint32_t v);
+  bool console_write(Core& k, riscv::Hart& h, uint32_t v);
   static bool terminate_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
   Core& core_of(riscv::Hart& h);
   uint32_t task_bytes() const;
@@ -256,6 +273,8 @@ class Switch : public core::Module {
   std::vector<Cluster*> m_clusters;
   std::vector<std::unique_ptr<uint8_t[]>> m_l1;
   std::unique_ptr<uint8_t[]> m_l2pkt, m_l2hnd, m_prog;
+  std::unique_ptr<Ranges> m_l2_alloc;
+  std::vector<std::unique_ptr<Ranges>> m_l1_alloc;
   riscv::DecodeCache m_decode;
   Handlers m_handlers;
   bool m_loaded = false;

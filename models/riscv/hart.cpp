@@ -188,83 +188,62 @@ bool Hart::refill(Window& w, uint32_t a, uint8_t access, const Region*& r) {
   return true;
 }
 
-bool Hart::load_slow(uint32_t a, unsigned size, uint32_t& v) {
+bool Hart::load_slow(uint32_t a, unsigned size, uint32_t& v) { return access_slow(a, size, v, false); }
+
+bool Hart::store_slow(uint32_t a, unsigned size, uint32_t v) { return access_slow(a, size, v, true); }
+
+// A load or store the cached windows do not cover: misaligned (done byte by
+// byte, as RI5CY does in two accesses and QEMU does, one cycle more), to a
+// device, to memory outside the windows (which it then refills), or a fault.
+bool Hart::access_slow(uint32_t a, unsigned size, uint32_t& v, bool is_store) {
+  uint64_t& count = is_store ? stores_ : loads_;
   if (a & (size - 1)) {
-    // Misaligned: done byte by byte (as RI5CY does in two accesses, and
-    // QEMU), one cycle more.
     uint32_t out = 0;
     for (unsigned i = 0; i < size; ++i) {
-      uint32_t byte;
-      if (!load_slow(a + i, 1, byte)) return false;
+      uint32_t byte = (v >> (8 * i)) & 0xff;
+      if (!access_slow(a + i, 1, byte, is_store)) return false;
       out |= byte << (8 * i);
     }
-    loads_ -= size - 1;
+    count -= size - 1;
     cycle_ += 1;
-    v = out;
+    if (!is_store) v = out;
     return true;
   }
+  const uint32_t fault = is_store ? kStoreAccessFault : kLoadAccessFault;
   const Region* r = nullptr;
   Window w;
-  if (!refill(w, a, kRead, r)) {
-    trap(kLoadAccessFault, a);
+  if (!refill(w, a, is_store ? kWrite : kRead, r)) {
+    trap(fault, a);
     return false;
   }
   if (!r->host) {
-    if (!r->device.read || !r->device.read(r->device.ctx, *this, a - r->base, size, v)) {
+    const bool ok = is_store ? r->device.write && r->device.write(r->device.ctx, *this, a - r->base, size, v)
+                             : r->device.read && r->device.read(r->device.ctx, *this, a - r->base, size, v);
+    if (!ok) {
       if (retry_) {
         retry_ = false;
         stop_ = Stop::Requested;
         return false;
       }
-      trap(kLoadAccessFault, a);
+      trap(fault, a);
       return false;
     }
-    cycle_ += r->load_cycles;
-    ++loads_;
+    cycle_ += is_store ? r->store_cycles : r->load_cycles;
+    ++count;
     return true;
   }
-  rd_ = w;
-  v = 0;
-  std::memcpy(&v, rd_.host + (a - rd_.lo), size);
-  if (rd_.banks) cycle_ = rd_.banks->access(a - rd_.bank_base, cycle_, 1);
-  cycle_ += rd_.cycles;
-  ++loads_;
-  return true;
-}
-
-bool Hart::store_slow(uint32_t a, unsigned size, uint32_t v) {
-  if (a & (size - 1)) {
-    for (unsigned i = 0; i < size; ++i)
-      if (!store_slow(a + i, 1, (v >> (8 * i)) & 0xff)) return false;
-    stores_ -= size - 1;
-    cycle_ += 1;
-    return true;
+  Window& cached = is_store ? wr_ : rd_;
+  cached = w;
+  uint8_t* p = cached.host + (a - cached.lo);
+  if (is_store) {
+    std::memcpy(p, &v, size);
+  } else {
+    v = 0;
+    std::memcpy(&v, p, size);
   }
-  const Region* r = nullptr;
-  Window w;
-  if (!refill(w, a, kWrite, r)) {
-    trap(kStoreAccessFault, a);
-    return false;
-  }
-  if (!r->host) {
-    if (!r->device.write || !r->device.write(r->device.ctx, *this, a - r->base, size, v)) {
-      if (retry_) {
-        retry_ = false;
-        stop_ = Stop::Requested;
-        return false;
-      }
-      trap(kStoreAccessFault, a);
-      return false;
-    }
-    cycle_ += r->store_cycles;
-    ++stores_;
-    return true;
-  }
-  wr_ = w;
-  std::memcpy(wr_.host + (a - wr_.lo), &v, size);
-  if (wr_.banks) cycle_ = wr_.banks->access(a - wr_.bank_base, cycle_, 1);
-  cycle_ += wr_.cycles;
-  ++stores_;
+  if (cached.banks) cycle_ = cached.banks->access(a - cached.bank_base, cycle_, 1);
+  cycle_ += cached.cycles;
+  ++count;
   return true;
 }
 

@@ -190,6 +190,7 @@ class Hart {
   bool store(uint32_t a, uint32_t v);
   bool load_slow(uint32_t a, unsigned size, uint32_t& v);
   bool store_slow(uint32_t a, unsigned size, uint32_t v);
+  bool access_slow(uint32_t a, unsigned size, uint32_t& v, bool is_store);
   uint8_t* amo_slot(uint32_t a, bool is_lr);
   bool refill(Window& w, uint32_t a, uint8_t access, const Region*& region);
   bool pmp_window(uint32_t a, uint8_t access, Priv p, uint32_t& lo, uint64_t& hi) const;
