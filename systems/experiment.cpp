@@ -23,7 +23,7 @@ namespace fabricvp::systems {
 
 namespace {
 
-std::map<std::string, Experiment>& registry() {
+std::map<std::string, Experiment>& experiment_registry() {
   static std::map<std::string, Experiment> all;
   return all;
 }
@@ -108,7 +108,7 @@ void save_result(const ExperimentOptions& opt, const nlohmann::json& j) {
 }
 
 bool register_experiment(Experiment e) {
-  auto& r = registry();
+  auto& r = experiment_registry();
   if (r.count(e.name)) throw std::logic_error("experiment '" + e.name + "' registered twice");
   r.emplace(e.name, std::move(e));
   return true;
@@ -116,14 +116,14 @@ bool register_experiment(Experiment e) {
 
 std::vector<const Experiment*> experiments() {
   std::vector<const Experiment*> out;
-  for (const auto& [name, e] : registry()) out.push_back(&e);
+  for (const auto& [name, e] : experiment_registry()) out.push_back(&e);
   return out;
 }
 
 int run_experiment(const ExperimentOptions& opt) {
   try {
-    auto it = registry().find(opt.name);
-    if (it == registry().end()) {
+    auto it = experiment_registry().find(opt.name);
+    if (it == experiment_registry().end()) {
       std::vector<std::string> names;
       for (const Experiment* e : experiments()) names.push_back(e->name);
       throw core::ConfigError(fmt::format("unknown experiment '{}' ({})", opt.name, fmt::join(names, ", ")));

@@ -10,7 +10,7 @@
 namespace fabricvp::systems {
 
 namespace {
-std::map<std::string, Kind>& registry() {
+std::map<std::string, Kind>& kind_registry() {
   static std::map<std::string, Kind> kinds;
   return kinds;
 }
@@ -23,7 +23,7 @@ void Summary::line(const std::string& label, const std::string& text) {
 void Summary::text(const std::string& text) { m_out += text + "\n"; }
 
 bool register_kind(Kind kind) {
-  auto& r = registry();
+  auto& r = kind_registry();
   if (r.count(kind.name)) throw std::logic_error("system kind '" + kind.name + "' registered twice");
   r.emplace(kind.name, std::move(kind));
   return true;
@@ -31,7 +31,7 @@ bool register_kind(Kind kind) {
 
 std::vector<const Kind*> kinds() {
   std::vector<const Kind*> out;
-  for (const auto& [name, k] : registry()) out.push_back(&k);
+  for (const auto& [name, k] : kind_registry()) out.push_back(&k);
   return out;
 }
 

@@ -77,7 +77,7 @@ systems::Outcome GroqScenario::check() {
 
 namespace {
 
-const bool registered = systems::register_kind(systems::Kind{
+const bool kind_registered = systems::register_kind(systems::Kind{
     "groq",
     "Groq TSPs on C2C links: GroqNodes and software-scheduled Dragonflies (seed 000)",
     {"groq_node", "dragonfly"},

@@ -285,7 +285,7 @@ int Scenario::topology(const std::string& platform, uint32_t, const std::string&
 }
 
 namespace {
-const bool registered = systems::register_kind(systems::Kind{
+const bool kind_registered = systems::register_kind(systems::Kind{
     "pspin",
     "a PsPIN-like switch: RISC-V core clusters running C packet handlers (seed 004)",
     {"pspin"},

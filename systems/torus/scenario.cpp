@@ -150,7 +150,7 @@ void TorusScenario::check_spec(size_t index, Spec& s) {
 
 namespace {
 
-const bool registered = systems::register_kind(systems::Kind{
+const bool kind_registered = systems::register_kind(systems::Kind{
     "torus",
     "NPUs on a hierarchical torus, collectives by the ACE or the NPU cores (seeds 001, 002)",
     {"torus"},
