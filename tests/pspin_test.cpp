@@ -297,3 +297,27 @@ TEST(Pspin, SameInputsGiveIdenticalStatistics) {
 }
 
 }  // namespace
+
+namespace {
+
+// Seed 004 / PsPIN's model: with packets arriving faster than the cores serve
+// them, the switch's packet rate is K cores / tau (tau = the payload handler's
+// service time, plus the dispatch). The simulated steady feedback rate must
+// agree within 5 %.
+TEST(Pspin, ServiceTimeModelPredictsTheSaturatedFeedbackRate) {
+  TempDir dir;
+  for (const char* kernel : {"aggregate.c", "reduce.c"}) {
+    const auto r = sh("run " + kPlatform + " --handlers " + kKernels + kernel + " --packets 512 --packet-gap-ns 0 -o " +
+                      (dir / "o"));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+    const double model = stats["workload"]["service_Mpps"];
+    const double sim = stats["workload"]["steady_Mpps"];
+    EXPECT_GT(model, 0.0);
+    EXPECT_NEAR(sim / model, 1.0, 0.05) << kernel << ": model " << model << " Mpps, simulated " << sim << " Mpps";
+    // and the offered load really exceeded it (400 Gbit/s of 1 KiB packets = 48.8 Mpps)
+    EXPECT_LT(model, 48.8) << kernel;
+  }
+}
+
+}  // namespace

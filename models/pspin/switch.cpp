@@ -678,6 +678,7 @@ void Switch::task_done(Task* t, uint64_t t_ps) {
 void Switch::feedback(Task* t, uint64_t t_ps) {
   ++feedbacks;
   m_last_feedback_ps = std::max(m_last_feedback_ps, t_ps);
+  m_feedback_times.push_back(t_ps);
   const uint64_t lat = t_ps - t->arrived_ps;
   if (feedbacks.get() == 1 || lat < lat_min_ps.get()) lat_min_ps.set(lat);
   lat_max_ps.note_max(lat);

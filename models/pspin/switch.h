@@ -215,6 +215,8 @@ class Switch : public core::Module {
   const Handlers& handlers() const { return m_handlers; }
   uint64_t period_ps() const { return m_period_ps; }
   uint64_t last_feedback_ps() const { return m_last_feedback_ps; }
+  /// Every feedback's time, in the order they left (ps).
+  const std::vector<uint64_t>& feedback_times() const { return m_feedback_times; }
   uint64_t first_arrival_ps() const { return m_first_arrival_ps; }
   /// Bytes of cluster c's L1 (the whole 1 MiB of PsPIN's TCDM).
   std::vector<uint8_t> l1_image(uint32_t c) const;
@@ -300,6 +302,7 @@ class Switch : public core::Module {
   HandlerStats m_hstats[3];
   uint64_t m_egress_free_ps = 0, m_host_free_ps = 0;
   uint64_t m_last_feedback_ps = 0, m_first_arrival_ps = UINT64_MAX;
+  std::vector<uint64_t> m_feedback_times;
   uint64_t m_feedbacks_expected = 0;
   bool m_terminated = false;
 };

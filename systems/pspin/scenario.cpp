@@ -241,6 +241,22 @@ void Scenario::report(const systems::Outcome&) {
   m_stats.throughput_Gbps.set(span ? bytes * 8.0 / (span / 1000.0) : 0.0);
   m_stats.latency_avg_ns.set(fb ? s.lat_sum_ps.get() / 1000.0 / fb : 0.0);
   m_stats.simulated_ps.set(s.last_feedback_ps());
+  const HandlerStats& ph = s.handler_stats(1);
+  if (ph.runs) {
+    const double tau = double(ph.cycles) / double(ph.runs);
+    m_stats.ph_cycles_mean.set(tau);
+    m_stats.ph_instructions_mean.set(double(ph.instructions) / double(ph.runs));
+    m_stats.service_Mpps.set(double(s.nclusters()) * s.ncores() * s.clock_MHz.get() / (tau + s.dispatch_cycles.get()));
+  }
+  // The steady feedback rate: between the 10th and the 90th percentile
+  // feedback (the pipeline's filling and draining left out).
+  const auto& ft = s.feedback_times();
+  if (ft.size() >= 10) {
+    std::vector<uint64_t> sorted(ft);
+    std::sort(sorted.begin(), sorted.end());
+    const size_t a = sorted.size() / 10, b = sorted.size() * 9 / 10;
+    if (sorted[b] > sorted[a]) m_stats.steady_Mpps.set(double(b - a) / ((sorted[b] - sorted[a]) / 1e6));
+  }
   core::set_stats_end(s.last_feedback_ps());
 }
 
@@ -259,6 +275,11 @@ void Scenario::summarize(const systems::Outcome& outcome, systems::Summary& out)
                        m_stats.latency_avg_ns.get(), s.lat_max_ps.get() / 1000.0));
   out.line("commands", fmt::format("{} packets sent, {} host writes ({} B)", s.packets_out.get(), s.host_writes.get(),
                                    s.host_write_bytes.get()));
+  if (m_stats.service_Mpps.get() > 0 && m_stats.steady_Mpps.get() > 0)
+    out.line("service",
+             fmt::format("payload handler tau {:.1f} cycles: the cores serve {:.2f} Mpackets/s; "
+                         "steady feedback rate {:.2f} Mpackets/s",
+                         m_stats.ph_cycles_mean.get(), m_stats.service_Mpps.get(), m_stats.steady_Mpps.get()));
   out.line("faults",
            fmt::format("{} handler faults, {} watchdog stops", s.handler_faults.get(), s.watchdog_kills.get()));
 }

@@ -39,6 +39,15 @@ struct RunStats {
   core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps", "last feedback"};
   core::Value<std::string> handlers{nullptr, "workload", "handlers", "", "handler file"};
   core::Value<bool> verified{nullptr, "workload", "verified", "", "every packet fed back, no fault, no drop"};
+  core::Value<double> ph_cycles_mean{nullptr, "workload", "ph_cycles_mean", "cycles",
+                                     "service time of the payload handler, mean over its runs (tau)"};
+  core::Value<double> ph_instructions_mean{nullptr, "workload", "ph_instructions_mean", "",
+                                           "instructions of the payload handler, mean over its runs"};
+  core::Value<double> service_Mpps{
+      nullptr, "workload", "service_Mpps", "Mpackets/s",
+      "packets the cores can serve: cores x clock / (tau + dispatch_cycles), payload handlers only"};
+  core::Value<double> steady_Mpps{nullptr, "workload", "steady_Mpps", "Mpackets/s",
+                                  "feedback rate between the 10th and the 90th percentile feedback"};
 };
 
 class Scenario : public systems::Scenario {
