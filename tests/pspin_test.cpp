@@ -321,3 +321,28 @@ TEST(Pspin, ServiceTimeModelPredictsTheSaturatedFeedbackRate) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Pspin, TraceHasHandlerSpansAndOccupancyCountersAndPortsHaveStatistics) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --packets 8 --trace -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = fabricvp::test::load_json(dir / "o/trace.json");
+  const auto& ev = j.is_object() ? j["traceEvents"] : j;
+  size_t spans = 0;
+  std::map<std::string, size_t> counters;
+  for (const auto& e : ev) {
+    if (e["ph"] == "X" && e["cat"] == "handler") ++spans;
+    if (e["ph"] == "C") ++counters[e["name"].get<std::string>()];
+  }
+  EXPECT_EQ(spans, 9u);                                // 8 payload handlers + the completion handler
+  EXPECT_GE(counters["l2_packet_buffer_bytes"], 16u);  // each packet in and out
+  EXPECT_GE(counters["cluster0.tasks"], 16u);
+  EXPECT_GE(counters["cluster0.l1_packet_buffer_bytes"], 16u);
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["port0"]["packets_in"], 8);
+  EXPECT_EQ(stats["sys"]["switch0"]["port0"]["bytes_in"], 8 * 1024);
+}
+
+}  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/core/context.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -88,6 +90,13 @@ Core::Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint
       m_cluster(cluster),
       m_index(index) {}
 
+Port::Port(const sc_core::sc_module_name& nm)
+    : core::Module(nm, "pspin.port"),
+      packets_in(this, nullptr, "packets_in", "", "packets received on this port and placed in L2"),
+      bytes_in(this, nullptr, "bytes_in", "B", "bytes of those packets"),
+      packets_dropped(this, nullptr, "packets_dropped", "", "packets of this port dropped: L2 buffer full"),
+      pause_ps(this, nullptr, "pause_ps", "ps", "time this port waited for L2 space") {}
+
 Cluster::Cluster(const sc_core::sc_module_name& nm, Switch& sw, uint32_t index)
     : core::Module(nm, "pspin.cluster"),
       tasks(this, nullptr, "tasks", "", "handler executions assigned to this cluster"),
@@ -95,7 +104,9 @@ Cluster::Cluster(const sc_core::sc_module_name& nm, Switch& sw, uint32_t index)
       bank_conflicts(this, nullptr, "bank_conflicts", "", "L1 accesses that waited for a busy bank"),
       bank_stall_cycles(this, nullptr, "bank_stall_cycles", "cycles", "cycles lost to L1 bank conflicts"),
       m_sw(sw),
-      m_index(index) {}
+      m_index(index),
+      m_occ_name(fmt::format("cluster{}.tasks", index)),
+      m_l1_name(fmt::format("cluster{}.l1_packet_buffer_bytes", index)) {}
 
 Switch::Switch(const sc_core::sc_module_name& nm)
     : core::Module(nm, "pspin.switch"),
@@ -182,6 +193,8 @@ Switch::Switch(const sc_core::sc_module_name& nm)
   for (uint32_t c = 0; c < m_nclusters; ++c)
     m_l1_alloc.push_back(std::make_unique<Ranges>(l1_packet_buffer_KiB.get() * 1024u));
   m_port_free_ps.assign(ports.get(), 0);
+  for (uint32_t p = 0; p < ports.get(); ++p)
+    m_ports.push_back(std::make_unique<Port>(fmt::format("port{}", p).c_str()));
 
   const uint32_t banks = l1_banks.get() ? l1_banks.get() : 8 * m_ncores;
   for (uint32_t c = 0; c < m_nclusters; ++c) {
@@ -315,6 +328,7 @@ void Switch::offer(std::vector<Packet> packets) {
           if (!at) {
             if (l2_full.get() == "drop") {
               ++packets_dropped;
+              ++m_ports[p]->packets_dropped;
               log(core::Level::warn, "packet {} of message {} dropped: L2 packet buffer full", pk2.index, pk2.msg);
               (*next)();
               return;
@@ -324,9 +338,13 @@ void Switch::offer(std::vector<Packet> packets) {
             return;
           }
           pause_ps += core::ActionQueue::now() - since;
+          m_ports[p]->pause_ps += core::ActionQueue::now() - since;
           l2_peak_bytes.note_max(m_l2_alloc->used());
+          trace_counter("l2_packet_buffer_bytes", core::ActionQueue::now(), m_l2_alloc->used());
           ++packets_in;
+          ++m_ports[p]->packets_in;
           bytes_in += pk2.bytes.size();
+          m_ports[p]->bytes_in += pk2.bytes.size();
           std::memcpy(m_l2pkt.get() + *at, pk2.bytes.data(), pk2.bytes.size());
           const uint64_t write_ps =
               cycle_ps(ps_cycle(core::ActionQueue::now()) +
@@ -413,6 +431,7 @@ bool Switch::place(Task* t) {
     if (c->m_occupancy >= max_occ) return false;
   }
   ++c->m_occupancy;
+  trace_counter(c->m_occ_name.c_str(), core::ActionQueue::now(), c->m_occupancy);
   ++c->tasks;
   t->cluster = static_cast<int>(c->m_index);
   to_l1(*c, t);
@@ -428,6 +447,7 @@ void Switch::to_l1(Cluster& c, Task* t) {
     return;
   }
   c.l1_peak_bytes.note_max(m_l1_alloc[c.m_index]->used());
+  trace_counter(c.m_l1_name.c_str(), core::ActionQueue::now(), m_l1_alloc[c.m_index]->used());
   t->l1_addr = kL1Base + c.m_index * kL1Stride + kL1PacketOffset + *at;
   t->l1_bytes = want;
   t->l1_alloc = alloc;
@@ -611,6 +631,17 @@ void Switch::end_handler(Core& k) {
   s.max_instructions = std::max(s.max_instructions, insns);
   k.instructions += insns;
   k.busy_cycles += cycles;
+  auto& tr = core::Context::get().trace();
+  if (tr.in_window(cycle_ps(k.m_start_cycle), cycle_ps(h.cycle()))) {
+    trace_ids();
+    const std::string& hname = t->kind == Task::HH   ? m_handlers.hh_name
+                               : t->kind == Task::PH ? m_handlers.ph_name
+                                                     : m_handlers.th_name;
+    tr.span(m_trace_cluster_pid[k.m_cluster], k.m_index, hname.c_str(), "handler", cycle_ps(k.m_start_cycle),
+            cycle_ps(cycles),
+            fmt::format("\"message\": {}, \"packet\": {}, \"instructions\": {}", t->msg, m_packets[t->packet].index,
+                        insns));
+  }
   h.set_priv(riscv::Priv::Machine);
   h.set_user_ranges(nullptr);
   if (k.m_inflight > 0) {
@@ -627,6 +658,8 @@ void Switch::finish_core(Core& k, uint64_t t_ps) {
   Cluster& c = *m_clusters[k.m_cluster];
   m_l1_alloc[c.m_index]->free(t->l1_addr - (kL1Base + c.m_index * kL1Stride + kL1PacketOffset), t->l1_alloc);
   --c.m_occupancy;
+  trace_counter(c.m_l1_name.c_str(), t_ps, m_l1_alloc[c.m_index]->used());
+  trace_counter(c.m_occ_name.c_str(), t_ps, c.m_occupancy);
   const uint64_t at = std::max(t_ps, core::ActionQueue::now());
   m_q.at(at, [this, t, &c] {
     task_done(t, core::ActionQueue::now());
@@ -684,7 +717,25 @@ void Switch::feedback(Task* t, uint64_t t_ps) {
   lat_max_ps.note_max(lat);
   lat_sum_ps += lat;
   m_l2_alloc->free(t->l2_addr - kL2PacketBase, t->l2_alloc);
+  trace_counter("l2_packet_buffer_bytes", t_ps, m_l2_alloc->used());
   if (!m_l2_retry.empty()) retry_l2();
+}
+
+void Switch::trace_counter(const char* counter, uint64_t t_ps, double v) {
+  auto& tr = core::Context::get().trace();
+  if (!tr.in_window(t_ps, t_ps)) return;
+  trace_ids();
+  tr.counter(m_trace_pid, counter, t_ps, v);
+}
+
+void Switch::trace_ids() {
+  if (!m_trace_cluster_pid.empty()) return;
+  auto& tr = core::Context::get().trace();
+  m_trace_pid = tr.process(name());
+  for (Cluster* c : m_clusters) {
+    m_trace_cluster_pid.push_back(tr.process(c->name()));
+    for (Core* k : c->m_cores) tr.thread(m_trace_cluster_pid.back(), k->m_index, k->name());
+  }
 }
 
 bool Switch::all_done() const { return feedbacks.get() + packets_dropped.get() == m_packets.size(); }

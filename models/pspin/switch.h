@@ -144,6 +144,13 @@ class Core : public core::Module {
   uint64_t m_block_cycle = 0;
 };
 
+/// An ingress port: its own counters (sys.switch0.port<p>.*).
+class Port : public core::Module {
+ public:
+  explicit Port(const sc_core::sc_module_name& nm);
+  core::Counter packets_in, bytes_in, packets_dropped, pause_ps;
+};
+
 class Cluster : public core::Module {
  public:
   Cluster(const sc_core::sc_module_name& nm, Switch& sw, uint32_t index);
@@ -157,8 +164,9 @@ class Cluster : public core::Module {
   std::vector<Core*> m_cores;
   riscv::AddressMap m_map;
   std::unique_ptr<riscv::Banks> m_banks;
-  std::deque<Task*> m_ready;  // copied into L1, waiting for a core (FCFS)
-  uint32_t m_occupancy = 0;   // tasks assigned and not finished
+  std::deque<Task*> m_ready;          // copied into L1, waiting for a core (FCFS)
+  uint32_t m_occupancy = 0;           // tasks assigned and not finished
+  std::string m_occ_name, m_l1_name;  // trace counter names
   bool m_quantum_posted = false;
   uint64_t m_quantum_at = 0;
   uint64_t m_l1_head = 0, m_l1_used = 0;  // L1 packet buffer ring
@@ -273,6 +281,12 @@ class Switch : public core::Module {
   uint32_t m_nclusters = 0, m_ncores = 0;
   uint64_t m_period_ps = 1000;
   std::vector<Cluster*> m_clusters;
+  std::vector<std::unique_ptr<Port>> m_ports;
+  // --trace: the switch's counters and each cluster's handler spans
+  void trace_counter(const char* name, uint64_t t_ps, double v);
+  void trace_ids();
+  uint32_t m_trace_pid = 0;
+  std::vector<uint32_t> m_trace_cluster_pid;
   std::vector<std::unique_ptr<uint8_t[]>> m_l1;
   std::unique_ptr<uint8_t[]> m_l2pkt, m_l2hnd, m_prog;
   std::unique_ptr<Ranges> m_l2_alloc;
