@@ -346,3 +346,28 @@ TEST(Pspin, TraceHasHandlerSpansAndOccupancyCountersAndPortsHaveStatistics) {
 }
 
 }  // namespace
+
+namespace {
+
+// Flare's 512-core switch: 32 clusters x 16 cores. task_t then holds 32
+// scratchpad pointers and no longer fits below PsPIN's doorbell: it moves to
+// its own window (docs/pspin.md), and handlers compiled for 32 clusters see it.
+TEST(Pspin, A512CoreSwitchRunsAndReducesPerHomeCluster) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels +
+                    "reduce.c -p sys.switch0.clusters=32 -p sys.switch0.cores_per_cluster=16 --messages 32 "
+                    "--packets 8 -o " +
+                    (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const uint32_t words = (1024 - 28) / 4;
+  for (uint32_t m : {0u, 5u, 31u}) {
+    const auto l1 = file_bytes(dir / ("o/l1/cluster" + std::to_string(m) + ".bin"));
+    for (uint32_t w = 0; w < words; w += 31) {
+      uint32_t want = 0;
+      for (uint32_t k = 0; k < 8; ++k) want += seq_word(m, k, w, 8, words);
+      ASSERT_EQ(static_cast<uint32_t>(word(l1, kScratchpad + 4 * w)), want) << "message " << m << " word " << w;
+    }
+  }
+}
+
+}  // namespace

@@ -16,7 +16,7 @@ namespace {
 constexpr uint32_t kGranule = 64;                              // L2 and L1 packet buffers allocate in 64-byte units
 constexpr uint32_t kTrampoline = kProgBase + kProgBytes - 16;  // handler return: read the doorbell
 constexpr uint32_t kHpuWindow = 0x1b204000u;                   // DMA, HPU registers, console
-constexpr uint32_t kHpuWindowBytes = 0x3000u;
+constexpr uint32_t kHpuWindowBytes = 0x4000u;
 
 uint32_t round_up(uint32_t v, uint32_t g) { return (v + g - 1) / g * g; }
 
@@ -504,7 +504,7 @@ void Switch::start(Core& k, Task* t, uint64_t cycle) {
   const uint32_t l1c = kL1Base + k.m_cluster * kL1Stride;
   const uint32_t slot_base = l1c + kL1RuntimeOffset + k.m_index * slot;
   // handler_args_t at the bottom of the core's runtime slot, the stack above it
-  const uint32_t args[4] = {kTaskRegs, k.m_cluster * m_ncores + k.m_index, k.m_cluster, k.m_index};
+  const uint32_t args[4] = {task_base(), k.m_cluster * m_ncores + k.m_index, k.m_cluster, k.m_index};
   std::memcpy(m_l1[k.m_cluster].get() + (slot_base - l1c), args, sizeof args);
   for (unsigned r = 1; r < 32; ++r)
     if (r != 3) h.set_x(r, 0);
@@ -766,6 +766,8 @@ bool Switch::regs_read(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, u
   auto* sw = static_cast<Switch*>(ctx);
   Core& k = sw->core_of(h);
   const uint32_t a = kHpuWindow + off;
+  if (a >= sw->task_base() && a < sw->task_base() + sw->task_bytes())
+    return sw->task_read(k, a - sw->task_base(), size, v);
   if (a >= kDmaRegs && a < kDmaRegs + 0x100) return size == 4 && sw->dma_read(k, h, a - kDmaRegs, v);
   if (a >= kHpuRegs && a < kHpuRegs + 0x100) return sw->hpu_read(k, h, a - kHpuRegs, size, v);
   return false;
@@ -775,29 +777,31 @@ bool Switch::regs_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, 
   auto* sw = static_cast<Switch*>(ctx);
   Core& k = sw->core_of(h);
   const uint32_t a = kHpuWindow + off;
+  if (a >= sw->task_base() && a < sw->task_base() + sw->task_bytes()) return true;  // the descriptor ignores writes
   if (a >= kDmaRegs && a < kDmaRegs + 0x100) return size == 4 && sw->dma_write(k, h, a - kDmaRegs, v);
   if (a >= kHpuRegs && a < kHpuRegs + 0x100) return size == 4 && sw->hpu_write(k, h, a - kHpuRegs, v);
   if (a == kConsole) return sw->console_write(k, h, v);
   return false;
 }
 
+// The task descriptor (task_t, packed): assembled from the running task, any bytes of it readable.
+bool Switch::task_read(Core& k, uint32_t rel, unsigned size, uint32_t& v) {
+  if (!k.m_task) return false;
+  const std::vector<uint32_t> words = task_words(k, *k.m_task);
+  uint32_t value = 0;
+  for (unsigned b = 0; b < size; ++b) {
+    const uint32_t byte_at = rel + b;
+    const uint32_t w = byte_at / 4 < words.size() ? words[byte_at / 4] : 0;
+    value |= ((w >> (8 * (byte_at % 4))) & 0xff) << (8 * b);
+  }
+  v = value;
+  return true;
+}
+
 bool Switch::hpu_read(Core& k, riscv::Hart& h, uint32_t off, unsigned size, uint32_t& v) {
   Switch* sw = this;
   Task* t = k.m_task;
   if (!t) return false;
-  if (off >= 0x08 && off < 0x08 + sw->task_bytes()) {
-    // the task descriptor (task_t, packed): assemble it and read any bytes of it
-    const std::vector<uint32_t> words = sw->task_words(k, *t);
-    const uint32_t rel = off - 0x08;
-    uint32_t value = 0;
-    for (unsigned b = 0; b < size; ++b) {
-      const uint32_t byte_at = rel + b;
-      const uint32_t w = byte_at / 4 < words.size() ? words[byte_at / 4] : 0;
-      value |= ((w >> (8 * (byte_at % 4))) & 0xff) << (8 * b);
-    }
-    v = value;
-    return true;
-  }
   if (size != 4) return false;
   switch (off) {
     case 0x50:  // doorbell: the handler is done
@@ -824,7 +828,6 @@ bool Switch::hpu_read(Core& k, riscv::Hart& h, uint32_t off, unsigned size, uint
 }
 
 bool Switch::hpu_write(Core& k, riscv::Hart& h, uint32_t off, uint32_t v) {
-  if (off >= 0x08 && off < 0x08 + task_bytes()) return true;  // the descriptor ignores writes
   switch (off) {
     case 0x54:  // HWSCHED_ERROR: a runtime reporting a trap; handlers do not write it
       return true;
@@ -843,6 +846,8 @@ bool Switch::hpu_write(Core& k, riscv::Hart& h, uint32_t off, uint32_t v) {
   }
   return false;
 }
+
+uint32_t Switch::task_base() const { return m_nclusters <= 4 ? kTaskRegs : kTaskRegsWide; }
 
 uint32_t Switch::task_bytes() const { return 0x48 - 0x20 + 8 * m_nclusters; }
 

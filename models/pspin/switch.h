@@ -47,7 +47,10 @@ constexpr uint32_t kProgBytes = 0x8000u;
 constexpr uint32_t kTerminate = 0x1b200000u;
 constexpr uint32_t kDmaRegs = 0x1b204400u;
 constexpr uint32_t kHpuRegs = 0x1b205000u;
-constexpr uint32_t kTaskRegs = kHpuRegs + 0x08;
+constexpr uint32_t kTaskRegs = kHpuRegs + 0x08;  // task_t, as PsPIN (up to 4 clusters)
+// With more than 4 clusters task_t (a scratchpad pointer and size per cluster)
+// would run into PsPIN's doorbell and command registers: it moves here.
+constexpr uint32_t kTaskRegsWide = 0x1b207000u;
 constexpr uint32_t kConsole = 0x1b206000u;
 constexpr uint32_t kMaxClusters = 32;
 constexpr uint32_t kMaxCores = 32;
@@ -268,7 +271,9 @@ class Switch : public core::Module {
   bool console_write(Core& k, riscv::Hart& h, uint32_t v);
   static bool terminate_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, uint32_t v);
   Core& core_of(riscv::Hart& h);
+  uint32_t task_base() const;
   uint32_t task_bytes() const;
+  bool task_read(Core& k, uint32_t rel, unsigned size, uint32_t& v);
   std::vector<uint32_t> task_words(Core& k, const Task& t) const;
   uint32_t issue_command(Core& core);
   void command_done(Core& core, uint32_t handle, uint64_t t_ps);
