@@ -371,3 +371,30 @@ TEST(Pspin, A512CoreSwitchRunsAndReducesPerHomeCluster) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Pspin, TheOwnClusterL1IsAlsoAt0x1b000000) {
+  TempDir dir;
+  const std::string src = dir.file("alias.c", R"(
+#include <handler.h>
+#include <packets.h>
+__handler__ void alias_ph(handler_args_t *args) {
+  task_t *task = args->task;
+  uint32_t off = (uint32_t)task->scratchpad[args->cluster_id] - (0x10000000u + args->cluster_id * 0x400000u);
+  amo_add((volatile int32_t *)(0x1b000000u + off), 1);
+}
+void init_handlers(handler_fn *hh, handler_fn *ph, handler_fn *th, void **m) {
+  volatile handler_fn h[] = {NULL, alias_ph, NULL};
+  *hh = h[0]; *ph = h[1]; *th = h[2]; (void)m;
+}
+)");
+  const auto r = sh("run " + kPlatform + " --handlers " + src + " -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  int32_t total = 0;
+  for (int c = 0; c < 4; ++c)
+    total += word(file_bytes(dir / ("o/l1/cluster" + std::to_string(c) + ".bin")), kScratchpad);
+  EXPECT_EQ(total, 32);  // one per packet, each into the scratchpad of the cluster that ran it
+}
+
+}  // namespace

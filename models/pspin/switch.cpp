@@ -217,6 +217,17 @@ Switch::Switch(const sc_core::sc_module_name& nm)
       }
       map.add(std::move(r));
     }
+    {
+      // The cluster's own L1 again at 0x1b000000 (PsPIN's local alias), same banks.
+      riscv::Region r;
+      r.name = "l1.local";
+      r.base = kL1LocalAlias;
+      r.size = std::min(l1_bytes, kTerminate - kL1LocalAlias);
+      r.host = m_l1[c].get();
+      r.perms = riscv::kRead | riscv::kWrite;
+      r.banks = cl->m_banks.get();
+      map.add(std::move(r));
+    }
     auto mem = [&](const char* n, uint32_t base, uint32_t size, uint8_t* host, uint8_t perms, uint32_t lat) {
       riscv::Region r;
       r.name = n;
@@ -526,6 +537,7 @@ void Switch::start(Core& k, Task* t, uint64_t cycle) {
   add(kHandlerDataBase, handler_mem_KiB.get() * 1024u, rw);
   for (uint32_t c = 0; c < m_nclusters; ++c)
     add(kL1Base + c * kL1Stride + scratchpad_offset(), scratchpad_KiB.get() * 1024u, rw);
+  add(kL1LocalAlias + scratchpad_offset(), scratchpad_KiB.get() * 1024u, rw);  // the own scratchpad, aliased
   add(kProgBase, kProgBytes, riscv::kRead | riscv::kExec);
   add(kHpuWindow, kHpuWindowBytes, rw);
   add(kTerminate, 4, riscv::kWrite);

@@ -44,6 +44,7 @@ constexpr uint32_t kHandlerDataBase = 0x1c300000u;  // execution context handler
 constexpr uint32_t kL2PacketBase = 0x1c400000u;
 constexpr uint32_t kProgBase = 0x1d000000u;
 constexpr uint32_t kProgBytes = 0x8000u;
+constexpr uint32_t kL1LocalAlias = 0x1b000000u;  // the executing cluster's own L1
 constexpr uint32_t kTerminate = 0x1b200000u;
 constexpr uint32_t kDmaRegs = 0x1b204400u;
 constexpr uint32_t kHpuRegs = 0x1b205000u;
