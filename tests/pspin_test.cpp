@@ -277,6 +277,12 @@ TEST(Pspin, BadHandlerInputsAreClearErrors) {
   r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --packet-bytes 20 -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--packet-bytes 20"), std::string::npos) << r.out;
+  // an ELF compiled for another cluster count
+  ASSERT_EQ(sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --packets 1 -o " + (dir / "c4")).code, 0);
+  r = sh("run " + kPlatform + " --handlers " + (dir / "c4/reduce.elf") + " -p sys.switch0.clusters=8 -o " +
+         (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("handlers compiled for NB_CLUSTERS=4"), std::string::npos) << r.out;
   // a PsPIN option on another kind of platform
   r = sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --handlers x.c -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);

@@ -148,6 +148,19 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   } catch (const std::exception& e) {
     throw core::ConfigError(e.what());
   }
+  if (auto at = m_image.symbol("fabricvp_nb_clusters")) {
+    for (const auto& seg : m_image.segments) {
+      if (*at >= seg.addr && uint64_t{*at} + 4 <= uint64_t{seg.addr} + seg.bytes.size()) {
+        uint32_t n;
+        std::memcpy(&n, &seg.bytes[*at - seg.addr], 4);
+        if (n != sw().nclusters())
+          throw core::ConfigError(fmt::format(
+              "{}: handlers compiled for NB_CLUSTERS={} (task_t holds one scratchpad per cluster), the switch has {} "
+              "clusters: recompile with -DNB_CLUSTERS={} or give the .c file",
+              elf, n, sw().nclusters(), sw().nclusters()));
+      }
+    }
+  }
   m_handlers.hh = find_handler(m_image, get(o, "hh"), "hh", "_hh", false, m_handlers.hh_name);
   m_handlers.ph = find_handler(m_image, get(o, "ph"), "ph", "_ph", true, m_handlers.ph_name);
   m_handlers.th = find_handler(m_image, get(o, "th"), "th", "_th", false, m_handlers.th_name);

@@ -185,6 +185,10 @@ static inline int spin_write_to_host(uint64_t host_addr, uint64_t user_data, spi
 }
 #define spin_host_write spin_write_to_host /* the older name */
 
+/* The cluster count these handlers were compiled for (task_t depends on it):
+   fabricvp refuses to run them on a switch with another count. */
+__attribute__((used, weak)) const uint32_t fabricvp_nb_clusters = NB_CLUSTERS;
+
 /* Defined by every handler file; keeps the handlers from being discarded. */
 void init_handlers(handler_fn *hh, handler_fn *ph, handler_fn *th, void **handler_mem_ptr);
 
