@@ -501,6 +501,7 @@ void Switch::post_quantum(Cluster& c, uint64_t t_ps) {
 void Switch::start(Core& k, Task* t, uint64_t cycle) {
   riscv::Hart& h = *k.m_hart;
   k.m_task = t;
+  fill_task_words(k, *t);
   k.m_state = Core::State::Running;
   k.m_done = false;
   k.m_cmd_busy = 0;
@@ -799,7 +800,7 @@ bool Switch::regs_write(void* ctx, riscv::Hart& h, uint32_t off, unsigned size, 
 // The task descriptor (task_t, packed): assembled from the running task, any bytes of it readable.
 bool Switch::task_read(Core& k, uint32_t rel, unsigned size, uint32_t& v) {
   if (!k.m_task) return false;
-  const std::vector<uint32_t> words = task_words(k, *k.m_task);
+  const std::vector<uint32_t>& words = k.m_task_words;
   uint32_t value = 0;
   for (unsigned b = 0; b < size; ++b) {
     const uint32_t byte_at = rel + b;
@@ -863,9 +864,11 @@ uint32_t Switch::task_base() const { return m_nclusters <= 4 ? kTaskRegs : kTask
 
 uint32_t Switch::task_bytes() const { return 0x48 - 0x20 + 8 * m_nclusters; }
 
-std::vector<uint32_t> Switch::task_words(Core& k, const Task& t) const {
-  std::vector<uint32_t> w;
-  (void)k;
+// The task descriptor's words, built once when the task starts (a handler
+// reads task_t bytewise: it is packed), into the core's reused buffer.
+void Switch::fill_task_words(Core& k, const Task& t) const {
+  std::vector<uint32_t>& w = k.m_task_words;
+  w.clear();
   w.push_back(kHandlerDataBase);
   w.push_back(handler_mem_KiB.get() * 1024u);
   w.push_back(t.l1_addr);
@@ -878,7 +881,6 @@ std::vector<uint32_t> Switch::task_words(Core& k, const Task& t) const {
   w.push_back(t.l2_addr);
   w.push_back(t.msg % m_nclusters);
   w.push_back(t.msg);
-  return w;
 }
 
 uint32_t Switch::issue_command(Core& k) {

@@ -133,6 +133,7 @@ class Core : public core::Module {
   std::unique_ptr<riscv::Hart> m_hart;
   std::vector<riscv::UserRange> m_ranges;
   Task* m_task = nullptr;
+  std::vector<uint32_t> m_task_words;  // the running task's descriptor (task_t)
   enum class State { Idle, Running, Blocked, Draining } m_state = State::Idle;
   uint64_t m_start_cycle = 0, m_start_instret = 0;
   uint32_t m_inflight = 0;  // commands not completed
@@ -275,7 +276,7 @@ class Switch : public core::Module {
   uint32_t task_base() const;
   uint32_t task_bytes() const;
   bool task_read(Core& k, uint32_t rel, unsigned size, uint32_t& v);
-  std::vector<uint32_t> task_words(Core& k, const Task& t) const;
+  void fill_task_words(Core& k, const Task& t) const;
   uint32_t issue_command(Core& core);
   void command_done(Core& core, uint32_t handle, uint64_t t_ps);
   void resume(Core& core, uint64_t t_ps);
