@@ -180,11 +180,7 @@ Switch::Switch(const sc_core::sc_module_name& nm)
     throw std::invalid_argument(
         fmt::format("{}: {} cores per cluster leave {} B of stack each (512 needed)", name(), m_ncores, runtime_slot));
 
-  auto alloc = [](uint32_t n) {
-    auto p = std::make_unique<uint8_t[]>(n);
-    std::memset(p.get(), 0, n);
-    return p;
-  };
+  auto alloc = [](uint32_t n) { return std::make_unique<uint8_t[]>(n); };  // value-initialized: zeros
   for (uint32_t c = 0; c < m_nclusters; ++c) m_l1.push_back(alloc(l1_bytes));
   m_l2pkt = alloc(l2_packet_buffer_KiB.get() * 1024u);
   m_l2hnd = alloc(kHandlerMemBytes);
