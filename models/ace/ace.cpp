@@ -500,6 +500,7 @@ void Ace::load(npu::ChunkRef c) {
 
 void Ace::send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu::Span& span) {
   m->data.resize(span.elems() * m_colls[c.coll].es);
+  m->bytes = m->data.size();
   sram_read(c, span, m->data.data());
   m_engine->send(m, sram_port(now_ps(), m->data.size()));
 }
@@ -511,7 +512,10 @@ void Ace::receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, const npu::S
   const uint64_t local = step.local.elems() * es;
   const uint64_t own = fwd && step.forward_local ? local : 0;
   const uint64_t pass = fwd ? step.passthrough * es : 0;
-  if (fwd) fwd->data.resize(own + pass);
+  if (fwd) {
+    fwd->data.resize(own + pass);
+    fwd->bytes = own + pass;
+  }
   uint64_t r = now_ps();
   if (step.reduce) {
     // The datapath reads the local partial and writes the sum through the SRAM port.

@@ -41,7 +41,7 @@ LinkChannel::LinkChannel(FabricLink& link, const Names& n, uint32_t rx_port)
 void LinkChannel::b_transport(Message& m, sc_core::sc_time& delay) {
   const uint64_t now = sc_core::sc_time_stamp().value() + delay.value();
   if (m.ready_ps < now) m.ready_ps = now;
-  const uint64_t n = m.data.size();
+  const uint64_t n = m.bytes;
   const uint32_t pb = m_link.packet_bytes.get();
   m.start_ps = serialize(m.ready_ps, n, n, (n + pb - 1) / pb);
   const uint64_t ser = rate().ps(n);

@@ -7,7 +7,8 @@
 //   arrival = s + ser(bytes) + latency,   ser(b) = ceil(b * 8 / (GBps * 8 * efficiency)) ps
 // (efficiency: data flits / all flits, Table IV's 94 %), and forwards it to
 // the receiving AFI. No event per byte or packet; packets are counted.
-// Messages carry their real bytes.
+// Messages carry their real bytes, or only their size in a timing-only
+// collective (CollectiveRequest::timing_only).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ struct Message {
   uint32_t chunk = 0;         ///< chunk index
   uint16_t phase = 0, ring = 0, step = 0;
   uint32_t tx_port = 0;       ///< set by the sender: the AFI port it leaves on
-  std::vector<uint8_t> data;  ///< payload (elements of the step's segment, in span order)
+  uint64_t bytes = 0;         ///< payload bytes (what the link serializes)
+  std::vector<uint8_t> data;  ///< the payload itself (elements of the step's segment, in span order); empty in timing-only collectives
   uint64_t ready_ps = 0;      ///< set by the sender: in the output buffer
   uint64_t start_ps = 0;      ///< set by the link: serialization start
   uint64_t arrival_ps = 0;    ///< set by the link: complete in the receiver's input buffer

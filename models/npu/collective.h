@@ -115,6 +115,14 @@ class CollectivePlan {
   virtual std::unique_ptr<ChunkPlan> chunk(uint32_t c) const = 0;
   /// "reduce-scatter local, all-reduce vertical, ..." (reports).
   virtual std::string describe() const = 0;
+  /// The network dimension phase p runs on (per-dimension chunk limits,
+  /// statistics); plans whose phases are not tied to one dimension say p.
+  virtual uint32_t phase_dim(uint32_t p) const { return p; }
+  /// A ring whose receives must wait until ring `ring_after(p, q)` of the same
+  /// chunk and phase has taken all of its own (a fixed order of reductions
+  /// into one segment, so floating-point results do not depend on arrival
+  /// order), or -1 (independent).
+  virtual int32_t ring_after(uint32_t, uint32_t) const { return -1; }
   uint32_t esize() const { return core::dtype_bytes(dtype()); }
 };
 
@@ -131,6 +139,9 @@ struct CollectiveRequest {
   std::shared_ptr<const CollectivePlan> plan;  ///< the algorithm at this member
   uint64_t address = 0;                        ///< the buffer in NPU memory
   uint32_t comm = 0;                           ///< communicator id (the same at every member)
+  /// Move no payload: messages carry only their size, reductions cost their
+  /// time but compute nothing (fast sweeps). Every timing is the same as with data.
+  bool timing_only = false;
 };
 
 /// A submitted collective at one endpoint: its request and, once done, when.

@@ -39,8 +39,16 @@ void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
   a->nphases = plan.phases();
   for (uint32_t p = 0; p < a->nphases; ++p) a->kmax = std::max(a->kmax, plan.rings(p));
   a->roles.resize(size_t(a->nphases) * a->kmax);
+  a->after.assign(size_t(a->nphases) * a->kmax, -1);
   for (uint32_t p = 0; p < a->nphases; ++p)
-    for (uint32_t q = 0; q < plan.rings(p); ++q) a->roles[p * a->kmax + q] = plan.ring(p, q);
+    for (uint32_t q = 0; q < plan.rings(p); ++q) {
+      a->roles[p * a->kmax + q] = plan.ring(p, q);
+      const int32_t after = plan.ring_after(p, q);
+      if (after >= static_cast<int32_t>(q) || after < -1)
+        throw std::logic_error(fmt::format("{}: ring {} of phase {} waits for ring {} (must be an earlier one)", m_name,
+                                           q, p, after));
+      a->after[p * a->kmax + q] = after;
+    }
   a->chunks.assign(plan.chunks(), ChunkState{});
   a->tasks.assign(size_t(plan.chunks()) * a->nphases * a->kmax, Task{});
   if (m_waiting.size() < a->nphases) m_waiting.resize(a->nphases);
@@ -81,7 +89,7 @@ void CollectiveEngine::send(std::shared_ptr<Message> m, uint64_t ready) {
   m_actions.at(ready, [this, m] {
     m->ready_ps = now();
     ++messages_sent;
-    bytes_sent += m->data.size();
+    bytes_sent += m->bytes;
     // Read before it leaves (the link may move the bytes out).
     const uint64_t coll = m->coll;
     const uint32_t chunk = m->chunk, phase = m->phase, ring = m->ring, step = m->step;
@@ -177,8 +185,8 @@ void CollectiveEngine::start_phase(ChunkRef c, uint32_t p) {
 
 void CollectiveEngine::on_message(std::shared_ptr<Message> m) {
   ++messages_received;
-  bytes_received += m->data.size();
-  m_inbox_bytes += m->data.size();
+  bytes_received += m->bytes;
+  m_inbox_bytes += m->bytes;
   peak_in_buffer_bytes.note_max(m_inbox_bytes);
   const MsgKey k{m->coll, m->chunk, m->phase, m->ring, m->step};
   if (!m_inbox.emplace(k, m).second)
@@ -196,18 +204,23 @@ void CollectiveEngine::try_receive(TaskRef id) {
   Active& a = *m_colls[id.coll];
   Task& t = a.tasks[id.task];
   if (!t.live || t.busy || t.step >= t.total) return;
+  const int32_t after = a.after[t.phase * a.kmax + t.ring];
+  if (after >= 0) {
+    const Task& before = a.tasks[task_id(a, t.chunk, t.phase, static_cast<uint32_t>(after))];
+    if (before.live && before.step < before.total) return;  // step_done retries when it has taken them all
+  }
   const uint32_t first = a.roles[t.phase * a.kmax + t.ring].first_step;
   auto it = m_inbox.find(MsgKey{a.c->id.key(), t.chunk, static_cast<uint16_t>(t.phase), static_cast<uint16_t>(t.ring),
                                 static_cast<uint16_t>(first + t.step)});
   if (it == m_inbox.end()) return;
   std::shared_ptr<Message> in = std::move(it->second);
   m_inbox.erase(it);
-  m_inbox_bytes -= in->data.size();
+  m_inbox_bytes -= in->bytes;
   const Step step = a.plans.at(t.chunk)->step(t.phase, t.ring, t.step);
   const uint64_t expect = (step.local.elems() + step.passthrough) * a.c->plan().esize();
-  if (expect != in->data.size())
+  if (expect != in->bytes || (!in->data.empty() && in->data.size() != in->bytes))
     throw std::logic_error(fmt::format("{}: chunk {} phase {} ring {} step {}: {} bytes received for a {}-byte step",
-                                       m_name, t.chunk, t.phase, t.ring, t.step, in->data.size(), expect));
+                                       m_name, t.chunk, t.phase, t.ring, t.step, in->bytes, expect));
   t.busy = true;
   std::shared_ptr<Message> fwd = step.forward ? header(a, t.chunk, t.phase, t.ring, first + t.step + 1) : nullptr;
   m_backend.receive(id, std::move(in), step, std::move(fwd));
@@ -222,7 +235,14 @@ void CollectiveEngine::step_done(TaskRef id) {
     return;
   }
   t.live = false;
-  if (--a.chunks[t.chunk].rings_left == 0) phase_done(ChunkRef{id.coll, t.chunk}, t.phase);
+  const uint32_t chunk = t.chunk, phase = t.phase, ring = t.ring;
+  if (--a.chunks[chunk].rings_left == 0) {
+    phase_done(ChunkRef{id.coll, chunk}, phase);
+    return;
+  }
+  const uint32_t K = a.c->plan().rings(phase);
+  for (uint32_t q = ring + 1; q < K; ++q)
+    if (a.after[phase * a.kmax + q] == static_cast<int32_t>(ring)) try_receive(TaskRef{id.coll, task_id(a, chunk, phase, q)});
 }
 
 void CollectiveEngine::phase_done(ChunkRef c, uint32_t p) {

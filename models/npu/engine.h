@@ -120,6 +120,7 @@ class CollectiveEngine {
     std::shared_ptr<Collective> c;
     uint32_t nphases = 0, kmax = 1;
     std::vector<RingRole> roles;  // [phase * kmax + ring]
+    std::vector<int32_t> after;   // [phase * kmax + ring]: CollectivePlan::ring_after
     std::vector<ChunkState> chunks;
     std::vector<Task> tasks;                                         // [(chunk * nphases + phase) * kmax + ring]
     std::unordered_map<uint32_t, std::unique_ptr<ChunkPlan>> plans;  // chunks in flight

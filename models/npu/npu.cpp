@@ -17,7 +17,7 @@ class Npu::Cores final : public CommBackend {
 
   void admit(uint32_t coll, const Collective& c) override {
     if (m_colls.size() <= coll) m_colls.resize(coll + 1);
-    m_colls[coll] = Coll{c.request.address, c.plan().esize(), c.plan().dtype()};
+    m_colls[coll] = Coll{c.request.address, c.plan().esize(), c.plan().dtype(), c.request.timing_only};
   }
 
   bool try_enter(ChunkRef, uint32_t phase) override {
@@ -30,13 +30,17 @@ class Npu::Cores final : public CommBackend {
   void load(ChunkRef c) override { m_engine->loaded(c); }  // the data is in memory already
 
   void send_local(ChunkRef c, std::shared_ptr<Message> m, const Span& span) override {
-    m->data.resize(span.elems() * m_colls[c.coll].es);
-    gather(c.coll, span, m->data.data());
+    const Coll& k = m_colls[c.coll];
+    m->bytes = span.elems() * k.es;
+    if (!k.timing_only) {
+      m->data.resize(m->bytes);
+      gather(c.coll, span, m->data.data());
+    }
     read_and_send(m, Npu::now());
   }
 
   void receive(TaskRef t, std::shared_ptr<Message> in, const Step& step, std::shared_ptr<Message> fwd) override {
-    const uint64_t bytes = in->data.size();
+    const uint64_t bytes = in->bytes;
     // The AFI RX DMA writes the message into memory (a staging buffer for a reduction).
     const uint64_t written = m_npu.memory.access(Npu::now(), bytes, Client::afi_rx_write);
     m_npu.m_actions.at(written, [this, t, in, step, fwd] {
@@ -54,13 +58,15 @@ class Npu::Cores final : public CommBackend {
         m_npu.compute.flops += elems;
         m_npu.compute.busy_ps += alu;
         ready = std::max(mem_done, now + alu);
-        m_tmp.resize(local);
-        gather(t.coll, step.local, m_tmp.data());
-        core::add(k.dt, m_tmp.data(), in->data.data(), m_tmp.data(), local);
-        scatter(t.coll, step.local, m_tmp.data());
+        if (!k.timing_only) {
+          m_tmp.resize(local);
+          gather(t.coll, step.local, m_tmp.data());
+          core::add(k.dt, m_tmp.data(), in->data.data(), m_tmp.data(), local);
+          scatter(t.coll, step.local, m_tmp.data());
+        }
         ++m_engine->reduce_steps;
         m_engine->reduced_bytes += local;
-      } else {
+      } else if (!k.timing_only) {
         scatter(t.coll, step.local, in->data.data());
       }
       m_npu.m_actions.at(ready, [this, t, in, step, fwd, local] {
@@ -68,9 +74,12 @@ class Npu::Cores final : public CommBackend {
           const Coll& kk = m_colls[t.coll];
           const uint64_t own = step.forward_local ? local : 0;
           const uint64_t pass = step.passthrough * kk.es;
-          fwd->data.resize(own + pass);
-          if (own) gather(t.coll, step.local, fwd->data.data());
-          if (pass) std::memcpy(fwd->data.data() + own, in->data.data() + local, pass);
+          fwd->bytes = own + pass;
+          if (!kk.timing_only) {
+            fwd->data.resize(own + pass);
+            if (own) gather(t.coll, step.local, fwd->data.data());
+            if (pass) std::memcpy(fwd->data.data() + own, in->data.data() + local, pass);
+          }
           read_and_send(fwd, Npu::now());
         }
         m_engine->step_done(t);
@@ -88,6 +97,7 @@ class Npu::Cores final : public CommBackend {
     uint64_t address = 0;
     uint32_t es = 4;
     core::Dtype dt = core::Dtype::fp32;
+    bool timing_only = false;
   };
   void gather(uint32_t coll, const Span& span, uint8_t* out) const {
     const Coll& k = m_colls[coll];
@@ -107,7 +117,7 @@ class Npu::Cores final : public CommBackend {
   }
   /// The AFI TX DMA reads the message from memory, then it leaves.
   void read_and_send(std::shared_ptr<Message> msg, uint64_t t) {
-    const uint64_t done = m_npu.memory.access(t, msg->data.size(), Client::afi_tx_read);
+    const uint64_t done = m_npu.memory.access(t, msg->bytes, Client::afi_tx_read);
     m_engine->send(msg, done);
   }
 

@@ -47,6 +47,7 @@
 
 #include "models/core/dtype.h"
 #include "models/npu/collective.h"
+#include "sw/collectives/common.h"
 
 namespace fabricvp::collectives {
 
@@ -75,9 +76,6 @@ struct TorusShape {
   uint32_t ports() const { return rings[0] + rings[1] + rings[2]; }
 };
 
-/// Part i of k of `s`, split on multiples of `align` elements of the
-/// concatenation (balanced: the first parts get one align unit more).
-Span split(const Span& s, uint32_t k, uint32_t i, uint32_t align);
 
 /// One unidirectional ring through `npu` in dimension d: its position and the
 /// NPUs before and after it.
@@ -137,18 +135,5 @@ std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, C
 void run_reference(const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
                    std::vector<std::vector<uint8_t>>& inputs);
 
-/// The result every member must hold, in closed form from the inputs
-/// (allgather, alltoall, broadcast; elements outside a member's output keep
-/// their input). Returns false for the reductions, whose bits depend on the
-/// order of additions (use run_reference()).
-bool expected(CollectiveKind kind, uint32_t root, std::vector<std::vector<uint8_t>>& buffers);
-
-/// Elements of the buffer that rank `rank` must hold at the end (the rest is
-/// left as it was or is scratch): all for allreduce, allgather, alltoall and
-/// broadcast, block `rank` for reducescatter.
-Span output_elements(CollectiveKind kind, uint64_t elems, uint32_t members, uint32_t rank);
-
-/// nccl-tests bus factor of a collective over n members.
-double bus_factor(CollectiveKind kind, uint32_t n);
 
 }  // namespace fabricvp::collectives

@@ -1,0 +1,735 @@
+#include "sw/collectives/ndim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+#include "models/core/config.h"
+#include "sw/collectives/common.h"
+
+namespace fabricvp::collectives::ndim {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
+  s.erase(std::remove(s.begin(), s.end(), '-'), s.end());
+  return s;
+}
+
+uint32_t mod(int64_t a, uint32_t n) { return static_cast<uint32_t>(((a % n) + n) % n); }
+
+bool pow2(uint32_t n) { return n && !(n & (n - 1)); }
+
+uint32_t log2u(uint32_t n) {
+  uint32_t l = 0;
+  while ((1u << (l + 1)) <= n) ++l;
+  return l;
+}
+
+}  // namespace
+
+const char* dim_type_name(DimType t) {
+  switch (t) {
+    case DimType::ring: return "Ring";
+    case DimType::fully_connected: return "FullyConnected";
+    case DimType::sw: return "Switch";
+  }
+  return "?";
+}
+
+bool parse_dim_type(const std::string& s, DimType& out) {
+  const std::string l = lower(s);
+  if (l == "ring") out = DimType::ring;
+  else if (l == "fullyconnected") out = DimType::fully_connected;
+  else if (l == "switch") out = DimType::sw;
+  else return false;
+  return true;
+}
+
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::direct: return "direct";
+    case Algorithm::halving_doubling: return "halvingDoubling";
+    case Algorithm::double_binary_tree: return "doubleBinaryTree";
+  }
+  return "?";
+}
+
+bool parse_algorithm(const std::string& s, Algorithm& out) {
+  const std::string l = lower(s);
+  if (l == "ring") out = Algorithm::ring;
+  else if (l == "direct") out = Algorithm::direct;
+  else if (l == "halvingdoubling" || l == "hd") out = Algorithm::halving_doubling;
+  else if (l == "doublebinarytree" || l == "dbt") out = Algorithm::double_binary_tree;
+  else return false;
+  return true;
+}
+
+// ---- the fabric ---------------------------------------------------------------
+
+Shape::Shape(std::vector<DimSpec> dims) : m_dims(std::move(dims)) {
+  if (m_dims.empty()) throw core::ConfigError("a fabric needs at least one dimension");
+  if (m_dims.size() > 8) throw core::ConfigError(fmt::format("{} dimensions: at most 8", m_dims.size()));
+  uint64_t n = 1;
+  for (const DimSpec& d : m_dims) {
+    if (d.size < 1) throw core::ConfigError("a dimension of size 0");
+    if (d.links < 1) throw core::ConfigError("a dimension with no links");
+    m_stride.push_back(static_cast<uint32_t>(n));
+    n *= d.size;
+    if (n >= (1u << 24)) throw core::ConfigError(fmt::format("{} NPUs: at most {}", n, (1u << 24) - 1));
+  }
+  m_npus = static_cast<uint32_t>(n);
+  for (uint32_t d = 0; d < ndims(); ++d) {
+    m_port_base.push_back(m_ports);
+    m_ports += dim_ports(d);
+  }
+}
+
+uint32_t Shape::dim_ports(uint32_t d) const {
+  const DimSpec& s = m_dims[d];
+  if (s.size < 2) return 0;
+  switch (s.type) {
+    case DimType::ring: return 2 * s.links;
+    case DimType::fully_connected: return (s.size - 1) * s.links;
+    case DimType::sw: return s.links;
+  }
+  return 0;
+}
+
+void Shape::port_dim(uint32_t port, uint32_t& d, uint32_t& local) const {
+  for (d = ndims(); d-- > 0;)
+    if (port >= m_port_base[d] && dim_ports(d) > 0) break;
+  if (d >= ndims() || port >= m_port_base[d] + dim_ports(d))
+    throw std::logic_error(fmt::format("AFI port {} does not exist ({} ports)", port, m_ports));
+  local = port - m_port_base[d];
+}
+
+uint32_t Shape::lanes(uint32_t d) const {
+  const DimSpec& s = m_dims[d];
+  if (s.size < 2) return 0;
+  return s.type == DimType::sw ? s.links : 2 * s.links;
+}
+
+uint32_t Shape::lane_port(uint32_t npu, uint32_t d, uint32_t q) const {
+  switch (m_dims[d].type) {
+    case DimType::ring: return port(d, q);  // 2k: + side of link k, 2k + 1: - side
+    case DimType::fully_connected: return first_port(npu, lane_next(npu, d, q), q / 2);
+    case DimType::sw: return port(d, q);
+  }
+  return 0;
+}
+
+uint32_t Shape::lane_next(uint32_t npu, uint32_t d, uint32_t q) const {
+  const DimSpec& s = m_dims[d];
+  const uint32_t x = coord(npu, d);
+  const bool plus = s.type == DimType::sw || q % 2 == 0;
+  return with(npu, d, plus ? (x + 1) % s.size : (x + s.size - 1) % s.size);
+}
+
+uint32_t Shape::first_port(uint32_t npu, uint32_t dst, uint32_t link) const {
+  uint32_t dim = ndims();
+  for (uint32_t d = 0; d < ndims(); ++d)
+    if (coord(npu, d) != coord(dst, d)) {
+      if (dim != ndims())
+        throw std::logic_error(fmt::format("npu{} -> npu{}: messages travel inside one dimension", npu, dst));
+      dim = d;
+    }
+  if (dim == ndims()) throw std::logic_error(fmt::format("npu{}: a message to itself", npu));
+  const DimSpec& s = m_dims[dim];
+  link %= s.links;
+  const uint32_t delta = mod(int64_t(coord(dst, dim)) - coord(npu, dim), s.size);
+  switch (s.type) {
+    case DimType::ring: {
+      // The shorter way; on a tie (and on a ring of 2) the + direction.
+      const bool plus = delta <= s.size - delta;
+      return port(dim, 2 * link + (plus ? 0 : 1));
+    }
+    case DimType::fully_connected: return port(dim, (delta - 1) * s.links + link);
+    case DimType::sw: return port(dim, link);
+  }
+  return 0;
+}
+
+uint32_t Shape::route(uint32_t npu, uint32_t dst, uint32_t in_port) const {
+  uint32_t d = 0, local = 0;
+  port_dim(in_port, d, local);
+  if (m_dims[d].type != DimType::ring)
+    throw std::logic_error(fmt::format("npu{}: a message for npu{} arrived on a {} port", npu, dst,
+                                       dim_type_name(m_dims[d].type)));
+  for (uint32_t k = 0; k < ndims(); ++k)
+    if (k != d && coord(npu, k) != coord(dst, k))
+      throw std::logic_error(fmt::format("npu{}: a message for npu{} left its dimension", npu, dst));
+  // It arrived on the - side port of link k when travelling +, and goes on the + side of the same link.
+  return port(d, local ^ 1u);
+}
+
+std::string Shape::describe() const {
+  std::string s;
+  for (const DimSpec& d : m_dims)
+    s += fmt::format("{}{}({}{})", s.empty() ? "" : "x", dim_type_name(d.type), d.size,
+                     d.links > 1 ? fmt::format(", {} links", d.links) : "");
+  return s;
+}
+
+// ---- communicators ---------------------------------------------------------------
+
+Communicator::Communicator(const Shape& shape, std::vector<uint32_t> dims, uint32_t any)
+    : m_shape(std::make_shared<Shape>(shape)), m_dims(std::move(dims)) {
+  uint32_t mask = 0;
+  for (uint32_t d : m_dims) {
+    if (d >= shape.ndims() || (mask >> d & 1u))
+      throw std::invalid_argument(fmt::format("communicator dimensions must be distinct, 0..{}", shape.ndims() - 1));
+    mask |= 1u << d;
+    m_size *= shape.size(d);
+  }
+  if (any >= shape.npus()) throw std::invalid_argument(fmt::format("npu{} is not in the fabric", any));
+  m_base = any;
+  for (uint32_t d : m_dims) m_base = shape.with(m_base, d, 0);
+  m_id = (mask << 24) | m_base;
+}
+
+bool Communicator::contains(uint32_t npu) const {
+  uint32_t b = npu;
+  for (uint32_t d : m_dims) b = m_shape->with(b, d, 0);
+  return b == m_base;
+}
+
+uint32_t Communicator::rank_of(uint32_t npu) const {
+  if (!contains(npu)) throw std::invalid_argument(fmt::format("npu{} is not in communicator {}", npu, describe()));
+  uint32_t r = 0, stride = 1;
+  for (uint32_t d : m_dims) {
+    r += m_shape->coord(npu, d) * stride;
+    stride *= m_shape->size(d);
+  }
+  return r;
+}
+
+uint32_t Communicator::npu_of(uint32_t rank) const {
+  uint32_t n = m_base;
+  for (uint32_t d : m_dims) {
+    n = m_shape->with(n, d, rank % m_shape->size(d));
+    rank /= m_shape->size(d);
+  }
+  return n;
+}
+
+std::string Communicator::describe() const {
+  std::string dims;
+  for (uint32_t d : m_dims) dims += fmt::format("{}dim{}", dims.empty() ? "" : "+", d);
+  return fmt::format("{} through npu{} ({} NPUs)", dims.empty() ? "none" : dims, m_base, m_size);
+}
+
+std::vector<Communicator> Communicator::partition(const Shape& shape, const std::vector<uint32_t>& dims) {
+  std::vector<Communicator> out;
+  for (uint32_t n = 0; n < shape.npus(); ++n) {
+    Communicator c(shape, dims, n);
+    if (c.npu_of(0) == n) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// ---- phases ------------------------------------------------------------------------
+
+namespace {
+
+enum class Op : uint8_t { rs, ag, ar, a2a, bcast, tree_up, tree_down };
+
+const char* op_name(Op o) {
+  switch (o) {
+    case Op::rs: return "reduce-scatter";
+    case Op::ag: return "all-gather";
+    case Op::ar: return "all-reduce";
+    case Op::a2a: return "all-to-all";
+    case Op::bcast: return "broadcast";
+    case Op::tree_up: return "tree reduce";
+    case Op::tree_down: return "tree broadcast";
+  }
+  return "?";
+}
+
+/// One phase of the engine: an operation of one algorithm on one dimension;
+/// halving-doubling and the trees take several (`sub`: step or level).
+struct EPhase {
+  Op op;
+  Algorithm alg;
+  uint32_t dim, level;
+  uint32_t sub = 0;
+  uint32_t group = 0;  ///< the algorithm phase it belongs to (its working set)
+};
+
+/// The position of member x in tree t of n (tree 1 is tree 0 over the reversed positions).
+uint32_t tree_pos(uint32_t t, uint32_t n, uint32_t x) { return t == 0 ? x : n - 1 - x; }
+uint32_t tree_member(uint32_t t, uint32_t n, uint32_t p) { return t == 0 ? p : n - 1 - p; }
+uint32_t tree_level(uint32_t p) { return log2u(p + 1); }
+
+class NdPlan;
+
+/// The work of one chunk at one member.
+class NdChunk final : public npu::ChunkPlan {
+ public:
+  NdChunk(const NdPlan& p, uint32_t c);
+  const Span& span() const override { return m_span; }
+  const Span& input() const override { return m_input; }
+  const Span& output() const override { return m_output; }
+  Span first_send(uint32_t phase, uint32_t ring) const override;
+  npu::Step step(uint32_t phase, uint32_t ring, uint32_t t) const override;
+
+ private:
+  /// Segment i (the part member coordinate i owns after a reduce-scatter) of lane q in phase e.
+  Span seg(const EPhase& e, uint32_t q, uint32_t i) const;
+  /// Segments lo .. hi - 1 (K = 1).
+  Span segs(const EPhase& e, uint32_t lo, uint32_t hi) const;
+  /// Blocks whose digit at the phase's level is g (all-to-all).
+  Span digit_blocks(const EPhase& e, uint32_t g) const;
+
+  const NdPlan& m_p;
+  Span m_span, m_input, m_output;
+  std::vector<Span> m_pieces;  // block collectives: this chunk's slice of every block
+  std::vector<Span> m_group;   // all-reduce: the working set of each algorithm phase
+};
+
+class NdPlan final : public npu::CollectivePlan {
+ public:
+  NdPlan(const Communicator& comm, CollectiveKind kind, core::Dtype dtype, uint64_t elems, uint32_t root,
+         const PlanOptions& o, uint32_t npu)
+      : m_comm(comm),
+        m_kind(kind),
+        m_dtype(dtype),
+        m_elems(elems),
+        m_root(root),
+        m_align(o.align),
+        m_npu(npu),
+        m_rank(comm.rank_of(npu)),
+        m_N(comm.size()) {
+    const uint32_t es = core::dtype_bytes(dtype);
+    if (es == 0) throw core::ConfigError("collective without an element type");
+    if (m_align == 0) throw core::ConfigError("collective alignment must be at least 1 element");
+    if (kind == CollectiveKind::broadcast && root >= m_N)
+      throw core::ConfigError(fmt::format("broadcast root {}: the communicator has {} members", root, m_N));
+    const Shape& sh = comm.shape();
+    for (uint32_t d : comm.dims()) {
+      m_mine.push_back(sh.coord(npu, d));
+      m_radix.push_back(sh.size(d));
+      m_stride.push_back(m_stride.empty() ? 1 : m_stride.back() * m_radix[m_radix.size() - 2]);
+    }
+    build_phases(o);
+    // Chunks.
+    const bool blocks = kind == CollectiveKind::reducescatter || kind == CollectiveKind::allgather ||
+                        kind == CollectiveKind::alltoall;
+    if (blocks && elems % m_N != 0)
+      throw core::ConfigError(fmt::format(
+          "a {} of {} elements over {} members: the element count must be a multiple of the members "
+          "(nccl-tests convention: the size is the whole buffer)",
+          npu::collective_name(kind), elems, m_N));
+    const uint64_t unit = blocks ? elems / m_N : elems;  // what chunks cut: the buffer, or each block
+    m_block = blocks ? unit : 0;
+    uint64_t ce;
+    if (o.chunks > 0) {
+      ce = (unit + o.chunks - 1) / o.chunks;
+    } else {
+      ce = o.chunk_bytes / es / (blocks ? m_N : 1);
+    }
+    ce = std::max<uint64_t>(m_align, ce / m_align * m_align);
+    m_ce = ce;
+    m_chunks = m_N < 2 || m_phases.empty() || unit == 0 ? 0 : static_cast<uint32_t>((unit + ce - 1) / ce);
+    m_capacity = blocks ? m_N * std::min(ce, unit) : std::min(ce, unit);
+    // Roles.
+    for (const EPhase& e : m_phases) m_roles.push_back(roles(e));
+    for (const EPhase& e : m_phases) {
+      m_desc += fmt::format("{}{} {} dim{}", m_desc.empty() ? "" : ", ", op_name(e.op), algorithm_name(e.alg), e.dim);
+      if (e.alg == Algorithm::halving_doubling || e.op == Op::tree_up || e.op == Op::tree_down)
+        m_desc += fmt::format(" step {}", e.sub);
+    }
+  }
+
+  CollectiveKind kind() const override { return m_kind; }
+  core::Dtype dtype() const override { return m_dtype; }
+  uint64_t elems() const override { return m_elems; }
+  uint32_t chunks() const override { return m_chunks; }
+  uint64_t chunk_capacity() const override { return m_capacity; }
+  uint32_t align() const override { return m_align; }
+  uint32_t phases() const override { return static_cast<uint32_t>(m_phases.size()); }
+  uint32_t rings(uint32_t p) const override { return static_cast<uint32_t>(m_roles[p].size()); }
+  npu::RingRole ring(uint32_t p, uint32_t q) const override { return m_roles[p][q]; }
+  std::unique_ptr<npu::ChunkPlan> chunk(uint32_t c) const override { return std::make_unique<NdChunk>(*this, c); }
+  std::string describe() const override { return m_desc; }
+  uint32_t phase_dim(uint32_t p) const override { return m_phases[p].dim; }
+  int32_t ring_after(uint32_t p, uint32_t q) const override {
+    const EPhase& e = m_phases[p];
+    // Contributions to one segment are added in ring order: direct
+    // reduce-scatter (one ring per peer), a tree node's two children.
+    if (e.alg == Algorithm::direct && e.op == Op::rs && q > 0) return static_cast<int32_t>(q - 1);
+    if (e.op == Op::tree_up && q % 2 == 1) return static_cast<int32_t>(q - 1);
+    return -1;
+  }
+
+  // For the chunk plans.
+  const Communicator& comm() const { return m_comm; }
+  const std::vector<EPhase>& phase_list() const { return m_phases; }
+  uint32_t npu() const { return m_npu; }
+  uint32_t rank() const { return m_rank; }
+  uint32_t root() const { return m_root; }
+  uint32_t members() const { return m_N; }
+  uint64_t block() const { return m_block; }
+  uint64_t chunk_elems() const { return m_ce; }
+  uint32_t digit(uint32_t b, uint32_t level) const { return b / m_stride[level] % m_radix[level]; }
+  uint32_t my_digit(uint32_t level) const { return m_mine[level]; }
+  uint32_t root_digit(uint32_t level) const { return digit(m_root, level); }
+  uint32_t levels() const { return static_cast<uint32_t>(m_mine.size()); }
+  uint32_t size_of(const EPhase& e) const { return m_radix[e.level]; }
+  /// Lanes (unidirectional rings) the phase splits its data over.
+  uint32_t lanes(const EPhase& e) const {
+    if (e.alg == Algorithm::ring) return m_comm.shape().lanes(e.dim);
+    if (e.alg == Algorithm::double_binary_tree) return 2;
+    return 1;
+  }
+
+ private:
+  Algorithm alg_of(uint32_t d, const PlanOptions& o) const {
+    return d < o.algorithms.size() ? o.algorithms[d] : Algorithm::ring;
+  }
+
+  void add(Op op, Algorithm alg, uint32_t level, uint32_t group) {
+    const uint32_t d = m_comm.dims()[level];
+    const uint32_t n = m_radix[level];
+    if (n < 2) return;
+    if (alg == Algorithm::halving_doubling && !pow2(n))
+      throw core::ConfigError(
+          fmt::format("halvingDoubling on dimension {} of {} NPUs: the size must be a power of two", d, n));
+    if (alg == Algorithm::double_binary_tree && op != Op::ar)
+      throw core::ConfigError(fmt::format(
+          "doubleBinaryTree on dimension {}: it implements all-reduce only (the {} needs ring, direct or "
+          "halvingDoubling there)",
+          d, op_name(op)));
+    const uint32_t lg = log2u(n);
+    switch (alg) {
+      case Algorithm::ring: m_phases.push_back({op, alg, d, level, 0, group}); break;
+      case Algorithm::direct:
+        if (op == Op::ar) {
+          m_phases.push_back({Op::rs, alg, d, level, 0, group});
+          m_phases.push_back({Op::ag, alg, d, level, 0, group});
+        } else {
+          m_phases.push_back({op, alg, d, level, 0, group});
+        }
+        break;
+      case Algorithm::halving_doubling:
+        if (op == Op::rs || op == Op::ar)
+          for (uint32_t s = 0; s < lg; ++s) m_phases.push_back({Op::rs, alg, d, level, s, group});
+        if (op == Op::ag || op == Op::ar)
+          for (uint32_t s = 0; s < lg; ++s) m_phases.push_back({Op::ag, alg, d, level, s, group});
+        break;
+      case Algorithm::double_binary_tree: {
+        const uint32_t depth = tree_level(n - 1);
+        for (uint32_t l = 0; l < depth; ++l) m_phases.push_back({Op::tree_up, alg, d, level, depth - l, group});
+        for (uint32_t l = 0; l < depth; ++l) m_phases.push_back({Op::tree_down, alg, d, level, l, group});
+        break;
+      }
+    }
+  }
+
+  void build_phases(const PlanOptions& o) {
+    const auto& dims = m_comm.dims();
+    // Only dimensions with more than one member take part.
+    std::vector<uint32_t> lv;
+    for (uint32_t l = 0; l < dims.size(); ++l)
+      if (m_radix[l] > 1) lv.push_back(l);
+    const uint32_t D = static_cast<uint32_t>(lv.size());
+    uint32_t g = 0;
+    switch (m_kind) {
+      case CollectiveKind::allreduce:
+        if (!o.bandwidth_aware || D == 1) {
+          for (uint32_t i = 0; i < D; ++i) add(Op::ar, alg_of(dims[lv[i]], o), lv[i], g++);
+        } else if (D > 1) {
+          for (uint32_t i = 0; i + 1 < D; ++i) add(Op::rs, alg_of(dims[lv[i]], o), lv[i], g++);
+          add(Op::ar, alg_of(dims[lv[D - 1]], o), lv[D - 1], g++);
+          for (uint32_t i = D - 1; i-- > 0;) add(Op::ag, alg_of(dims[lv[i]], o), lv[i], g++);
+        }
+        break;
+      case CollectiveKind::reducescatter:
+        for (uint32_t i = 0; i < D; ++i) add(Op::rs, alg_of(dims[lv[i]], o), lv[i], g++);
+        break;
+      case CollectiveKind::allgather:
+        for (uint32_t i = 0; i < D; ++i) add(Op::ag, alg_of(dims[lv[i]], o), lv[i], g++);
+        break;
+      case CollectiveKind::alltoall:
+        for (uint32_t i = 0; i < D; ++i) add(Op::a2a, Algorithm::direct, lv[i], g++);
+        break;
+      case CollectiveKind::broadcast:
+        for (uint32_t i = 0; i < D; ++i) add(Op::bcast, Algorithm::direct, lv[i], g++);
+        break;
+    }
+    m_groups = g;
+  }
+
+  std::vector<npu::RingRole> roles(const EPhase& e) const {
+    const Shape& sh = m_comm.shape();
+    const uint32_t n = size_of(e), x = my_digit(e.level);
+    const uint32_t links = sh.dims()[e.dim].links;
+    std::vector<npu::RingRole> out;
+    auto to = [&](uint32_t coord, uint32_t link) {
+      npu::RingRole r;
+      r.next = sh.with(m_npu, e.dim, coord);
+      r.port = r.next == m_npu ? 0 : sh.first_port(m_npu, r.next, link);
+      return r;
+    };
+    if (e.alg == Algorithm::ring) {
+      for (uint32_t q = 0; q < sh.lanes(e.dim); ++q) {
+        npu::RingRole r;
+        r.port = sh.lane_port(m_npu, e.dim, q);
+        r.next = sh.lane_next(m_npu, e.dim, q);
+        r.receives = e.op == Op::ar ? 2 * (n - 1) : n - 1;
+        r.sends_first = true;
+        out.push_back(r);
+      }
+      return out;
+    }
+    if (e.alg == Algorithm::direct) {
+      for (uint32_t j = 1; j < n; ++j) {
+        npu::RingRole r = to((x + j) % n, (j - 1) % links);
+        if (e.op == Op::bcast) {
+          bool holds_later = true;  // the digits after this level are the root's
+          for (uint32_t l = e.level + 1; l < levels(); ++l) holds_later &= my_digit(l) == root_digit(l);
+          const uint32_t rd = root_digit(e.level);
+          if (holds_later && x == rd) r.sends_first = true;
+          if (holds_later && x != rd && mod(int64_t(x) - j, n) == rd) r.receives = 1;
+        } else {
+          r.sends_first = true;
+          r.receives = 1;
+        }
+        out.push_back(r);
+      }
+      return out;
+    }
+    if (e.alg == Algorithm::halving_doubling) {
+      const uint32_t lg = log2u(n);
+      const uint32_t dist = e.op == Op::rs ? n >> (e.sub + 1) : 1u << e.sub;
+      (void)lg;
+      npu::RingRole r = to(x ^ dist, e.sub % links);
+      r.sends_first = true;
+      r.receives = 1;
+      out.push_back(r);
+      return out;
+    }
+    // Double binary tree: rings 2t + side (tree t, left or right child).
+    for (uint32_t t = 0; t < 2; ++t)
+      for (uint32_t side = 0; side < 2; ++side) {
+        const uint32_t p = tree_pos(t, n, x);
+        npu::RingRole r;
+        r.next = m_npu;
+        const uint32_t child = 2 * p + 1 + side;
+        if (e.op == Op::tree_up) {
+          // Level e.sub sends to its parent; the parents (level e.sub - 1) receive.
+          if (p > 0 && tree_level(p) == e.sub && (p - 1) % 2 == side) {
+            r = to(tree_member(t, n, (p - 1) / 2), t + side);
+            r.sends_first = true;
+          }
+          if (tree_level(p) + 1 == e.sub && child < n) r.receives = 1;
+        } else {
+          // Level e.sub sends to its children.
+          if (tree_level(p) == e.sub && child < n) {
+            r = to(tree_member(t, n, child), t + side);
+            r.sends_first = true;
+          }
+          if (p > 0 && tree_level(p) == e.sub + 1 && (p - 1) % 2 == side) r.receives = 1;
+        }
+        out.push_back(r);
+      }
+    return out;
+  }
+
+  Communicator m_comm;
+  CollectiveKind m_kind;
+  core::Dtype m_dtype;
+  uint64_t m_elems;
+  uint32_t m_root, m_align, m_npu, m_rank, m_N;
+  std::vector<uint32_t> m_mine, m_radix, m_stride;
+  std::vector<EPhase> m_phases;
+  std::vector<std::vector<npu::RingRole>> m_roles;
+  uint32_t m_groups = 0, m_chunks = 0;
+  uint64_t m_block = 0, m_ce = 0, m_capacity = 0;
+  std::string m_desc;
+};
+
+// ---- chunks ---------------------------------------------------------------------
+
+NdChunk::NdChunk(const NdPlan& p, uint32_t c) : m_p(p) {
+  const CollectiveKind k = p.kind();
+  if (k == CollectiveKind::allreduce || k == CollectiveKind::broadcast) {
+    const uint64_t first = uint64_t(c) * p.chunk_elems();
+    m_span.ranges.emplace_back(first, std::min(p.elems(), first + p.chunk_elems()));
+    if (k == CollectiveKind::broadcast) {
+      (p.rank() == p.root() ? m_input : m_output) = m_span;
+      return;
+    }
+    m_input = m_output = m_span;
+    // The working set of each algorithm phase: a reduce-scatter keeps what the
+    // member owns after it, an all-gather gives back what the matching
+    // reduce-scatter started from.
+    std::vector<Span> stack;
+    Span cur = m_span;
+    const auto& ph = p.phase_list();
+    for (size_t i = 0; i < ph.size(); ++i) {
+      const EPhase& e = ph[i];
+      if (i > 0 && ph[i - 1].group == e.group) continue;
+      if (e.op == Op::ag) {
+        cur = stack.back();
+        stack.pop_back();
+      }
+      m_group.push_back(cur);
+      // The last phase of this group decides what it leaves.
+      size_t last = i;
+      while (last + 1 < ph.size() && ph[last + 1].group == e.group) ++last;
+      if (ph[last].op == Op::rs) {
+        stack.push_back(cur);
+        const uint32_t K = p.lanes(e), n = p.size_of(e), x = p.my_digit(e.level);
+        Span owned;
+        for (uint32_t q = 0; q < K; ++q) owned.append(split(split(cur, K, q, p.align()), n, x, p.align()));
+        cur = owned;
+      }
+    }
+    return;
+  }
+  const uint64_t lo = uint64_t(c) * p.chunk_elems(), hi = std::min(p.block(), lo + p.chunk_elems());
+  for (uint32_t b = 0; b < p.members(); ++b) {
+    const uint64_t base = uint64_t(b) * p.block();
+    m_pieces.push_back(Span{{{base + lo, base + hi}}});
+    m_span.append(m_pieces.back());
+  }
+  const Span& own = m_pieces[p.rank()];
+  m_input = k == CollectiveKind::allgather ? own : m_span;
+  m_output = k == CollectiveKind::reducescatter ? own : m_span;
+}
+
+Span NdChunk::seg(const EPhase& e, uint32_t q, uint32_t i) const {
+  const uint32_t K = m_p.lanes(e), n = m_p.size_of(e);
+  if (m_p.kind() == CollectiveKind::allreduce) return split(split(m_group[e.group], K, q, m_p.align()), n, i, m_p.align());
+  // Block collectives: the blocks with digit i at this level among those the
+  // phase works on (reduce-scatter: the earlier digits are this member's;
+  // all-gather: the later ones), each cut into the lanes.
+  Span s;
+  for (uint32_t b = 0; b < m_p.members(); ++b) {
+    if (m_p.digit(b, e.level) != i) continue;
+    bool ok = true;
+    for (uint32_t l = 0; l < m_p.levels() && ok; ++l) {
+      const bool fixed = e.op == Op::rs ? l < e.level : l > e.level;
+      if (fixed && m_p.digit(b, l) != m_p.my_digit(l)) ok = false;
+    }
+    if (ok) s.append(split(m_pieces[b], K, q, m_p.align()));
+  }
+  return s;
+}
+
+Span NdChunk::segs(const EPhase& e, uint32_t lo, uint32_t hi) const {
+  Span s;
+  for (uint32_t i = lo; i < hi; ++i) s.append(seg(e, 0, i));
+  return s;
+}
+
+Span NdChunk::digit_blocks(const EPhase& e, uint32_t g) const {
+  Span s;
+  for (uint32_t b = 0; b < m_p.members(); ++b)
+    if (m_p.digit(b, e.level) == g) s.append(m_pieces[b]);
+  return s;
+}
+
+Span NdChunk::first_send(uint32_t phase, uint32_t ring) const {
+  const EPhase& e = m_p.phase_list()[phase];
+  const uint32_t n = m_p.size_of(e), x = m_p.my_digit(e.level);
+  switch (e.alg) {
+    case Algorithm::ring: {
+      const int64_t s = m_p.comm().shape().dims()[e.dim].type == DimType::sw || ring % 2 == 0 ? 1 : -1;
+      return seg(e, ring, e.op == Op::ag ? x : mod(int64_t(x) - s, n));
+    }
+    case Algorithm::direct: {
+      const uint32_t j = ring + 1;
+      switch (e.op) {
+        case Op::rs: return seg(e, 0, (x + j) % n);
+        case Op::ag: return seg(e, 0, x);
+        case Op::a2a: return digit_blocks(e, (x + j) % n);
+        default: return m_span;  // broadcast
+      }
+    }
+    case Algorithm::halving_doubling: {
+      if (e.op == Op::rs) {
+        const uint32_t dist = n >> (e.sub + 1), lo = x & ~(2 * dist - 1);
+        return (x & dist) ? segs(e, lo, lo + dist) : segs(e, lo + dist, lo + 2 * dist);
+      }
+      const uint32_t dist = 1u << e.sub, lo = x & ~(dist - 1);
+      return segs(e, lo, lo + dist);
+    }
+    case Algorithm::double_binary_tree: return split(m_group[e.group], 2, ring / 2, m_p.align());
+  }
+  return Span{};
+}
+
+npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
+  const EPhase& e = m_p.phase_list()[phase];
+  const uint32_t n = m_p.size_of(e), x = m_p.my_digit(e.level);
+  npu::Step s;
+  switch (e.alg) {
+    case Algorithm::ring: {
+      const int64_t sg = m_p.comm().shape().dims()[e.dim].type == DimType::sw || ring % 2 == 0 ? 1 : -1;
+      const bool rs = e.op == Op::rs || (e.op == Op::ar && t < n - 1);
+      if (rs) {
+        s.reduce = true;
+        s.local = seg(e, ring, mod(int64_t(x) - sg * (2 + t), n));
+        s.forward = t < n - 2 || e.op == Op::ar;
+      } else {
+        const uint32_t a = e.op == Op::ar ? t - (n - 1) : t;
+        s.local = seg(e, ring, mod(int64_t(x) - sg * (1 + a), n));
+        s.forward = a < n - 2;
+      }
+      return s;
+    }
+    case Algorithm::direct: {
+      const uint32_t j = ring + 1;
+      switch (e.op) {
+        case Op::rs:
+          s.local = seg(e, 0, x);
+          s.reduce = true;
+          break;
+        case Op::ag: s.local = seg(e, 0, mod(int64_t(x) - j, n)); break;
+        case Op::a2a: s.local = digit_blocks(e, mod(int64_t(x) - j, n)); break;
+        default: s.local = m_span; break;
+      }
+      return s;
+    }
+    case Algorithm::halving_doubling: {
+      if (e.op == Op::rs) {
+        const uint32_t dist = n >> (e.sub + 1), lo = x & ~(2 * dist - 1);
+        s.local = (x & dist) ? segs(e, lo + dist, lo + 2 * dist) : segs(e, lo, lo + dist);
+        s.reduce = true;
+        return s;
+      }
+      const uint32_t dist = 1u << e.sub, lo = (x ^ dist) & ~(dist - 1);
+      s.local = segs(e, lo, lo + dist);
+      return s;
+    }
+    case Algorithm::double_binary_tree:
+      s.local = split(m_group[e.group], 2, ring / 2, m_p.align());
+      s.reduce = e.op == Op::tree_up;
+      return s;
+  }
+  (void)t;
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, CollectiveKind kind, core::Dtype dtype,
+                                                     uint64_t elems, uint32_t root, const PlanOptions& options,
+                                                     uint32_t npu) {
+  return std::make_shared<NdPlan>(comm, kind, dtype, elems, root, options, npu);
+}
+
+void run_reference(const Communicator& comm, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
+                   std::vector<std::vector<uint8_t>>& inputs) {
+  run_plans(plans, [&comm](uint32_t npu) { return comm.rank_of(npu); }, inputs);
+}
+
+}  // namespace fabricvp::collectives::ndim

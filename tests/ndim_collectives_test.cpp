@@ -1,0 +1,178 @@
+// The N-dimensional fabric's collective algorithms (sw/collectives/ndim.h)
+// without a simulation: every collective x algorithm x fabric shape x
+// communicator, executed on host buffers with run_reference(), gives the
+// closed-form result (int32 sums are exact whatever the order); the fabric's
+// ports and routes are consistent; impossible requests are refused.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "models/core/config.h"
+#include "models/core/dtype.h"
+#include "sw/collectives/common.h"
+#include "sw/collectives/ndim.h"
+
+using namespace fabricvp;
+using namespace fabricvp::collectives::ndim;
+using npu::CollectiveKind;
+
+namespace {
+
+using Plans = std::vector<std::shared_ptr<const npu::CollectivePlan>>;
+using Buffers = std::vector<std::vector<uint8_t>>;
+
+Shape shape(std::vector<DimSpec> d) { return Shape(std::move(d)); }
+
+std::vector<int32_t> as_ints(const std::vector<uint8_t>& b) {
+  std::vector<int32_t> v(b.size() / 4);
+  std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
+/// Run `kind` on every communicator of `dims` and compare with the closed form.
+void check(const Shape& sh, const std::vector<uint32_t>& dims, CollectiveKind kind, const PlanOptions& o,
+           uint64_t elems, uint32_t root = 0) {
+  for (const Communicator& c : Communicator::partition(sh, dims)) {
+    const uint32_t N = c.size();
+    Plans plans;
+    for (uint32_t r = 0; r < N; ++r)
+      plans.push_back(make_plan(c, kind, core::Dtype::int32, elems, root, o, c.npu_of(r)));
+    Buffers in(N);
+    for (uint32_t r = 0; r < N; ++r) {
+      in[r].resize(elems * 4);
+      for (uint64_t i = 0; i < elems; ++i) {
+        const int32_t v = static_cast<int32_t>(1000 * (r + 1) + i * 7 % 13);
+        std::memcpy(in[r].data() + i * 4, &v, 4);
+      }
+    }
+    Buffers out = in;
+    run_reference(c, plans, out);
+    Buffers want = in;
+    const uint64_t block = elems / N;
+    if (kind == CollectiveKind::allreduce || kind == CollectiveKind::reducescatter) {
+      std::vector<int32_t> sum(elems, 0);
+      for (uint32_t r = 0; r < N; ++r) {
+        auto v = as_ints(in[r]);
+        for (uint64_t i = 0; i < elems; ++i) sum[i] += v[i];
+      }
+      for (uint32_t r = 0; r < N; ++r) {
+        if (kind == CollectiveKind::allreduce) {
+          std::memcpy(want[r].data(), sum.data(), elems * 4);
+        } else {
+          // Only the member's own block is defined.
+          auto got = as_ints(out[r]);
+          for (uint64_t i = r * block; i < (r + 1) * block; ++i)
+            ASSERT_EQ(got[i], sum[i]) << collectives::ndim::Shape(sh).describe() << " rank " << r << " elem " << i;
+        }
+      }
+      if (kind == CollectiveKind::reducescatter) continue;
+    } else {
+      ASSERT_TRUE(collectives::expected(kind, root, want));
+    }
+    for (uint32_t r = 0; r < N; ++r)
+      ASSERT_EQ(as_ints(out[r]), as_ints(want[r]))
+          << sh.describe() << " " << npu::collective_name(kind) << " " << c.describe() << " rank " << r;
+  }
+}
+
+const std::vector<std::vector<DimSpec>> kShapes = {
+    {{DimType::ring, 4, 1}},
+    {{DimType::ring, 5, 2}},
+    {{DimType::fully_connected, 4, 1}},
+    {{DimType::sw, 8, 1}},
+    {{DimType::ring, 2, 1}, {DimType::sw, 4, 2}},
+    {{DimType::ring, 4, 1}, {DimType::fully_connected, 2, 1}, {DimType::sw, 4, 1}},
+};
+
+}  // namespace
+
+TEST(NdimCollectives, EveryCollectiveAndAlgorithmGivesTheClosedForm) {
+  const Algorithm algs[] = {Algorithm::ring, Algorithm::direct, Algorithm::halving_doubling,
+                            Algorithm::double_binary_tree};
+  const CollectiveKind kinds[] = {CollectiveKind::allreduce, CollectiveKind::reducescatter,
+                                  CollectiveKind::allgather, CollectiveKind::alltoall, CollectiveKind::broadcast};
+  int runs = 0;
+  for (const auto& dims : kShapes) {
+    const Shape sh = shape(dims);
+    std::vector<uint32_t> all;
+    for (uint32_t d = 0; d < sh.ndims(); ++d) all.push_back(d);
+    std::vector<std::vector<uint32_t>> groups = {all, {0}};
+    if (sh.ndims() > 1) groups.push_back({sh.ndims() - 1, 0});
+    for (Algorithm a : algs)
+      for (CollectiveKind k : kinds)
+        for (bool bw : {true, false})
+          for (const auto& g : groups) {
+            bool pow2 = true;
+            for (uint32_t d : g) pow2 &= (sh.size(d) & (sh.size(d) - 1)) == 0;
+            if (a == Algorithm::halving_doubling && !pow2) continue;
+            if (a == Algorithm::double_binary_tree && k != CollectiveKind::allreduce) continue;
+            if (a == Algorithm::double_binary_tree && bw && g.size() > 1) continue;  // needs RS on the first dims
+            PlanOptions o;
+            o.algorithms.assign(sh.ndims(), a);
+            o.bandwidth_aware = bw;
+            o.chunk_bytes = 4 * 40;
+            uint32_t n = 1;
+            for (uint32_t d : g) n *= sh.size(d);
+            const uint64_t elems = n * 30;
+            SCOPED_TRACE(sh.describe() + " " + algorithm_name(a) + " " + npu::collective_name(k) +
+                         (bw ? " localBWAware" : " baseline"));
+            check(sh, g, k, o, elems, k == CollectiveKind::broadcast ? n - 1 : 0);
+            ++runs;
+          }
+  }
+  EXPECT_GT(runs, 100);
+}
+
+TEST(NdimCollectives, ChunksFromPreferredSplitsCoverTheBuffer) {
+  const Shape sh = shape({{DimType::ring, 4, 1}, {DimType::sw, 4, 1}});
+  PlanOptions o;
+  o.chunks = 7;
+  check(sh, {0, 1}, CollectiveKind::allreduce, o, 16 * 100);
+  auto p = make_plan(Communicator(sh, {0, 1}, 0), CollectiveKind::allreduce, core::Dtype::fp32, 1600, 0, o, 0);
+  EXPECT_EQ(p->chunks(), 7u);
+  EXPECT_EQ(p->phases(), 3u);  // reduce-scatter dim0, all-reduce dim1, all-gather dim0
+  EXPECT_EQ(p->phase_dim(0), 0u);
+  EXPECT_EQ(p->phase_dim(1), 1u);
+}
+
+TEST(NdimCollectives, PortsAndRoutesAreConsistent) {
+  const Shape sh = shape({{DimType::ring, 6, 2}, {DimType::fully_connected, 3, 1}, {DimType::sw, 4, 2}});
+  EXPECT_EQ(sh.ports(), 4u + 2u + 2u);
+  // Ring: + lanes leave on the + side, a far destination goes the shorter way.
+  EXPECT_EQ(sh.first_port(0, 1, 0), 0u);
+  EXPECT_EQ(sh.first_port(0, 5, 0), 1u);
+  EXPECT_EQ(sh.first_port(0, 2, 1), 2u);
+  EXPECT_EQ(sh.first_port(0, 4, 1), 3u);
+  // Arriving at npu1 on its - side port of link 0 (port 1), a message for npu2 goes on the + side (port 0).
+  EXPECT_EQ(sh.route(1, 2, 1), 0u);
+  EXPECT_EQ(sh.route(5, 4, 0), 1u);
+  // FullyConnected: one port per peer.
+  EXPECT_EQ(sh.first_port(0, 6, 0), 4u);
+  EXPECT_EQ(sh.first_port(0, 12, 0), 5u);
+  // Switch: one port per link.
+  EXPECT_EQ(sh.first_port(0, 18, 1), 7u);
+  EXPECT_THROW(sh.first_port(0, 7, 0), std::logic_error);  // two dimensions at once
+}
+
+TEST(NdimCollectives, RefusesWhatCannotBeDone) {
+  const Shape sh = shape({{DimType::ring, 6, 1}, {DimType::sw, 4, 1}});
+  PlanOptions o;
+  o.algorithms = {Algorithm::halving_doubling, Algorithm::ring};
+  EXPECT_THROW(make_plan(Communicator(sh, {0}, 0), CollectiveKind::allreduce, core::Dtype::fp32, 60, 0, o, 0),
+               core::ConfigError);
+  o.algorithms = {Algorithm::double_binary_tree, Algorithm::ring};
+  EXPECT_THROW(make_plan(Communicator(sh, {0}, 0), CollectiveKind::reducescatter, core::Dtype::fp32, 60, 0, o, 0),
+               core::ConfigError);
+  o.algorithms = {};
+  EXPECT_THROW(make_plan(Communicator(sh, {0, 1}, 0), CollectiveKind::allgather, core::Dtype::fp32, 25, 0, o, 0),
+               core::ConfigError);
+  Algorithm a;
+  EXPECT_TRUE(parse_algorithm("halvingDoubling", a));
+  EXPECT_EQ(a, Algorithm::halving_doubling);
+  EXPECT_FALSE(parse_algorithm("hierarchicalRing", a));
+  DimType t;
+  EXPECT_TRUE(parse_dim_type("FullyConnected", t));
+  EXPECT_FALSE(parse_dim_type("Torus", t));
+}
