@@ -91,8 +91,8 @@ const std::vector<std::vector<DimSpec>> kShapes = {
 TEST(NdimCollectives, EveryCollectiveAndAlgorithmGivesTheClosedForm) {
   const Algorithm algs[] = {Algorithm::ring, Algorithm::direct, Algorithm::halving_doubling,
                             Algorithm::double_binary_tree};
-  const CollectiveKind kinds[] = {CollectiveKind::allreduce, CollectiveKind::reducescatter,
-                                  CollectiveKind::allgather, CollectiveKind::alltoall, CollectiveKind::broadcast};
+  const CollectiveKind kinds[] = {CollectiveKind::allreduce, CollectiveKind::reducescatter, CollectiveKind::allgather,
+                                  CollectiveKind::alltoall, CollectiveKind::broadcast};
   int runs = 0;
   for (const auto& dims : kShapes) {
     const Shape sh = shape(dims);

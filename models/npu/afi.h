@@ -29,13 +29,14 @@ struct Message {
   uint64_t coll = 0;          ///< collective (CollectiveId::key(): communicator, sequence)
   uint32_t chunk = 0;         ///< chunk index
   uint16_t phase = 0, ring = 0, step = 0;
-  uint32_t tx_port = 0;       ///< set by the sender: the AFI port it leaves on
-  uint64_t bytes = 0;         ///< payload bytes (what the link serializes)
-  std::vector<uint8_t> data;  ///< the payload itself (elements of the step's segment, in span order); empty in timing-only collectives
-  uint64_t ready_ps = 0;      ///< set by the sender: in the output buffer
-  uint64_t start_ps = 0;      ///< set by the link: serialization start
-  uint64_t arrival_ps = 0;    ///< set by the link: complete in the receiver's input buffer
-  uint32_t port = 0;          ///< set by the link: the receiver's AFI port
+  uint32_t tx_port = 0;  ///< set by the sender: the AFI port it leaves on
+  uint64_t bytes = 0;    ///< payload bytes (what the link serializes)
+  std::vector<uint8_t>
+      data;  ///< the payload itself (elements of the step's segment, in span order); empty in timing-only collectives
+  uint64_t ready_ps = 0;    ///< set by the sender: in the output buffer
+  uint64_t start_ps = 0;    ///< set by the link: serialization start
+  uint64_t arrival_ps = 0;  ///< set by the link: complete in the receiver's input buffer
+  uint32_t port = 0;        ///< set by the link: the receiver's AFI port
 };
 
 struct afi_protocol {

@@ -45,8 +45,8 @@ void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
       a->roles[p * a->kmax + q] = plan.ring(p, q);
       const int32_t after = plan.ring_after(p, q);
       if (after >= static_cast<int32_t>(q) || after < -1)
-        throw std::logic_error(fmt::format("{}: ring {} of phase {} waits for ring {} (must be an earlier one)", m_name,
-                                           q, p, after));
+        throw std::logic_error(
+            fmt::format("{}: ring {} of phase {} waits for ring {} (must be an earlier one)", m_name, q, p, after));
       a->after[p * a->kmax + q] = after;
     }
   a->chunks.assign(plan.chunks(), ChunkState{});
@@ -242,7 +242,8 @@ void CollectiveEngine::step_done(TaskRef id) {
   }
   const uint32_t K = a.c->plan().rings(phase);
   for (uint32_t q = ring + 1; q < K; ++q)
-    if (a.after[phase * a.kmax + q] == static_cast<int32_t>(ring)) try_receive(TaskRef{id.coll, task_id(a, chunk, phase, q)});
+    if (a.after[phase * a.kmax + q] == static_cast<int32_t>(ring))
+      try_receive(TaskRef{id.coll, task_id(a, chunk, phase, q)});
 }
 
 void CollectiveEngine::phase_done(ChunkRef c, uint32_t p) {

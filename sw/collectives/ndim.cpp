@@ -43,10 +43,14 @@ const char* dim_type_name(DimType t) {
 
 bool parse_dim_type(const std::string& s, DimType& out) {
   const std::string l = lower(s);
-  if (l == "ring") out = DimType::ring;
-  else if (l == "fullyconnected") out = DimType::fully_connected;
-  else if (l == "switch") out = DimType::sw;
-  else return false;
+  if (l == "ring")
+    out = DimType::ring;
+  else if (l == "fullyconnected")
+    out = DimType::fully_connected;
+  else if (l == "switch")
+    out = DimType::sw;
+  else
+    return false;
   return true;
 }
 
@@ -62,11 +66,16 @@ const char* algorithm_name(Algorithm a) {
 
 bool parse_algorithm(const std::string& s, Algorithm& out) {
   const std::string l = lower(s);
-  if (l == "ring") out = Algorithm::ring;
-  else if (l == "direct") out = Algorithm::direct;
-  else if (l == "halvingdoubling" || l == "hd") out = Algorithm::halving_doubling;
-  else if (l == "doublebinarytree" || l == "dbt") out = Algorithm::double_binary_tree;
-  else return false;
+  if (l == "ring")
+    out = Algorithm::ring;
+  else if (l == "direct")
+    out = Algorithm::direct;
+  else if (l == "halvingdoubling" || l == "hd")
+    out = Algorithm::halving_doubling;
+  else if (l == "doublebinarytree" || l == "dbt")
+    out = Algorithm::double_binary_tree;
+  else
+    return false;
   return true;
 }
 
@@ -159,8 +168,8 @@ uint32_t Shape::route(uint32_t npu, uint32_t dst, uint32_t in_port) const {
   uint32_t d = 0, local = 0;
   port_dim(in_port, d, local);
   if (m_dims[d].type != DimType::ring)
-    throw std::logic_error(fmt::format("npu{}: a message for npu{} arrived on a {} port", npu, dst,
-                                       dim_type_name(m_dims[d].type)));
+    throw std::logic_error(
+        fmt::format("npu{}: a message for npu{} arrived on a {} port", npu, dst, dim_type_name(m_dims[d].type)));
   for (uint32_t k = 0; k < ndims(); ++k)
     if (k != d && coord(npu, k) != coord(dst, k))
       throw std::logic_error(fmt::format("npu{}: a message for npu{} left its dimension", npu, dst));
@@ -319,13 +328,13 @@ class NdPlan final : public npu::CollectivePlan {
     }
     build_phases(o);
     // Chunks.
-    const bool blocks = kind == CollectiveKind::reducescatter || kind == CollectiveKind::allgather ||
-                        kind == CollectiveKind::alltoall;
+    const bool blocks =
+        kind == CollectiveKind::reducescatter || kind == CollectiveKind::allgather || kind == CollectiveKind::alltoall;
     if (blocks && elems % m_N != 0)
-      throw core::ConfigError(fmt::format(
-          "a {} of {} elements over {} members: the element count must be a multiple of the members "
-          "(nccl-tests convention: the size is the whole buffer)",
-          npu::collective_name(kind), elems, m_N));
+      throw core::ConfigError(
+          fmt::format("a {} of {} elements over {} members: the element count must be a multiple of the members "
+                      "(nccl-tests convention: the size is the whole buffer)",
+                      npu::collective_name(kind), elems, m_N));
     const uint64_t unit = blocks ? elems / m_N : elems;  // what chunks cut: the buffer, or each block
     m_block = blocks ? unit : 0;
     uint64_t ce;
@@ -402,10 +411,10 @@ class NdPlan final : public npu::CollectivePlan {
       throw core::ConfigError(
           fmt::format("halvingDoubling on dimension {} of {} NPUs: the size must be a power of two", d, n));
     if (alg == Algorithm::double_binary_tree && op != Op::ar)
-      throw core::ConfigError(fmt::format(
-          "doubleBinaryTree on dimension {}: it implements all-reduce only (the {} needs ring, direct or "
-          "halvingDoubling there)",
-          d, op_name(op)));
+      throw core::ConfigError(
+          fmt::format("doubleBinaryTree on dimension {}: it implements all-reduce only (the {} needs ring, direct or "
+                      "halvingDoubling there)",
+                      d, op_name(op)));
     const uint32_t lg = log2u(n);
     switch (alg) {
       case Algorithm::ring: m_phases.push_back({op, alg, d, level, 0, group}); break;
@@ -607,7 +616,8 @@ NdChunk::NdChunk(const NdPlan& p, uint32_t c) : m_p(p) {
 
 Span NdChunk::seg(const EPhase& e, uint32_t q, uint32_t i) const {
   const uint32_t K = m_p.lanes(e), n = m_p.size_of(e);
-  if (m_p.kind() == CollectiveKind::allreduce) return split(split(m_group[e.group], K, q, m_p.align()), n, i, m_p.align());
+  if (m_p.kind() == CollectiveKind::allreduce)
+    return split(split(m_group[e.group], K, q, m_p.align()), n, i, m_p.align());
   // Block collectives: the blocks with digit i at this level among those the
   // phase works on (reduce-scatter: the earlier digits are this member's;
   // all-gather: the later ones), each cut into the lanes.
@@ -729,7 +739,8 @@ std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, C
 
 void run_reference(const Communicator& comm, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
                    std::vector<std::vector<uint8_t>>& inputs) {
-  run_plans(plans, [&comm](uint32_t npu) { return comm.rank_of(npu); }, inputs);
+  run_plans(
+      plans, [&comm](uint32_t npu) { return comm.rank_of(npu); }, inputs);
 }
 
 }  // namespace fabricvp::collectives::ndim

@@ -85,9 +85,7 @@ class Shape {
   uint32_t size(uint32_t d) const { return m_dims[d].size; }
   uint32_t coord(uint32_t npu, uint32_t d) const { return npu / m_stride[d] % m_dims[d].size; }
   /// The NPU whose coordinate in dimension d is x, the others those of `npu`.
-  uint32_t with(uint32_t npu, uint32_t d, uint32_t x) const {
-    return npu + (x - coord(npu, d)) * m_stride[d];
-  }
+  uint32_t with(uint32_t npu, uint32_t d, uint32_t x) const { return npu + (x - coord(npu, d)) * m_stride[d]; }
   /// AFI ports of one NPU in dimension d, and over all dimensions.
   uint32_t dim_ports(uint32_t d) const;
   uint32_t ports() const { return m_ports; }
@@ -142,7 +140,7 @@ struct PlanOptions {
   /// Per dimension of the fabric (index = fabric dimension), for all-reduce,
   /// reduce-scatter and all-gather; empty = ring everywhere.
   std::vector<Algorithm> algorithms;
-  bool bandwidth_aware = true;  ///< all-reduce order: localBWAware (true) or baseline
+  bool bandwidth_aware = true;     ///< all-reduce order: localBWAware (true) or baseline
   uint64_t chunk_bytes = 1 << 20;  ///< a chunk's size (rounded down to `align` elements)
   uint32_t chunks = 0;             ///< if > 0: split the buffer into this many chunks instead
   uint32_t align = 1;              ///< segment boundaries, elements

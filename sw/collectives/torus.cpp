@@ -598,7 +598,8 @@ void run_reference(const std::vector<std::shared_ptr<const npu::CollectivePlan>>
                    std::vector<std::vector<uint8_t>>& bufs) {
   if (plans.empty()) return;
   const Communicator& comm = dynamic_cast<const TorusPlan&>(*plans[0]).comm();
-  run_plans(plans, [&comm](uint32_t npu) { return comm.rank_of(npu); }, bufs);
+  run_plans(
+      plans, [&comm](uint32_t npu) { return comm.rank_of(npu); }, bufs);
 }
 
 }  // namespace fabricvp::collectives

@@ -76,7 +76,6 @@ struct TorusShape {
   uint32_t ports() const { return rings[0] + rings[1] + rings[2]; }
 };
 
-
 /// One unidirectional ring through `npu` in dimension d: its position and the
 /// NPUs before and after it.
 struct RingPos {
@@ -134,6 +133,5 @@ std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, C
 /// member must end with.
 void run_reference(const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
                    std::vector<std::vector<uint8_t>>& inputs);
-
 
 }  // namespace fabricvp::collectives
