@@ -9,7 +9,7 @@
 
 #include "harness.h"
 #include "sw/collectives/torus.h"
-#include "systems/torus/system.h"
+#include "systems/npu/system.h"
 
 using namespace fabricvp;
 
@@ -35,7 +35,7 @@ RunOut run(const std::string& args, const test::TempDir& dir, const std::string&
 TEST(AcePlatform, TorusShapeRingsAndTableIvLinks) {
   auto& ctx = core::Context::get();
   ctx.config().load_file(kPlatform);
-  torus::System sys("sys");
+  npusys::System sys("sys");
   ASSERT_EQ(sys.npus.size(), 64u);
   ASSERT_EQ(sys.aces.size(), 64u);
   // Local: one full-duplex link per neighbour pair (2 unidirectional rings);
@@ -195,7 +195,7 @@ TEST(AcePlatform, BadParametersAreInputErrors) {
            Case{"-p collective.align_elems=16", "must be a multiple of alu_lanes"},
            Case{"-p sys.llink*.GBpz=3", "unknown key"},
            Case{"-p sys.local_npus=0", "out of range"},
-           Case{"--workload p2p", "torus platforms run allreduce, reducescatter, allgather, alltoall or broadcast"},
+           Case{"--workload p2p", "NPU platforms run allreduce, reducescatter, allgather, alltoall or broadcast"},
            Case{"--bytes 6", "multiple of 4 bytes"},
            Case{"--workload reducescatter --bytes 12", "must be a multiple of the members"},
            Case{"--workload broadcast --root 8", "root 8 is not a rank of a 8-member communicator"},

@@ -1,5 +1,5 @@
 // The NPU collective service (models/npu/npu.h) driven from C++ on a small
-// torus (systems/torus/system.h), once with the ACE and once with the NPU
+// torus (systems/npu/system.h), once with the ACE and once with the NPU
 // cores: concurrent collectives of every kind on different sub-groups, each
 // with its own buffer, one started later from the launcher and one chained
 // from a completion callback; every member's result is checked against the
@@ -18,7 +18,7 @@
 #include "models/core/dtype.h"
 #include "sw/collectives/torus.h"
 #include "systems/kind.h"
-#include "systems/torus/system.h"
+#include "systems/npu/system.h"
 
 using namespace fabricvp;
 using collectives::Communicator;
@@ -59,7 +59,7 @@ Job job(CollectiveKind kind, core::Dtype dtype, std::vector<uint32_t> dims, uint
   return j;
 }
 
-void plan(Job& j, const torus::System& sys, const collectives::PlanOptions& o) {
+void plan(Job& j, const npusys::System& sys, const collectives::PlanOptions& o) {
   j.comms = Communicator::partition(sys.shape, j.dims);
   for (const Communicator& c : j.comms) {
     Plans p;
@@ -77,7 +77,7 @@ std::vector<uint8_t> input(const Job& j, uint32_t npu) {
   return b;
 }
 
-void fill(const Job& j, torus::System& sys) {
+void fill(const Job& j, npusys::System& sys) {
   for (const Communicator& c : j.comms)
     for (uint32_t r = 0; r < c.size(); ++r) {
       const std::vector<uint8_t> b = input(j, c.npu_of(r));
@@ -85,7 +85,7 @@ void fill(const Job& j, torus::System& sys) {
     }
 }
 
-void submit(Job& j, torus::System& sys, const std::function<npu::CompletionFn(size_t, uint32_t)>& on_done = {}) {
+void submit(Job& j, npusys::System& sys, const std::function<npu::CompletionFn(size_t, uint32_t)>& on_done = {}) {
   for (size_t c = 0; c < j.comms.size(); ++c)
     for (uint32_t r = 0; r < j.comms[c].size(); ++r)
       j.handles[c][r] = sys.npus[j.comms[c].npu_of(r)]->submit(
@@ -93,7 +93,7 @@ void submit(Job& j, torus::System& sys, const std::function<npu::CompletionFn(si
 }
 
 /// Every member's output elements against `want` (by rank); returns the mismatches.
-uint64_t compare(const Job& j, size_t c, const std::vector<std::vector<uint8_t>>& want, const torus::System& sys) {
+uint64_t compare(const Job& j, size_t c, const std::vector<std::vector<uint8_t>>& want, const npusys::System& sys) {
   const uint32_t es = core::dtype_bytes(j.dtype);
   const Communicator& comm = j.comms[c];
   uint64_t bad = 0;
@@ -128,7 +128,7 @@ void run_workload(const std::vector<std::string>& overrides, bool ace) {
   for (const char* o : {"sys.local_npus=4", "sys.vertical_npus=2", "sys.horizontal_npus=2", "collective.chunk_kib=4"})
     ctx.config().add_override(o);
   for (const std::string& o : overrides) ctx.config().add_override(o);
-  torus::System sys("sys");
+  npusys::System sys("sys");
   ctx.config().check_all_used(systems::parameter_names());
   ASSERT_EQ(sys.npus.size(), 16u);
   ASSERT_EQ(sys.aces.size(), ace ? 16u : 0u);

@@ -73,8 +73,8 @@ FabricLink::FabricLink(const sc_core::sc_module_name& nm, const Defaults& d, uin
                        uint32_t b_port)
     : core::Module(nm, "npu.link"),
       GBps(this, "GBps", d.GBps, "GB/s", "bandwidth of one direction (1 GB = 1e9 bytes)", 0.001, 100000.0),
-      efficiency(this, "efficiency", 0.94, "", "data flits / (data + header flits) (seed 001 Table IV: 94 %)", 0.01,
-                 1.0),
+      efficiency(this, "efficiency", d.efficiency, "", "data flits / (data + header flits) (seed 001 Table IV: 94 %)",
+                 0.01, 1.0),
       latency_cycles(this, "latency_cycles", d.latency_cycles, "cycles",
                      "from the end of serialization to the receiver's input buffer", 0u, 1000000u),
       clock_mhz(this, "clock_mhz", 1000.0, "MHz", "clock of latency_cycles", 1.0, 100000.0),

@@ -95,6 +95,7 @@ class FabricLink : public core::Module {
     double GBps;
     uint32_t latency_cycles;
     uint32_t packet_bytes;
+    double efficiency = 0.94;
   };
   /// Link between NPU a's port a_port and NPU b's port b_port.
   FabricLink(const sc_core::sc_module_name& nm, const Defaults& d, uint32_t a, uint32_t a_port, uint32_t b,

@@ -196,6 +196,16 @@ CollectiveHandle Npu::submit(const CollectiveRequest& r, CompletionFn on_done) {
   return c;
 }
 
+void Npu::set_router(Router r) {
+  m_router = std::move(r);
+  if (!m_forwarded) {
+    m_forwarded = std::make_unique<core::Counter>(this, nullptr, "forwarded", "messages",
+                                                  "messages for other NPUs passed on by this NPU's router");
+    m_forwarded_bytes = std::make_unique<core::Counter>(this, nullptr, "forwarded_bytes", "bytes",
+                                                        "payload bytes of the messages it passed on");
+  }
+}
+
 std::string write_block(GpInitiator& socket, void* data, unsigned len) {
   tlm::tlm_generic_payload gp;
   gp.set_command(tlm::TLM_WRITE_COMMAND);
@@ -253,6 +263,18 @@ void Npu::Rx::b_transport(Message& m, sc_core::sc_time& delay) {
   Npu& n = m_npu;
   if (m_from_ace) {
     n.transmit(m);
+  } else if (m.dst != n.m_id) {
+    if (!n.m_router)
+      throw std::logic_error(
+          fmt::format("{}: a message for npu{} arrived and this NPU routes nothing", n.name(), m.dst));
+    auto msg = std::make_shared<Message>(std::move(m));
+    msg->tx_port = n.m_router(msg->dst, msg->port);
+    n.m_actions.at(msg->arrival_ps, [&n, msg] {
+      ++*n.m_forwarded;
+      *n.m_forwarded_bytes += msg->bytes;
+      msg->ready_ps = now();
+      n.transmit(*msg);
+    });
   } else if (n.m_engine) {
     n.m_engine->deliver(std::make_shared<Message>(std::move(m)));
   } else {

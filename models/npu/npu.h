@@ -23,7 +23,7 @@
 //     through the NPU memory's `dma` socket, sends and receives messages
 //     through the NPU's AFI ports (`from_ace`, `to_ace`) and raises its
 //     completion interrupt on `ace_irq`. The ACE is a child module bound by
-//     the system that builds both (systems/torus);
+//     the system that builds both (systems/npu);
 //   - without one (ace.model=none), the NPU's cores: a reduction kernel on
 //     `comm_sms` SMs reads both operands and writes the sum through memory
 //     (2 reads + 1 write of the message per reduce step), and the AFI DMAs
@@ -96,6 +96,12 @@ class Npu : public core::Module {
   /// Start a collective now (see the top of this file). Throws
   /// core::ConfigError for a request the executor refuses.
   CollectiveHandle submit(const CollectiveRequest& r, CompletionFn on_done = {});
+  /// Multi-hop fabrics: a message for another NPU that arrives on AFI port
+  /// `in_port` goes on on port router(dst, in_port) when it is complete here
+  /// (store and forward through the NPU's router, never its collective engine).
+  using Router = std::function<uint32_t(uint32_t dst, uint32_t in_port)>;
+  /// Adds the statistics `forwarded` and `forwarded_bytes`.
+  void set_router(Router r);
   /// Notified when any collective submitted here completes.
   const sc_core::sc_event& done_event() const { return m_done_event; }
   /// Collectives submitted here and not complete.
@@ -155,6 +161,8 @@ class Npu : public core::Module {
   std::unordered_map<uint64_t, Pending> m_pending;  // by CollectiveId::key() (lookups only)
   uint32_t m_in_flight = 0;
   sc_core::sc_event m_done_event;
+  Router m_router;
+  std::unique_ptr<core::Counter> m_forwarded, m_forwarded_bytes;
 };
 
 }  // namespace fabricvp::npu

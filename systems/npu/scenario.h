@@ -1,10 +1,10 @@
-// The "torus" system kind's scenario (seeds 001, 002): NPUs on a
-// hierarchical torus, with or without the ACE at every endpoint
-// (systems/torus/system.h). A run issues collectives through every NPU's
+// The "npu" system kind's scenario (seeds 001, 002): NPUs on seed 001's
+// hierarchical torus, with or without the ACE at every endpoint, or on an
+// N-dimensional fabric (systems/npu/system.h). A run issues collectives through every NPU's
 // collective service (models/npu/npu.h): one (--workload, --bytes, --dtype,
 // --group, --root) or several at once (--collective, repeated), each on every
 // communicator of its group, each with its own buffer; every member's result
-// is checked bit-exactly against the host reference (sw/collectives/torus.h).
+// is checked bit-exactly against the host reference (sw/collectives).
 //
 //   collective_specs.cpp  what the command line asked for
 //   scenario.cpp          elaborate, plan, load inputs and submit, finish, check; registration
@@ -22,12 +22,12 @@
 
 #include "models/core/stats.h"
 #include "systems/kind.h"
-#include "systems/torus/collective_specs.h"
-#include "systems/torus/system.h"
+#include "systems/npu/collective_specs.h"
+#include "systems/npu/system.h"
 
-namespace fabricvp::torus {
+namespace fabricvp::npusys {
 
-/// run.* — what a torus run adds to the manifest.
+/// run.* — what an NPU-fabric run adds to the manifest.
 struct RunStats {
   core::Value<uint64_t> npus{nullptr, "run", "npus", "NPUs", "NPUs in the platform"};
   core::Value<double> rtl_eval_s{nullptr, "run", "rtl_eval_s", "s", "host time spent evaluating the RTL datapaths"};
@@ -43,10 +43,7 @@ struct TrafficStats {
                                   "npu_memory_bytes / network_bytes"};
   core::Value<double> link_util{nullptr, "workload", "link_utilization", "%",
                                 "busy share of the completion time, mean over the link directions in use"};
-  core::Value<double> link_util_local{nullptr, "workload", "link_utilization_local", "%",
-                                      "the same, local (intra-package) link directions"};
-  core::Value<double> link_util_inter{nullptr, "workload", "link_utilization_inter", "%",
-                                      "the same, vertical and horizontal (inter-package) link directions"};
+  std::optional<core::Value<double>> link_util_local, link_util_inter;  // torus
   core::Value<double> net_GBps{nullptr, "workload", "network_GBps_per_npu", "GB/s",
                                "payload bytes one NPU sent per second of completion time (mean)"};
   core::Value<double> mem_GBps{nullptr, "workload", "memory_GBps_per_npu", "GB/s",
@@ -91,12 +88,15 @@ class TorusScenario final : public systems::Scenario {
   TorusScenario();
 
   std::string headline() const override {
+    if (!m_sys->is_torus())
+      return fmt::format("{} NPUs, {} fabric, {} links", m_sys->npus.size(), m_sys->fabric.describe(),
+                         m_sys->all_links.size());
     const auto& s = m_sys->shape;
     return fmt::format("{} NPUs, {}x{}x{} torus, {} links", m_sys->npus.size(), s.size[0], s.size[1], s.size[2],
-                       m_sys->links.size());
+                       m_sys->all_links.size());
   }
   std::string description() const override { return m_sys->description.get(); }
-  uint64_t links() const override { return m_sys->links.size(); }
+  uint64_t links() const override { return m_sys->all_links.size(); }
 
   // scenario.cpp
   void prepare(const systems::RunOptions& opt) override;
@@ -121,15 +121,15 @@ class TorusScenario final : public systems::Scenario {
 
   void check_spec(size_t index, Spec& s);
 
-  double mean_util(std::initializer_list<uint32_t> dims) const;
+  double mean_util(const std::vector<uint32_t>& dims) const;
 
   std::unique_ptr<System> m_sys;
   std::vector<Spec> m_specs;
   bool m_single = false;
   uint64_t m_completion = 0, m_end = 0;
   uint64_t m_net = 0, m_mem = 0;
-  double m_util_sum[3] = {0, 0, 0};
-  uint32_t m_util_n[3] = {0, 0, 0};
+  std::vector<double> m_util_sum;  // per dimension
+  std::vector<uint32_t> m_util_n;
   double m_rtl_s = 0;
   std::optional<RunStats> m_run;
   std::optional<TrafficStats> m_traffic;
@@ -139,6 +139,8 @@ class TorusScenario final : public systems::Scenario {
   std::deque<core::Value<std::string>> m_extra_str;
   std::deque<core::Value<uint64_t>> m_extra_num;
   std::deque<core::Value<bool>> m_extra_bool;
+  std::deque<core::Value<double>> m_extra_dbl;
+  std::deque<std::string> m_names;  // stat leaf names (the statistics keep pointers to them)
 };
 
-}  // namespace fabricvp::torus
+}  // namespace fabricvp::npusys

@@ -1,4 +1,4 @@
-#include "systems/torus/collective_specs.h"
+#include "systems/npu/collective_specs.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "models/core/config.h"
 #include "models/core/units.h"
 
-namespace fabricvp::torus {
+namespace fabricvp::npusys {
 
 Spec parse_spec(const std::string& text, const systems::RunOptions& opt) {
   Spec s;
@@ -55,4 +55,4 @@ Spec parse_spec(const std::string& text, const systems::RunOptions& opt) {
   return s;
 }
 
-}  // namespace fabricvp::torus
+}  // namespace fabricvp::npusys

@@ -1,4 +1,4 @@
-// The collectives of one torus run: what the command line asked for
+// The collectives of one NPU-fabric run: what the command line asked for
 // (--workload .. or repeated --collective kind,key=value,...), and per
 // collective its communicators, plans, handles and results.
 #pragma once
@@ -9,12 +9,11 @@
 
 #include "models/core/dtype.h"
 #include "models/npu/collective.h"
-#include "sw/collectives/torus.h"
 #include "systems/kind.h"
+#include "systems/npu/system.h"
 
-namespace fabricvp::torus {
+namespace fabricvp::npusys {
 
-using collectives::Communicator;
 using npu::CollectiveKind;
 
 /// One collective of the run, issued on every communicator of its group.
@@ -30,7 +29,7 @@ struct Spec {
   // Set up by prepare().
   uint64_t address = 0;
   uint64_t elems = 0;
-  std::vector<Communicator> comms;
+  std::vector<Group> comms;
   std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>> plans;  // [comm][rank]
   std::vector<std::vector<npu::CollectiveHandle>> handles;                     // [comm][rank]
   // Results.
@@ -52,4 +51,4 @@ struct Spec {
 /// defaults come from the single-collective options.
 Spec parse_spec(const std::string& text, const systems::RunOptions& opt);
 
-}  // namespace fabricvp::torus
+}  // namespace fabricvp::npusys

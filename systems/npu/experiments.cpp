@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace fabricvp::torus {
+namespace fabricvp::npusys {
 
 namespace {
 
@@ -89,4 +89,4 @@ const bool registered = systems::register_experiment(
 
 }  // namespace
 
-}  // namespace fabricvp::torus
+}  // namespace fabricvp::npusys

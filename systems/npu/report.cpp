@@ -4,9 +4,9 @@
 
 #include "models/core/context.h"
 #include "models/core/units.h"
-#include "systems/torus/scenario.h"
+#include "systems/npu/scenario.h"
 
-namespace fabricvp::torus {
+namespace fabricvp::npusys {
 
 using core::human_bytes;
 using core::human_time;
@@ -21,9 +21,14 @@ void TorusScenario::report(const systems::Outcome& out) {
 
   const uint32_t n = static_cast<uint32_t>(m_sys->npus.size());
   for (const auto& np : m_sys->npus) m_mem += np->memory.comm_bytes();
-  for (const auto& l : m_sys->links) m_net += l->a_to_b.payload_bytes.get() + l->b_to_a.payload_bytes.get();
-  for (size_t k = 0; k < m_sys->links.size(); ++k) {
-    const npu::FabricLink& l = *m_sys->links[k];
+  const std::vector<npu::FabricLink*>& links = m_sys->all_links;
+  m_util_sum.assign(m_sys->ndims(), 0.0);
+  m_util_n.assign(m_sys->ndims(), 0);
+  std::vector<uint32_t> all_dims;
+  for (uint32_t d = 0; d < m_sys->ndims(); ++d) all_dims.push_back(d);
+  for (const npu::FabricLink* l : links) m_net += l->a_to_b.payload_bytes.get() + l->b_to_a.payload_bytes.get();
+  for (size_t k = 0; k < links.size(); ++k) {
+    const npu::FabricLink& l = *links[k];
     for (const npu::LinkChannel* ch : {&l.a_to_b, &l.b_to_a}) {
       if (ch->transfer_count() == 0 && ch->out.size() == 0) continue;  // a direction no ring uses
       m_util_sum[m_sys->link_dim[k]] += ch->utilization_pct();
@@ -36,9 +41,22 @@ void TorusScenario::report(const systems::Outcome& out) {
   ts.network_bytes.set(m_net);
   ts.memory_bytes.set(m_mem);
   ts.mem_per_net.set(m_net ? static_cast<double>(m_mem) / static_cast<double>(m_net) : 0.0);
-  ts.link_util.set(mean_util({0, 1, 2}));
-  ts.link_util_local.set(mean_util({0}));
-  ts.link_util_inter.set(mean_util({1, 2}));
+  ts.link_util.set(mean_util(all_dims));
+  if (m_sys->is_torus()) {
+    ts.link_util_local.emplace(nullptr, "workload", "link_utilization_local", "%",
+                               "the same, local (intra-package) link directions");
+    ts.link_util_local->set(mean_util({0}));
+    ts.link_util_inter.emplace(nullptr, "workload", "link_utilization_inter", "%",
+                               "the same, vertical and horizontal (inter-package) link directions");
+    ts.link_util_inter->set(mean_util({1, 2}));
+  } else {
+    for (uint32_t d = 0; d < m_sys->ndims(); ++d) {
+      m_extra_dbl.emplace_back(nullptr, "workload",
+                               m_names.emplace_back(fmt::format("link_utilization_dim{}", d)).c_str(), "%",
+                               "the same, this dimension's link directions");
+      m_extra_dbl.back().set(mean_util({d}));
+    }
+  }
   ts.net_GBps.set(t ? static_cast<double>(m_net) / n / (t * 1e-12) / 1e9 : 0.0);
   ts.mem_GBps.set(t ? static_cast<double>(m_mem) / n / (t * 1e-12) / 1e9 : 0.0);
   ts.engine.set(m_sys->choices.ace_model.get());
@@ -109,13 +127,13 @@ void TorusScenario::summarize(const systems::Outcome& out, systems::Summary& sum
                                        s.comms.size() == 1 ? "" : "s", s.size());
     if (s.kind == CollectiveKind::broadcast) on += fmt::format(", root rank {}", s.root);
     if (s.at_ps) on += fmt::format(", from {}", human_time(s.at_ps));
-    sum.line(
-        m_single ? "workload" : fmt::format("c{}", i),
-        fmt::format("{} {} {} ({} bytes){}, {}({}), {} chunks of {}", npu::collective_name(s.kind),
-                    human_bytes(s.bytes), core::dtype_name(s.dtype), s.bytes, on,
-                    s.kind == CollectiveKind::allreduce ? fmt::format("{} algorithm ", m_sys->choices.algorithm.get())
-                                                        : std::string(),
-                    p.describe(), p.chunks(), human_bytes(p.chunk_capacity() * p.esize())));
+    sum.line(m_single ? "workload" : fmt::format("c{}", i),
+             fmt::format("{} {} {} ({} bytes){}, {}({}), {} chunks of {}", npu::collective_name(s.kind),
+                         human_bytes(s.bytes), core::dtype_name(s.dtype), s.bytes, on,
+                         s.kind == CollectiveKind::allreduce || !m_sys->is_torus()
+                             ? fmt::format("{} ", m_sys->algorithm_text(s.kind))
+                             : std::string(),
+                         p.describe(), p.chunks(), human_bytes(p.chunk_capacity() * p.esize())));
   }
   if (engine == "none") {
     const npu::Npu& n0 = *m_sys->npus[0];
@@ -192,12 +210,15 @@ void TorusScenario::summarize(const systems::Outcome& out, systems::Summary& sum
 void TorusScenario::tables(systems::Summary& sum) {
   sum.text(fmt::format("\n  {:<12} {:>6} {:>12} {:>10} {:>10} {:>10}   (busy share of {} simulated)", "links", "dirs",
                        "payload GB/s", "mean", "min", "max", human_time(m_end)));
-  for (uint32_t d = 0; d < 3; ++d) {
+  const std::vector<npu::FabricLink*>& links = m_sys->all_links;
+  std::vector<uint32_t> all_dims;
+  for (uint32_t d = 0; d < m_sys->ndims(); ++d) {
+    all_dims.push_back(d);
     double lo = 100, hi = 0, rate = 0;
-    for (size_t k = 0; k < m_sys->links.size(); ++k) {
+    for (size_t k = 0; k < links.size(); ++k) {
       if (m_sys->link_dim[k] != d) continue;
-      rate = m_sys->links[k]->payload_GBps();
-      for (const npu::LinkChannel* ch : {&m_sys->links[k]->a_to_b, &m_sys->links[k]->b_to_a}) {
+      rate = links[k]->payload_GBps();
+      for (const npu::LinkChannel* ch : {&links[k]->a_to_b, &links[k]->b_to_a}) {
         if (ch->transfer_count() == 0 && ch->out.size() == 0) continue;
         const double u = ch->utilization_pct();
         lo = std::min(lo, u);
@@ -205,14 +226,15 @@ void TorusScenario::tables(systems::Summary& sum) {
       }
     }
     if (m_util_n[d] == 0) continue;
-    sum.text(fmt::format("  {:<12} {:>6} {:>12.2f} {:>9.1f}% {:>9.1f}% {:>9.1f}%", collectives::dim_name(d),
-                         m_util_n[d], rate, m_util_sum[d] / m_util_n[d], lo, hi));
+    sum.text(fmt::format("  {:<12} {:>6} {:>12.2f} {:>9.1f}% {:>9.1f}% {:>9.1f}%", m_sys->dim_name(d), m_util_n[d],
+                         rate, m_util_sum[d] / m_util_n[d], lo, hi));
   }
-  sum.text(fmt::format("  {:<12} {:>6} {:>12} {:>9.1f}%", "all", m_util_n[0] + m_util_n[1] + m_util_n[2], "",
-                       mean_util({0, 1, 2})));
+  uint32_t dirs = 0;
+  for (uint32_t n : m_util_n) dirs += n;
+  sum.text(fmt::format("  {:<12} {:>6} {:>12} {:>9.1f}%", "all", dirs, "", mean_util(all_dims)));
 }
 
-double TorusScenario::mean_util(std::initializer_list<uint32_t> dims) const {
+double TorusScenario::mean_util(const std::vector<uint32_t>& dims) const {
   double s = 0;
   uint32_t c = 0;
   for (uint32_t d : dims) {
@@ -224,22 +246,32 @@ double TorusScenario::mean_util(std::initializer_list<uint32_t> dims) const {
 
 int TorusScenario::topology(const std::string& platform, uint32_t, const std::string& json_out) {
   const System& sys = *m_sys;
-  fmt::print("fabricvp topology  {}\n  {} NPUs: {} local x {} vertical x {} horizontal\n", platform, sys.npus.size(),
-             sys.local_npus.get(), sys.vertical_npus.get(), sys.horizontal_npus.get());
-  nlohmann::json j = {{"platform", platform}, {"npus", sys.npus.size()}, {"links", sys.links.size()}};
-  for (uint32_t d = 0; d < 3; ++d) {
+  if (sys.is_torus())
+    fmt::print("fabricvp topology  {}\n  {} NPUs: {} local x {} vertical x {} horizontal\n", platform, sys.npus.size(),
+               sys.shape.size[0], sys.shape.size[1], sys.shape.size[2]);
+  else
+    fmt::print("fabricvp topology  {}\n  {} NPUs: {}\n", platform, sys.npus.size(), sys.fabric.describe());
+  nlohmann::json j = {{"platform", platform}, {"npus", sys.npus.size()}, {"links", sys.all_links.size()}};
+  for (uint32_t d = 0; d < sys.ndims(); ++d) {
     uint32_t count = 0;
     const npu::FabricLink* example = nullptr;
-    for (size_t i = 0; i < sys.links.size(); ++i)
+    for (size_t i = 0; i < sys.all_links.size(); ++i)
       if (sys.link_dim[i] == d) {
         ++count;
-        if (!example) example = sys.links[i].get();
+        if (!example) example = sys.all_links[i];
       }
-    j["links_per_dimension"][collectives::dim_name(d)] = count;
+    j["links_per_dimension"][sys.dim_name(d)] = count;
+    if (!sys.is_torus()) {
+      const auto& ds = sys.fabric.dims()[d];
+      j["dimensions"].push_back({{"type", collectives::ndim::dim_type_name(ds.type)},
+                                 {"npus", ds.size},
+                                 {"links_per_npu", ds.links},
+                                 {"switches", sys.dim[d]->switches.size()}});
+    }
     if (!example) continue;
     fmt::print("  {:<10} {:>4} links, {:.1f} GB/s x {:.2f} efficiency, {} cycles at {:.0f} MHz (e.g. {})\n",
-               collectives::dim_name(d), count, example->GBps.get(), example->efficiency.get(),
-               example->latency_cycles.get(), example->clock_mhz.get(), example->name());
+               sys.dim_name(d), count, example->GBps.get(), example->efficiency.get(), example->latency_cycles.get(),
+               example->clock_mhz.get(), example->name());
   }
   if (!json_out.empty()) {
     std::ofstream f(json_out);
@@ -249,4 +281,4 @@ int TorusScenario::topology(const std::string& platform, uint32_t, const std::st
   return 0;
 }
 
-}  // namespace fabricvp::torus
+}  // namespace fabricvp::npusys

@@ -1,21 +1,21 @@
-#include "systems/torus/scenario.h"
+#include "systems/npu/scenario.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "models/core/context.h"
 
-namespace fabricvp::torus {
+namespace fabricvp::npusys {
 
 TorusScenario::TorusScenario() : m_sys(std::make_unique<System>("sys")) {}
 
 void TorusScenario::prepare(const systems::RunOptions& opt) {
-  if (!opt.programs_dir.empty()) throw core::ConfigError("--programs: torus platforms have no TSP programs");
+  if (!opt.programs_dir.empty()) throw core::ConfigError("--programs: NPU platforms have no TSP programs");
   if (opt.collectives.empty()) {
     CollectiveKind k;
     if (!npu::parse_collective(opt.workload, k))
       throw core::ConfigError(
-          fmt::format("--workload '{}': torus platforms run allreduce, reducescatter, allgather, alltoall or broadcast",
+          fmt::format("--workload '{}': NPU platforms run allreduce, reducescatter, allgather, alltoall or broadcast",
                       opt.workload));
     Spec s = parse_spec(opt.workload, opt);
     s.group = opt.group;
@@ -25,10 +25,6 @@ void TorusScenario::prepare(const systems::RunOptions& opt) {
   } else {
     for (const std::string& t : opt.collectives) m_specs.push_back(parse_spec(t, opt));
   }
-  collectives::PlanOptions po;
-  po.algorithm = m_sys->choices.algorithm.get();
-  po.chunk_bytes = uint64_t(m_sys->choices.chunk_kib.get()) * 1024;
-  po.align = m_sys->choices.align_elems.get();
   uint64_t address = 0;
   for (size_t i = 0; i < m_specs.size(); ++i) {
     Spec& s = m_specs[i];
@@ -38,19 +34,14 @@ void TorusScenario::prepare(const systems::RunOptions& opt) {
       throw core::ConfigError(fmt::format("{}: a {} of {} needs a positive multiple of {} bytes", what,
                                           npu::collective_name(s.kind), core::dtype_name(s.dtype), es));
     s.elems = s.bytes / es;
-    s.dims = Communicator::parse_dims(s.group);
-    s.comms = Communicator::partition(m_sys->shape, s.dims);
+    s.dims = m_sys->parse_group(s.group);
+    s.comms = m_sys->partition(s.dims);
     if (s.kind == CollectiveKind::broadcast && s.root >= s.comms[0].size())
       throw core::ConfigError(fmt::format("{}: root {} is not a rank of a {}-member communicator",
                                           m_single ? "--root" : what, s.root, s.comms[0].size()));
     s.address = address;
     address += (s.bytes + 4095) / 4096 * 4096;  // every collective its own buffer, page aligned
-    for (const Communicator& c : s.comms) {
-      std::vector<std::shared_ptr<const npu::CollectivePlan>> plans;
-      for (uint32_t r = 0; r < c.size(); ++r)
-        plans.push_back(collectives::make_plan(c, s.kind, s.dtype, s.elems, s.root, po, c.npu_of(r)));
-      s.plans.push_back(std::move(plans));
-    }
+    for (const Group& c : s.comms) s.plans.push_back(m_sys->plans(c, s.kind, s.dtype, s.elems, s.root));
     s.handles.resize(s.comms.size());
   }
 }
@@ -60,7 +51,7 @@ void TorusScenario::load() {
     Spec& s = m_specs[i];
     for (size_t c = 0; c < s.comms.size(); ++c)
       for (uint32_t r = 0; r < s.comms[c].size(); ++r) {
-        npu::Npu& n = *m_sys->npus[s.comms[c].npu_of(r)];
+        npu::Npu& n = *m_sys->npus[s.comms[c].npus[r]];
         core::random_elements(s.dtype, seed(i, n), n.memory.at(s.address, s.bytes), s.bytes, 0, s.size());
       }
     if (s.at_ps == 0)
@@ -78,7 +69,7 @@ void TorusScenario::finish() {
       for (uint32_t r = 0; r < s.comms[c].size(); ++r) {
         const npu::CollectiveHandle& h = s.handles[c][r];
         if (hw_ok && (!h || !h->done)) {
-          const npu::Npu& n = *m_sys->npus[s.comms[c].npu_of(r)];
+          const npu::Npu& n = *m_sys->npus[s.comms[c].npus[r]];
           throw std::logic_error(fmt::format("{}: the simulation ended with collectives unfinished (a deadlock): {}",
                                              n.name(), n.progress()));
         }
@@ -109,23 +100,23 @@ void TorusScenario::submit(Spec& s) {
   for (size_t c = 0; c < s.comms.size(); ++c)
     for (uint32_t r = 0; r < s.comms[c].size(); ++r)
       s.handles[c].push_back(
-          m_sys->npus[s.comms[c].npu_of(r)]->submit(npu::CollectiveRequest{s.plans[c][r], s.address, s.comms[c].id()}));
+          m_sys->npus[s.comms[c].npus[r]]->submit(npu::CollectiveRequest{s.plans[c][r], s.address, s.comms[c].id}));
 }
 
 void TorusScenario::check_spec(size_t index, Spec& s) {
   const uint32_t es = core::dtype_bytes(s.dtype);
   std::vector<uint8_t> got;
   for (size_t c = 0; c < s.comms.size(); ++c) {
-    const Communicator& comm = s.comms[c];
+    const Group& comm = s.comms[c];
     std::vector<std::vector<uint8_t>> want(comm.size());
     for (uint32_t r = 0; r < comm.size(); ++r) {
       want[r].resize(s.bytes);
-      core::random_elements(s.dtype, seed(index, *m_sys->npus[comm.npu_of(r)]), want[r].data(), s.bytes, 0, s.size());
+      core::random_elements(s.dtype, seed(index, *m_sys->npus[comm.npus[r]]), want[r].data(), s.bytes, 0, s.size());
     }
     // Reductions: the algorithm's order of additions; the rest in closed form.
-    if (!collectives::expected(s.kind, s.root, want)) collectives::run_reference(s.plans[c], want);
+    if (!collectives::expected(s.kind, s.root, want)) m_sys->reference(comm, s.plans[c], want);
     for (uint32_t r = 0; r < comm.size(); ++r) {
-      const uint32_t id = comm.npu_of(r);
+      const uint32_t id = comm.npus[r];
       bool ok = true;
       for (const auto& [a, b] : collectives::output_elements(s.kind, s.elems, comm.size(), r).ranges) {
         const uint64_t len = (b - a) * es;
@@ -151,13 +142,14 @@ void TorusScenario::check_spec(size_t index, Spec& s) {
 namespace {
 
 const bool kind_registered = systems::register_kind(systems::Kind{
-    "torus",
-    "NPUs on a hierarchical torus, collectives by the ACE or the NPU cores (seeds 001, 002)",
-    {"torus"},
+    "npu",
+    "NPU fabrics: seed 001's torus with the ACE or the NPU cores, N-dimensional Ring/FullyConnected/Switch fabrics "
+    "(seeds 001, 002)",
+    {"torus", "ndim"},
     false,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<TorusScenario>(); },
     {}});
 
 }  // namespace
 
-}  // namespace fabricvp::torus
+}  // namespace fabricvp::npusys

@@ -1,0 +1,44 @@
+#include "models/npu/switch.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace fabricvp::npu {
+
+FabricSwitch::FabricSwitch(const sc_core::sc_module_name& nm, std::vector<uint32_t> npus)
+    : core::Module(nm, "npu.switch"),
+      messages(this, nullptr, "messages", "messages", "messages forwarded"),
+      bytes(this, nullptr, "bytes", "bytes", "payload bytes forwarded"),
+      m_npus(std::move(npus)),
+      m_rx_if(*this),
+      m_actions("actions") {
+  for (uint32_t p = 0; p < m_npus.size(); ++p) {
+    m_port_of.emplace(m_npus[p], p);
+    m_tx.push_back(std::make_unique<AfiInitiator>(fmt::format("tx{}", p).c_str()));
+    m_rx.push_back(std::make_unique<AfiTarget>(fmt::format("rx{}", p).c_str()));
+    m_tx.back()->bind(m_bw);
+    m_rx.back()->bind(m_rx_if);
+  }
+}
+
+FabricSwitch::~FabricSwitch() = default;
+
+void FabricSwitch::Rx::b_transport(Message& m, sc_core::sc_time&) {
+  FabricSwitch& s = m_sw;
+  auto it = s.m_port_of.find(m.dst);
+  if (it == s.m_port_of.end())
+    throw std::logic_error(fmt::format("{}: a message for npu{}, which is on none of its ports", s.name(), m.dst));
+  auto msg = std::make_shared<Message>(std::move(m));
+  msg->tx_port = it->second;
+  // Store and forward: it leaves when it is complete here.
+  s.m_actions.at(msg->arrival_ps, [&s, msg] {
+    ++s.messages;
+    s.bytes += msg->bytes;
+    msg->ready_ps = core::ActionQueue::now();
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    (*s.m_tx[msg->tx_port])->b_transport(*msg, d);
+  });
+}
+
+}  // namespace fabricvp::npu

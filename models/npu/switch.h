@@ -1,0 +1,58 @@
+// A packet switch of an NPU fabric (the Switch dimension of an N-dimensional
+// fabric, ASTRA-sim's congestion-aware analytical network): every port is
+// joined to one NPU by a npu::FabricLink; a message arriving on a port is
+// forwarded, store and forward, on the port of its destination NPU when it is
+// complete in the switch, and the output link serializes it (waiting in the
+// output queue while the link is busy). No event per byte: one action per
+// message.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/core/stats.h"
+#include "models/core/timed_queue.h"
+#include "models/npu/afi.h"
+
+namespace fabricvp::npu {
+
+class FabricSwitch : public core::Module {
+ public:
+  /// `npus[p]`: the NPU on port p.
+  FabricSwitch(const sc_core::sc_module_name& nm, std::vector<uint32_t> npus);
+  ~FabricSwitch() override;
+  uint32_t ports() const { return static_cast<uint32_t>(m_npus.size()); }
+  AfiInitiator& tx(uint32_t p) { return *m_tx[p]; }
+  AfiTarget& rx(uint32_t p) { return *m_rx[p]; }
+  uint32_t npu(uint32_t p) const { return m_npus[p]; }
+
+  core::Counter messages, bytes;
+
+ private:
+  class Rx : public AfiFwIf {
+   public:
+    explicit Rx(FabricSwitch& s) : m_sw(s) {}
+    void b_transport(Message& m, sc_core::sc_time& delay) override;
+    tlm::tlm_sync_enum nb_transport_fw(Message& m, tlm::tlm_phase&, sc_core::sc_time& t) override {
+      b_transport(m, t);
+      return tlm::TLM_COMPLETED;
+    }
+    bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
+    unsigned int transport_dbg(Message&) override { return 0; }
+
+   private:
+    FabricSwitch& m_sw;
+  };
+  std::vector<uint32_t> m_npus;
+  std::unordered_map<uint32_t, uint32_t> m_port_of;  // NPU id -> port (lookups only)
+  std::vector<std::unique_ptr<AfiInitiator>> m_tx;
+  std::vector<std::unique_ptr<AfiTarget>> m_rx;
+  Rx m_rx_if;
+  AfiNoBw m_bw;
+  core::ActionQueue m_actions;
+};
+
+}  // namespace fabricvp::npu

@@ -1,0 +1,391 @@
+#include "systems/npu/system.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "models/ace/rtl_datapath.h"
+
+namespace fabricvp::npusys {
+
+namespace ndim = collectives::ndim;
+
+Choices::Choices()
+    : ace_model("ace", "model", "tlm", "",
+                "collective engine: tlm (ACE, C++ datapath), rtl (ACE, verilated datapath), none (baseline: NPU cores "
+                "reduce through memory)",
+                {"tlm", "rtl", "none"}),
+      algorithm("collective", "algorithm", "enhanced", "",
+                "multi-dimensional all-reduce: enhanced (reduce-scatter down the dimensions, all-reduce on the last, "
+                "all-gather back up; ASTRA-sim's localBWAware) or baseline (all-reduce on every dimension in turn) "
+                "(seed 001 §II-D)",
+                {"enhanced", "baseline"}),
+      chunk_kib("collective", "chunk_kib", 16, "KiB",
+                "a collective is split into chunks of this size, pipelined within and across phases", 1u, 1u << 20),
+      chunks("collective", "chunks", 0, "chunks",
+             "if > 0: split every collective into this many chunks instead (ASTRA-sim's preferred-dataset-splits)", 0u,
+             1u << 20),
+      align_elems("collective", "align_elems", 64, "elements",
+                  "segments are split on multiples of this many elements (ACE: a multiple of alu_lanes)", 1u, 1u << 20),
+      allreduce_implementation("collective", "allreduce_implementation", "ring", "",
+                               "all-reduce algorithm per dimension, comma-separated (one value: every dimension): "
+                               "ring, direct, halvingDoubling, doubleBinaryTree (torus: ring)"),
+      reducescatter_implementation("collective", "reducescatter_implementation", "ring", "",
+                                   "reduce-scatter algorithm per dimension: ring, direct, halvingDoubling"),
+      allgather_implementation("collective", "allgather_implementation", "ring", "",
+                               "all-gather algorithm per dimension: ring, direct, halvingDoubling"),
+      alltoall_implementation("collective", "alltoall_implementation", "direct", "",
+                              "all-to-all algorithm per dimension: direct") {}
+
+DimParams::DimParams(const std::string& p)
+    : prefix(p),
+      type(prefix.c_str(), "type", "Ring", "", "Ring, FullyConnected or Switch (ASTRA-sim's topology names)",
+           {"Ring", "FullyConnected", "Switch"}),
+      npus(prefix.c_str(), "npus", 4, "NPUs", "NPUs along this dimension", 1u, 4096u),
+      links(prefix.c_str(), "links", 1, "links",
+            "links per NPU (Ring: to each neighbour; FullyConnected: to each peer; Switch: to the switch)", 1u, 64u),
+      GBps(prefix.c_str(), "GBps", 50.0, "GB/s", "bandwidth of one link direction (1 GB = 1e9 bytes)", 0.001, 100000.0),
+      latency_ns(prefix.c_str(), "latency_ns", 500.0, "ns", "link latency, end of serialization to the receiver", 0.0,
+                 1e9),
+      efficiency(prefix.c_str(), "efficiency", 1.0, "", "data flits / all flits on this dimension's links", 0.01, 1.0),
+      packet_bytes(prefix.c_str(), "packet_bytes", 256, "bytes", "payload per packet (counted)", 1u, 1u << 20) {}
+
+ndim::DimSpec DimParams::spec() const {
+  ndim::DimSpec s;
+  if (!ndim::parse_dim_type(type.get(), s.type))
+    throw core::ConfigError(fmt::format("{}.type: '{}' is not a dimension type", prefix, type.get()));
+  s.size = npus.get();
+  s.links = links.get();
+  return s;
+}
+
+Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimParams& p) : core::Module(nm, "npu.dim") {
+  const ndim::Shape& sh = sys.fabric;
+  const ndim::DimSpec& ds = sh.dims()[d];
+  const uint32_t n = ds.size;
+  // Latency in 1-GHz cycles = ns (rounded to the picosecond by the channel).
+  npu::FabricLink::Defaults def{p.GBps.get(), static_cast<uint32_t>(p.latency_ns.get() + 0.5), p.packet_bytes.get(),
+                                p.efficiency.get()};
+  if (std::abs(p.latency_ns.get() - def.latency_cycles) > 1e-9)
+    throw core::ConfigError(
+        fmt::format("{}.latency_ns: {} is not a whole number of nanoseconds", p.prefix, p.latency_ns.get()));
+  auto add = [&](npu::FabricLink* l) {
+    sys.all_links.push_back(l);
+    sys.link_dim.push_back(d);
+  };
+  if (n < 2) return;
+  switch (ds.type) {
+    case ndim::DimType::ring:
+      for (uint32_t a = 0; a < sh.npus(); ++a) {
+        const uint32_t b = sh.with(a, d, (sh.coord(a, d) + 1) % n);
+        for (uint32_t k = 0; k < ds.links; ++k) {
+          const uint32_t pa = sh.port(d, 2 * k), pb = sh.port(d, 2 * k + 1);  // a's + side, b's - side
+          links.push_back(
+              std::make_unique<npu::FabricLink>(fmt::format("link{}_{}_{}", a, b, k).c_str(), def, a, pa, b, pb));
+          npu::FabricLink& l = *links.back();
+          sys.npus[a]->tx(pa).bind(l.a_to_b.in);
+          l.a_to_b.out.bind(sys.npus[b]->rx(pb));
+          sys.npus[b]->tx(pb).bind(l.b_to_a.in);
+          l.b_to_a.out.bind(sys.npus[a]->rx(pa));
+          add(&l);
+        }
+      }
+      break;
+    case ndim::DimType::fully_connected:
+      for (uint32_t a = 0; a < sh.npus(); ++a) {
+        const uint32_t x = sh.coord(a, d);
+        for (uint32_t y = x + 1; y < n; ++y) {
+          const uint32_t b = sh.with(a, d, y);
+          for (uint32_t k = 0; k < ds.links; ++k) {
+            const uint32_t pa = sh.first_port(a, b, k), pb = sh.first_port(b, a, k);
+            links.push_back(
+                std::make_unique<npu::FabricLink>(fmt::format("link{}_{}_{}", a, b, k).c_str(), def, a, pa, b, pb));
+            npu::FabricLink& l = *links.back();
+            sys.npus[a]->tx(pa).bind(l.a_to_b.in);
+            l.a_to_b.out.bind(sys.npus[b]->rx(pb));
+            sys.npus[b]->tx(pb).bind(l.b_to_a.in);
+            l.b_to_a.out.bind(sys.npus[a]->rx(pa));
+            add(&l);
+          }
+        }
+      }
+      break;
+    case ndim::DimType::sw:
+      for (uint32_t g = 0; g < sh.npus(); ++g) {
+        if (sh.coord(g, d) != 0) continue;  // one switch (per link) per group, named by its lowest NPU
+        std::vector<uint32_t> members;
+        for (uint32_t x = 0; x < n; ++x) members.push_back(sh.with(g, d, x));
+        for (uint32_t k = 0; k < ds.links; ++k) {
+          switches.push_back(std::make_unique<npu::FabricSwitch>(fmt::format("switch{}_{}", g, k).c_str(), members));
+          npu::FabricSwitch& s = *switches.back();
+          for (uint32_t x = 0; x < n; ++x) {
+            const uint32_t a = members[x], pa = sh.port(d, k);
+            links.push_back(std::make_unique<npu::FabricLink>(fmt::format("up{}_{}", a, k).c_str(), def, a, pa, a, x));
+            npu::FabricLink& l = *links.back();
+            sys.npus[a]->tx(pa).bind(l.a_to_b.in);
+            l.a_to_b.out.bind(s.rx(x));
+            s.tx(x).bind(l.b_to_a.in);
+            l.b_to_a.out.bind(sys.npus[a]->rx(pa));
+            add(&l);
+          }
+        }
+      }
+      break;
+  }
+}
+
+Dim::~Dim() {
+  core::destroy_newest_first(links);
+  core::destroy_newest_first(switches);
+}
+
+System::System(const sc_core::sc_module_name& nm)
+    : core::Module(nm, "system"),
+      description(this, "description", "", "", "one line describing the platform (printed in the summary)"),
+      topology(this, "topology", "torus", "", "topology generator: torus (seed 001's 3-D torus) or ndim",
+               {"torus", "ndim"}),
+      launcher("launcher") {
+  if (is_torus())
+    build_torus();
+  else
+    build_ndim();
+}
+
+System::~System() {
+  core::destroy_newest_first(dim);
+  core::destroy_newest_first(links);
+  aces.clear();
+  core::destroy_newest_first(npus);
+}
+
+void System::build_npus(uint32_t count, uint32_t ports) {
+  const std::string model = choices.ace_model.get();
+  for (uint32_t i = 0; i < count; ++i) {
+    npu::Npu::Attach attach;
+    if (model != "none") {
+      ace::Ace::DatapathFactory make;
+      if (model == "rtl")
+        make = [](const std::string& n) { return std::make_unique<ace::RtlDatapath>(n.c_str()); };
+      else
+        make = [](const std::string&) { return std::make_unique<ace::Datapath>(ace::rtl_geometry()); };
+      attach = [this, make, model](npu::Npu& n) -> std::unique_ptr<core::Module> {
+        auto a = std::make_unique<ace::Ace>("ace", n.id(), model, make);
+        n.ace_cmd.bind(a->cmd);
+        a->irq.bind(n.ace_irq);
+        a->dma.bind(n.memory.dma);
+        a->afi_tx.bind(n.from_ace);
+        n.to_ace.bind(a->afi_rx);
+        aces.push_back(a.get());
+        return a;
+      };
+    }
+    npus.push_back(std::make_unique<npu::Npu>(fmt::format("npu{}", i).c_str(), i, ports, attach));
+  }
+}
+
+void System::build_torus() {
+  local_npus.emplace(this, "local_npus", 4, "NPUs", "NPUs per package (local dimension ring)", 1u, 64u);
+  vertical_npus.emplace(this, "vertical_npus", 4, "packages", "packages per vertical ring", 1u, 64u);
+  horizontal_npus.emplace(this, "horizontal_npus", 4, "packages", "packages per horizontal ring", 1u, 64u);
+  local_rings.emplace(this, "local_rings", 2, "rings",
+                      "unidirectional rings in the local dimension (alternating + / -)", 1u, 16u);
+  vertical_rings.emplace(this, "vertical_rings", 4, "rings",
+                         "unidirectional rings in the vertical dimension (2 bidirectional rings = 4)", 1u, 16u);
+  horizontal_rings.emplace(this, "horizontal_rings", 4, "rings",
+                           "unidirectional rings in the horizontal dimension (2 bidirectional rings = 4)", 1u, 16u);
+  shape.size = {local_npus->get(), vertical_npus->get(), horizontal_npus->get()};
+  shape.rings = {local_rings->get(), vertical_rings->get(), horizontal_rings->get()};
+  std::vector<ndim::DimSpec> ds;
+  for (uint32_t d = 0; d < 3; ++d)
+    ds.push_back({ndim::DimType::ring, shape.size[d], std::max(1u, shape.links_per_pair(d))});
+  fabric = ndim::Shape(ds);
+  for (const auto* impl :
+       {&choices.allreduce_implementation, &choices.reducescatter_implementation, &choices.allgather_implementation})
+    if (impl->get() != "ring")
+      throw core::ConfigError(
+          fmt::format("{}: '{}': the torus runs seed 001's ring algorithms (topology ndim has the others)",
+                      impl->name(), impl->get()));
+  build_npus(shape.npus(), shape.ports());
+  const char* prefix[3] = {"llink", "vlink", "hlink"};
+  const char* size_key[3] = {"local_npus", "vertical_npus", "horizontal_npus"};
+  for (uint32_t d = 0; d < 3; ++d)
+    if (shape.links_per_pair(d) == 0)
+      core::Context::get().config().note_absent(
+          fmt::format("{}.{}", name(), prefix[d]),
+          fmt::format("{}.{} is {}: a dimension of one NPU has no {} links", name(), size_key[d], shape.size[d],
+                      collectives::dim_name(d)));
+  const npu::FabricLink::Defaults defaults[3] = {{200.0, 90, 512}, {25.0, 200, 256}, {25.0, 200, 256}};
+  for (uint32_t d = 0; d < 3; ++d) {
+    const uint32_t lanes = shape.links_per_pair(d);
+    for (uint32_t a = 0; a < shape.npus(); ++a) {
+      const uint32_t b = shape.step(a, d, 1);
+      for (uint32_t k = 0; k < lanes; ++k) {
+        const uint32_t qp = 2 * k, qm = 2 * k + 1;  // the + ring and the - ring on this link
+        links.push_back(std::make_unique<npu::FabricLink>(fmt::format("{}{}_{}_{}", prefix[d], a, b, k).c_str(),
+                                                          defaults[d], a, shape.port(d, qm), b, shape.port(d, qp)));
+        link_dim.push_back(d);
+        all_links.push_back(links.back().get());
+        npu::FabricLink& l = *links.back();
+        npus[a]->tx(shape.port(d, qp)).bind(l.a_to_b.in);
+        l.a_to_b.out.bind(npus[b]->rx(shape.port(d, qp)));
+        if (qm < shape.rings[d]) {
+          npus[b]->tx(shape.port(d, qm)).bind(l.b_to_a.in);
+          l.b_to_a.out.bind(npus[a]->rx(shape.port(d, qm)));
+        }
+      }
+    }
+  }
+}
+
+void System::build_ndim() {
+  dims.emplace(this, "dims", 1, "dimensions", "dimensions of the fabric (sys.dim0 .. sys.dim<dims-1>)", 1u, 8u);
+  std::vector<ndim::DimSpec> ds;
+  for (uint32_t d = 0; d < dims->get(); ++d) {
+    dim_params.push_back(std::make_unique<DimParams>(fmt::format("{}.dim{}", name(), d)));
+    ds.push_back(dim_params.back()->spec());
+  }
+  fabric = ndim::Shape(ds);
+  if (choices.ace_model.get() != "none")
+    throw core::ConfigError(fmt::format(
+        "ace.model: '{}': the ACE is built for seed 001's torus (topology torus); on an ndim fabric the NPU cores run "
+        "the collectives (ace.model: none)",
+        choices.ace_model.get()));
+  // Every algorithm must exist for every dimension it would run on (checked again per collective).
+  for (npu::CollectiveKind k : {npu::CollectiveKind::allreduce, npu::CollectiveKind::reducescatter,
+                                npu::CollectiveKind::allgather, npu::CollectiveKind::alltoall})
+    ndim_options(k);
+  build_npus(fabric.npus(), fabric.ports());
+  for (auto& n : npus) {
+    const uint32_t id = n->id();
+    n->set_router([this, id](uint32_t dst, uint32_t in_port) { return fabric.route(id, dst, in_port); });
+  }
+  for (uint32_t d = 0; d < fabric.ndims(); ++d)
+    dim.push_back(std::make_unique<Dim>(fmt::format("dim{}", d).c_str(), *this, d, *dim_params[d]));
+}
+
+std::string System::dim_name(uint32_t d) const {
+  return is_torus() ? collectives::dim_name(d) : fmt::format("dim{}", d);
+}
+
+std::vector<uint32_t> System::parse_group(const std::string& text) const {
+  if (is_torus()) return collectives::Communicator::parse_dims(text);
+  std::vector<uint32_t> out;
+  if (text == "all") {
+    for (uint32_t d = 0; d < ndims(); ++d) out.push_back(d);
+    return out;
+  }
+  std::string item;
+  std::stringstream ss(text);
+  while (std::getline(ss, item, text.find('+') != std::string::npos ? '+' : ',')) {
+    std::string num = item.rfind("dim", 0) == 0 ? item.substr(3) : item;
+    uint32_t d = 0;
+    bool ok = !num.empty() && num.size() < 3;
+    for (char c : num) ok &= c >= '0' && c <= '9';
+    if (ok) d = static_cast<uint32_t>(std::stoul(num));
+    if (!ok || d >= ndims())
+      throw core::ConfigError(fmt::format("group '{}': '{}' is not a dimension (all, or dim0 .. dim{} joined by '+')",
+                                          text, item, ndims() - 1));
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      throw core::ConfigError(fmt::format("group '{}': dimension '{}' given twice", text, item));
+    out.push_back(d);
+  }
+  if (out.empty()) throw core::ConfigError(fmt::format("group '{}': no dimension", text));
+  return out;
+}
+
+std::vector<Group> System::partition(const std::vector<uint32_t>& dims_) const {
+  std::vector<Group> out;
+  auto add = [&](uint32_t id, uint32_t size, std::string text, const auto& npu_of) {
+    Group g;
+    g.id = id;
+    g.dims = dims_;
+    g.text = std::move(text);
+    for (uint32_t r = 0; r < size; ++r) g.npus.push_back(npu_of(r));
+    out.push_back(std::move(g));
+  };
+  if (is_torus()) {
+    for (const auto& c : collectives::Communicator::partition(shape, dims_))
+      add(c.id(), c.size(), c.describe(), [&c](uint32_t r) { return c.npu_of(r); });
+  } else {
+    for (const auto& c : ndim::Communicator::partition(fabric, dims_))
+      add(c.id(), c.size(), c.describe(), [&c](uint32_t r) { return c.npu_of(r); });
+  }
+  return out;
+}
+
+ndim::PlanOptions System::ndim_options(npu::CollectiveKind kind) const {
+  ndim::PlanOptions o;
+  o.bandwidth_aware = choices.algorithm.get() == "enhanced";
+  o.chunk_bytes = uint64_t(choices.chunk_kib.get()) * 1024;
+  o.chunks = choices.chunks.get();
+  o.align = choices.align_elems.get();
+  const core::Param<std::string>* impl = nullptr;
+  switch (kind) {
+    case npu::CollectiveKind::allreduce: impl = &choices.allreduce_implementation; break;
+    case npu::CollectiveKind::reducescatter: impl = &choices.reducescatter_implementation; break;
+    case npu::CollectiveKind::allgather: impl = &choices.allgather_implementation; break;
+    case npu::CollectiveKind::alltoall: impl = &choices.alltoall_implementation; break;
+    case npu::CollectiveKind::broadcast: return o;
+  }
+  std::vector<std::string> items;
+  std::string item;
+  std::stringstream ss(impl->get());
+  while (std::getline(ss, item, ',')) items.push_back(item);
+  if (items.size() != 1 && items.size() != ndims())
+    throw core::ConfigError(
+        fmt::format("{}: '{}' names {} algorithms for {} dimensions (give one, or one per dimension)", impl->name(),
+                    impl->get(), items.size(), ndims()));
+  for (uint32_t d = 0; d < ndims(); ++d) {
+    ndim::Algorithm a;
+    const std::string& t = items[items.size() == 1 ? 0 : d];
+    if (!ndim::parse_algorithm(t, a))
+      throw core::ConfigError(fmt::format(
+          "{}: '{}' is not an algorithm (ring, direct, halvingDoubling, doubleBinaryTree)", impl->name(), t));
+    if (kind == npu::CollectiveKind::alltoall && a != ndim::Algorithm::direct)
+      throw core::ConfigError(fmt::format("{}: '{}': all-to-all runs direct in every dimension", impl->name(), t));
+    o.algorithms.push_back(a);
+  }
+  return o;
+}
+
+std::vector<std::shared_ptr<const npu::CollectivePlan>> System::plans(const Group& g, npu::CollectiveKind kind,
+                                                                      core::Dtype dtype, uint64_t elems,
+                                                                      uint32_t root) const {
+  std::vector<std::shared_ptr<const npu::CollectivePlan>> out;
+  if (is_torus()) {
+    collectives::PlanOptions po;
+    po.algorithm = choices.algorithm.get();
+    po.chunk_bytes = uint64_t(choices.chunk_kib.get()) * 1024;
+    po.align = choices.align_elems.get();
+    const collectives::Communicator c(shape, g.dims, g.npus[0]);
+    for (uint32_t r = 0; r < c.size(); ++r)
+      out.push_back(collectives::make_plan(c, kind, dtype, elems, root, po, c.npu_of(r)));
+    return out;
+  }
+  const ndim::PlanOptions po = ndim_options(kind);
+  const ndim::Communicator c(fabric, g.dims, g.npus[0]);
+  for (uint32_t r = 0; r < c.size(); ++r) out.push_back(ndim::make_plan(c, kind, dtype, elems, root, po, c.npu_of(r)));
+  return out;
+}
+
+void System::reference(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans_,
+                       std::vector<std::vector<uint8_t>>& bufs) const {
+  std::vector<uint32_t> rank(npus.size(), 0);
+  for (uint32_t r = 0; r < g.size(); ++r) rank[g.npus[r]] = r;
+  collectives::run_plans(
+      plans_, [&rank](uint32_t npu) { return rank[npu]; }, bufs);
+}
+
+std::string System::algorithm_text(npu::CollectiveKind kind) const {
+  if (is_torus())
+    return kind == npu::CollectiveKind::allreduce ? fmt::format("{} algorithm", choices.algorithm.get()) : "ring";
+  if (kind == npu::CollectiveKind::broadcast) return "direct";
+  const ndim::PlanOptions o = ndim_options(kind);
+  std::string s;
+  for (ndim::Algorithm a : o.algorithms) s += (s.empty() ? "" : ",") + std::string(ndim::algorithm_name(a));
+  if (kind == npu::CollectiveKind::allreduce) s += fmt::format(" ({})", choices.algorithm.get());
+  return s;
+}
+
+}  // namespace fabricvp::npusys
