@@ -11,7 +11,7 @@ namespace fabricvp::npusys {
 using core::human_bytes;
 using core::human_time;
 
-void TorusScenario::report(const systems::Outcome& out) {
+void NpuScenario::report(const systems::Outcome& out) {
   double rtl_s = 0;
   for (ace::Ace* a : m_sys->aces) rtl_s += a->datapath_host_seconds();
   m_rtl_s = rtl_s;
@@ -66,6 +66,10 @@ void TorusScenario::report(const systems::Outcome& out) {
   for (const Spec& s : m_specs) mismatched += s.mismatched;
   ts.mismatched.set(mismatched);
   ts.simulated_ps.set(m_completion);
+  if (m_train) {
+    report_training();
+    return;
+  }
   if (!m_single) {
     m_count.emplace(nullptr, "workload", "collectives", "collectives",
                     "collectives issued (each on every "
@@ -114,7 +118,11 @@ void TorusScenario::report(const systems::Outcome& out) {
   }
 }
 
-void TorusScenario::summarize(const systems::Outcome& out, systems::Summary& sum) {
+void NpuScenario::summarize(const systems::Outcome& out, systems::Summary& sum) {
+  if (m_train) {
+    summarize_training(sum);
+    return;
+  }
   const core::Context& ctx = core::Context::get();
   const bool hw_ok = ctx.hw_errors().empty();
   const std::string engine = m_sys->choices.ace_model.get();
@@ -160,7 +168,9 @@ void TorusScenario::summarize(const systems::Outcome& out, systems::Summary& sum
       all += s.members;
       bad += s.mismatched;
     }
-    if (out.verified)
+    if (m_timing_only)
+      sum.line("result", "timing only (--timing-only): no payload moved, nothing to check");
+    else if (out.verified)
       sum.line("result", fmt::format("verified: {}/{} {} bit-exact against the host reference", ok, all,
                                      m_single ? "NPUs" : "member results"));
     else
@@ -207,7 +217,8 @@ void TorusScenario::summarize(const systems::Outcome& out, systems::Summary& sum
   }
 }
 
-void TorusScenario::tables(systems::Summary& sum) {
+void NpuScenario::tables(systems::Summary& sum) {
+  if (m_train) tables_training(sum);
   sum.text(fmt::format("\n  {:<12} {:>6} {:>12} {:>10} {:>10} {:>10}   (busy share of {} simulated)", "links", "dirs",
                        "payload GB/s", "mean", "min", "max", human_time(m_end)));
   const std::vector<npu::FabricLink*>& links = m_sys->all_links;
@@ -234,7 +245,7 @@ void TorusScenario::tables(systems::Summary& sum) {
   sum.text(fmt::format("  {:<12} {:>6} {:>12} {:>9.1f}%", "all", dirs, "", mean_util(all_dims)));
 }
 
-double TorusScenario::mean_util(const std::vector<uint32_t>& dims) const {
+double NpuScenario::mean_util(const std::vector<uint32_t>& dims) const {
   double s = 0;
   uint32_t c = 0;
   for (uint32_t d : dims) {
@@ -244,7 +255,7 @@ double TorusScenario::mean_util(const std::vector<uint32_t>& dims) const {
   return c ? s / c : 0.0;
 }
 
-int TorusScenario::topology(const std::string& platform, uint32_t, const std::string& json_out) {
+int NpuScenario::topology(const std::string& platform, uint32_t, const std::string& json_out) {
   const System& sys = *m_sys;
   if (sys.is_torus())
     fmt::print("fabricvp topology  {}\n  {} NPUs: {} local x {} vertical x {} horizontal\n", platform, sys.npus.size(),

@@ -3,14 +3,35 @@
 #include <algorithm>
 #include <cstring>
 
+#include <filesystem>
+
 #include "models/core/context.h"
 
 namespace fabricvp::npusys {
 
-TorusScenario::TorusScenario() : m_sys(std::make_unique<System>("sys")) {}
+NpuScenario::NpuScenario() : m_sys(std::make_unique<System>("sys")) {}
 
-void TorusScenario::prepare(const systems::RunOptions& opt) {
+void NpuScenario::prepare(const systems::RunOptions& opt) {
   if (!opt.programs_dir.empty()) throw core::ConfigError("--programs: NPU platforms have no TSP programs");
+  m_out_dir = opt.out_dir;
+  m_timing_only = opt.kind_options.count("timing-only") > 0;
+  CollectiveKind probe;
+  if (opt.collectives.empty() && !npu::parse_collective(opt.workload, probe) &&
+      (std::filesystem::exists(opt.workload) || opt.workload.find('.') != std::string::npos)) {
+    uint32_t iterations = 1;
+    if (auto it = opt.kind_options.find("iterations"); it != opt.kind_options.end()) {
+      const std::string& v = it->second;
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || !end || *end || v[0] == '-' || n == 0 || n > 1000000)
+        throw core::ConfigError(fmt::format("--iterations '{}': a positive number of iterations", v));
+      iterations = static_cast<uint32_t>(n);
+    }
+    m_train = std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype);
+    return;
+  }
+  if (opt.kind_options.count("iterations"))
+    throw core::ConfigError("--iterations: only a training workload (--workload FILE) has iterations");
   if (opt.collectives.empty()) {
     CollectiveKind k;
     if (!npu::parse_collective(opt.workload, k))
@@ -46,13 +67,18 @@ void TorusScenario::prepare(const systems::RunOptions& opt) {
   }
 }
 
-void TorusScenario::load() {
+void NpuScenario::load() {
+  if (m_train) {
+    m_train->start();
+    return;
+  }
   for (size_t i = 0; i < m_specs.size(); ++i) {
     Spec& s = m_specs[i];
     for (size_t c = 0; c < s.comms.size(); ++c)
       for (uint32_t r = 0; r < s.comms[c].size(); ++r) {
         npu::Npu& n = *m_sys->npus[s.comms[c].npus[r]];
-        core::random_elements(s.dtype, seed(i, n), n.memory.at(s.address, s.bytes), s.bytes, 0, s.size());
+        if (!m_timing_only)
+          core::random_elements(s.dtype, seed(i, n), n.memory.at(s.address, s.bytes), s.bytes, 0, s.size());
       }
     if (s.at_ps == 0)
       submit(s);
@@ -61,8 +87,17 @@ void TorusScenario::load() {
   }
 }
 
-void TorusScenario::finish() {
+void NpuScenario::finish() {
   const bool hw_ok = core::Context::get().hw_errors().empty();
+  if (m_train) {
+    if (hw_ok) m_train->finish();
+    uint64_t end = 0;
+    for (uint32_t n = 0; n < m_sys->npus.size(); ++n) end = std::max(end, m_train->loop().times(n).end);
+    m_completion = end;
+    m_end = hw_ok ? end : sc_core::sc_time_stamp().value();
+    core::set_stats_end(m_end);
+    return;
+  }
   uint64_t end = 0;
   for (Spec& s : m_specs) {
     for (size_t c = 0; c < s.comms.size(); ++c)
@@ -83,7 +118,8 @@ void TorusScenario::finish() {
   for (ace::Ace* a : m_sys->aces) a->set_end(m_end);
 }
 
-systems::Outcome TorusScenario::check() {
+systems::Outcome NpuScenario::check() {
+  if (m_train || m_timing_only) return systems::Outcome{};  // timing only: no data to compare
   for (size_t i = 0; i < m_specs.size(); ++i) check_spec(i, m_specs[i]);
   systems::Outcome out;
   out.checked = true;
@@ -92,18 +128,18 @@ systems::Outcome TorusScenario::check() {
   return out;
 }
 
-uint64_t TorusScenario::seed(size_t spec, const npu::Npu& n) const {
+uint64_t NpuScenario::seed(size_t spec, const npu::Npu& n) const {
   return n.seed_for(spec == 0 ? std::string("workload_input") : fmt::format("workload_input/c{}", spec));
 }
 
-void TorusScenario::submit(Spec& s) {
+void NpuScenario::submit(Spec& s) {
   for (size_t c = 0; c < s.comms.size(); ++c)
     for (uint32_t r = 0; r < s.comms[c].size(); ++r)
-      s.handles[c].push_back(
-          m_sys->npus[s.comms[c].npus[r]]->submit(npu::CollectiveRequest{s.plans[c][r], s.address, s.comms[c].id}));
+      s.handles[c].push_back(m_sys->npus[s.comms[c].npus[r]]->submit(
+          npu::CollectiveRequest{s.plans[c][r], s.address, s.comms[c].id, m_timing_only}));
 }
 
-void TorusScenario::check_spec(size_t index, Spec& s) {
+void NpuScenario::check_spec(size_t index, Spec& s) {
   const uint32_t es = core::dtype_bytes(s.dtype);
   std::vector<uint8_t> got;
   for (size_t c = 0; c < s.comms.size(); ++c) {
@@ -147,8 +183,8 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     "(seeds 001, 002)",
     {"torus", "ndim"},
     false,
-    [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<TorusScenario>(); },
-    {}});
+    [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<NpuScenario>(); },
+    {"iterations", "timing-only"}});
 
 }  // namespace
 

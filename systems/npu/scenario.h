@@ -24,6 +24,7 @@
 #include "systems/kind.h"
 #include "systems/npu/collective_specs.h"
 #include "systems/npu/system.h"
+#include "systems/npu/training.h"
 
 namespace fabricvp::npusys {
 
@@ -83,9 +84,9 @@ struct CollectiveStats {
   core::Value<uint64_t> ranks;
 };
 
-class TorusScenario final : public systems::Scenario {
+class NpuScenario final : public systems::Scenario {
  public:
-  TorusScenario();
+  NpuScenario();
 
   std::string headline() const override {
     if (!m_sys->is_torus())
@@ -123,7 +124,15 @@ class TorusScenario final : public systems::Scenario {
 
   double mean_util(const std::vector<uint32_t>& dims) const;
 
+  // training workloads (training_report.cpp)
+  void report_training();
+  void summarize_training(systems::Summary& sum);
+  void tables_training(systems::Summary& sum);
+
   std::unique_ptr<System> m_sys;
+  std::unique_ptr<TrainingRun> m_train;
+  std::string m_out_dir;
+  bool m_timing_only = false;
   std::vector<Spec> m_specs;
   bool m_single = false;
   uint64_t m_completion = 0, m_end = 0;

@@ -51,7 +51,9 @@ const cli::Command run_cmd([](CLI::App& app) {
   systems::RunOptions& opt = c->opt;
   auto* run = app.add_subcommand("run", "simulate a platform running collectives (checked) or given programs");
   run->add_option("platform", opt.platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
-  run->add_option("--workload,-w", opt.workload, "allreduce | allgather | reducescatter | broadcast | alltoall | p2p");
+  run->add_option("--workload,-w", opt.workload,
+                  "allreduce | allgather | reducescatter | broadcast | alltoall | p2p, or (NPU fabrics) a training "
+                  "workload file: ASTRA-sim 1.0 text or YAML (docs/workloads.md)");
   run->add_option("--bytes,-b", c->bytes, "collective size: 4096, 100KiB, 64MiB, 1GiB (nccl-tests convention)");
   run->add_option("--dtype,-t", c->dtype, "fp32 | bf16 | fp16 | int32");
   run->add_option("--root,--src", opt.root, "broadcast root rank; p2p source rank");
@@ -79,6 +81,7 @@ const cli::Command run_cmd([](CLI::App& app) {
   struct KindOption {
     const char* name;
     const char* help;
+    bool flag = false;  ///< takes no value (recorded as "1")
   };
   static const KindOption kind_opts[] = {
       {"handlers", "PsPIN switch: handler file, C (compiled with the documented flags) or ELF"},
@@ -91,9 +94,16 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"packet-gap-ns", "PsPIN switch: ns between packets offered (default 20)"},
       {"message-gap-ns", "PsPIN switch: extra ns between messages (default 40)"},
       {"fill", "PsPIN switch: payload zero | seq | random (default seq)"},
-      {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"}};
+      {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"},
+      {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
+      {"timing-only", "NPU fabrics: collectives move no payload (same times; nothing to check)", true}};
   for (const KindOption& k : kind_opts) {
     const std::string key = k.name;
+    if (k.flag) {
+      run->add_flag_callback(
+          std::string("--") + k.name, [c, key] { c->opt.kind_options[key] = "1"; }, k.help);
+      continue;
+    }
     run->add_option_function<std::string>(
         std::string("--") + k.name, [c, key](const std::string& v) { c->opt.kind_options[key] = v; }, k.help);
   }

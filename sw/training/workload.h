@@ -1,0 +1,91 @@
+// Training workloads (seed 001's workload layer, ASTRA-sim 1.0's input):
+// layers with forward, input-gradient and weight-gradient compute, a
+// collective (type, size) per phase and an update time, and a parallelism
+// strategy. SystemC-free.
+//
+// Inputs (docs/workloads.md):
+//   - ASTRA-sim 1.0 text files, read token by token as ASTRA-sim reads them:
+//     the parallelism keyword (and its extra tokens), the number of layers,
+//     then per layer: name, reserved, fwd compute, fwd comm type, fwd comm
+//     size, ig compute, ig comm type, ig size, wg compute, wg comm type, wg
+//     size, update time, and for HYBRID_CUSTOMIZED the layer's parallelism.
+//     Compute and update times are cycles of 1 ns, sizes bytes. Unlike
+//     ASTRA-sim, a malformed number, a missing token, an unknown keyword or
+//     collective name, or trailing tokens are errors naming file:line.
+//   - the same content in YAML (sw/workloads/*.yaml).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricvp::training {
+
+enum class Parallelism : uint8_t {
+  data,
+  model,
+  hybrid_data_model,
+  hybrid_model_data,
+  hybrid_customized,
+  micro,
+  hybrid_dlrm,
+  hybrid_dlrm_enhanced,
+  hybrid_transformer,
+  hybrid_transformer_fwd_in_bckwd,
+  distributed_inference,
+};
+/// ASTRA-sim's keyword ("DATA", "HYBRID_TRANSFORMER", ...).
+const char* parallelism_name(Parallelism p);
+bool parse_parallelism(const std::string& s, Parallelism& out);
+
+enum class Comm : uint8_t { none, allreduce, alltoall, allgather, reducescatter };
+/// "NONE", "ALLREDUCE", "ALLTOALL", "ALLGATHER", "REDUCESCATTER".
+const char* comm_name(Comm c);
+bool parse_comm(const std::string& s, Comm& out);
+
+/// One pass of a layer: its compute and the collective after it.
+struct Pass {
+  uint64_t compute_ns = 0;
+  Comm comm = Comm::none;
+  uint64_t bytes = 0;
+};
+
+enum PassKind : uint8_t { kFwd = 0, kIg = 1, kWg = 2 };
+const char* pass_name(uint32_t p);  // "fwd", "ig", "wg"
+
+struct Layer {
+  std::string name;
+  int64_t reserved = -1;  ///< ASTRA-sim's dependency field (read, unused)
+  Pass pass[3];           ///< fwd, ig, wg
+  uint64_t update_ns = 0;
+  Parallelism parallelism = Parallelism::data;  ///< HYBRID_CUSTOMIZED: this layer's
+  std::string origin;                           ///< "file:line"
+};
+
+struct Workload {
+  std::string file;
+  Parallelism parallelism = Parallelism::data;
+  uint32_t model_parallel_group = 1;  ///< HYBRID_TRANSFORMER*: NPUs per model-parallel group
+  std::vector<uint32_t> checkpoints, checkpoint_initiates;  ///< *_FWD_IN_BCKWD: layer indices
+  uint32_t dlrm_last_bottom_layer = 0;                      ///< HYBRID_DLRM*
+  std::vector<Layer> layers;
+  bool is_dlrm() const {
+    return parallelism == Parallelism::hybrid_dlrm || parallelism == Parallelism::hybrid_dlrm_enhanced;
+  }
+  bool is_transformer() const {
+    return parallelism == Parallelism::hybrid_transformer ||
+           parallelism == Parallelism::hybrid_transformer_fwd_in_bckwd;
+  }
+};
+
+/// Parse an ASTRA-sim 1.0 text workload. Throws core::ConfigError "file:line: ...".
+Workload parse_astra_text(const std::string& path);
+/// Parse the YAML form. Throws core::ConfigError "file:line: ...".
+Workload parse_yaml(const std::string& path);
+/// By extension: .yaml/.yml the YAML form, anything else ASTRA-sim's text.
+Workload load_workload(const std::string& path);
+
+/// Write `w` in ASTRA-sim 1.0's text form (`fabricvp convert`, tests).
+std::string to_astra_text(const Workload& w);
+
+}  // namespace fabricvp::training

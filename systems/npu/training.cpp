@@ -1,0 +1,182 @@
+#include "systems/npu/training.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "models/core/context.h"
+#include "models/core/units.h"
+
+namespace fabricvp::npusys {
+
+namespace {
+
+npu::CollectiveKind kind_of(training::Comm c) {
+  switch (c) {
+    case training::Comm::allreduce: return npu::CollectiveKind::allreduce;
+    case training::Comm::alltoall: return npu::CollectiveKind::alltoall;
+    case training::Comm::allgather: return npu::CollectiveKind::allgather;
+    case training::Comm::reducescatter: return npu::CollectiveKind::reducescatter;
+    case training::Comm::none: break;
+  }
+  throw std::logic_error("a collective of type NONE");
+}
+
+uint32_t mask_of(const std::vector<uint32_t>& dims) {
+  uint32_t m = 0;
+  for (uint32_t d : dims) m |= 1u << d;
+  return m;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iterations, core::Dtype dtype)
+    : m_sys(sys), m_w(training::load_workload(file)), m_iterations(iterations), m_dtype(dtype) {
+  m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled()) {
+    m_trace_pid = tr.process("workload");
+    for (uint32_t n = 0; n < npus(); ++n) {
+      tr.thread(m_trace_pid, 2 * n + 1, fmt::format("npu{} compute", n));
+      tr.thread(m_trace_pid, 2 * n + 2, fmt::format("npu{} collectives", n));
+    }
+  }
+}
+
+TrainingRun::~TrainingRun() = default;
+
+std::vector<uint32_t> TrainingRun::dim_sizes() const {
+  std::vector<uint32_t> s;
+  for (uint32_t d = 0; d < m_sys.ndims(); ++d) s.push_back(m_sys.fabric.size(d));
+  return s;
+}
+
+uint64_t TrainingRun::now() const { return core::ActionQueue::now(); }
+
+void TrainingRun::at(uint32_t, uint64_t t, std::function<void()> fn) { m_sys.launcher.at(t, std::move(fn)); }
+
+const TrainingRun::Groups& TrainingRun::groups(const std::vector<uint32_t>& dims) {
+  const uint32_t mask = mask_of(dims);
+  auto it = m_groups.find(mask);
+  if (it != m_groups.end()) return it->second;
+  Groups g;
+  g.groups = m_sys.partition(dims);
+  g.of_npu.assign(m_sys.npus.size(), 0);
+  for (uint32_t i = 0; i < g.groups.size(); ++i)
+    for (uint32_t n : g.groups[i].npus) g.of_npu[n] = i;
+  return m_groups.emplace(mask, std::move(g)).first->second;
+}
+
+const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& TrainingRun::plans(
+    uint32_t mask, const Groups& g, npu::CollectiveKind kind, uint64_t elems) {
+  const PlanKey key{mask, static_cast<uint32_t>(kind), elems};
+  auto it = m_plans.find(key);
+  if (it != m_plans.end()) return it->second;
+  std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>> p;
+  for (const Group& gr : g.groups) p.push_back(m_sys.plans(gr, kind, m_dtype, elems, 0));
+  return m_plans.emplace(key, std::move(p)).first->second;
+}
+
+void TrainingRun::collective(const training::Call& call, std::function<void()> done) {
+  const Groups& g = groups(call.dims);
+  const uint32_t gi = g.of_npu[call.npu];
+  const Group& grp = g.groups[gi];
+  const npu::CollectiveKind kind = kind_of(call.comm);
+  const uint32_t es = core::dtype_bytes(m_dtype);
+  // ASTRA-sim sizes are bytes; the collective service moves elements, a block
+  // collective a whole number of them per member: round up (collectives.csv
+  // lists both sizes).
+  uint64_t elems = (call.bytes + es - 1) / es;
+  if (kind != npu::CollectiveKind::allreduce) elems = (elems + grp.size() - 1) / grp.size() * grp.size();
+  const auto& p = plans(mask_of(call.dims), g, kind, elems);
+  uint32_t rank = 0;
+  while (grp.npus[rank] != call.npu) ++rank;
+  auto key = std::make_tuple(call.iteration, call.layer, call.pass, gi);
+  auto [rit, fresh] = m_records.try_emplace(key);
+  CollectiveRecord& r = rit->second;
+  if (fresh) {
+    r.iteration = call.iteration;
+    r.layer = call.layer;
+    r.pass = call.pass;
+    r.comm = call.comm;
+    r.bytes = call.bytes;
+    r.simulated_bytes = elems * es;
+    r.group = gi;
+    r.group_size = grp.size();
+    r.issue_ps = now();
+    r.chunks = p[gi][0]->chunks();
+    r.algorithm = p[gi][0]->describe();
+    m_order.push_back(&r);
+  }
+  npu::CollectiveRequest req{p[gi][rank], 0, grp.id, true};
+  m_sys.npus[call.npu]->submit(req, [done](const npu::Collective&) { done(); });
+}
+
+void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
+  npu::Compute& c = m_sys.npus[npu]->compute;
+  ++c.kernels;
+  c.busy_ps += end - start;
+  auto& tr = core::Context::get().trace();
+  if (m_trace_pid && tr.in_window(start, end))
+    tr.span(m_trace_pid, 2 * npu + 1, training::pass_name(pass), "compute", start, end - start,
+            fmt::format(R"("layer":"{}")", m_w.layers[layer].name));
+}
+
+void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint64_t end) {
+  const Groups& g = groups(call.dims);
+  auto it = m_records.find(std::make_tuple(call.iteration, call.layer, call.pass, g.of_npu[call.npu]));
+  if (it != m_records.end()) {
+    CollectiveRecord& r = it->second;
+    r.issue_ps = std::min(r.issue_ps, issue);
+    r.end_ps = std::max(r.end_ps, end);
+    ++r.members_done;
+  }
+  auto& tr = core::Context::get().trace();
+  if (m_trace_pid && tr.in_window(issue, end))
+    tr.span(m_trace_pid, 2 * call.npu + 2,
+            fmt::format("{} {}", training::pass_name(call.pass), training::comm_name(call.comm)).c_str(), "collective",
+            issue, end - issue,
+            fmt::format(R"("layer":"{}","bytes":{},"iteration":{})", m_w.layers[call.layer].name, call.bytes,
+                        call.iteration));
+}
+
+void TrainingRun::finish() {
+  if (!m_loop->done())
+    throw std::logic_error(
+        fmt::format("the training loop ended unfinished (a deadlock in the collectives): {}", m_loop->progress()));
+  for (const CollectiveRecord* r : m_order)
+    if (r->members_done != r->group_size)
+      throw std::logic_error(fmt::format("layer {} {} collective of iteration {}: {} of {} members completed",
+                                         m_w.layers[r->layer].name, training::pass_name(r->pass), r->iteration,
+                                         r->members_done, r->group_size));
+}
+
+std::vector<const CollectiveRecord*> TrainingRun::records() const { return m_order; }
+
+void TrainingRun::write_collectives_csv(const std::string& path) const {
+  std::ofstream f(path);
+  if (!f) throw core::ConfigError(fmt::format("{}: cannot write", path));
+  f << "iteration,layer,name,pass,kind,bytes,simulated_bytes,group,group_npus,issue_ps,end_ps,duration_ps,chunks,"
+       "algorithm\n";
+  for (const CollectiveRecord* r : m_order)
+    f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r->iteration, r->layer,
+                     m_w.layers[r->layer].name, training::pass_name(r->pass), training::comm_name(r->comm), r->bytes,
+                     r->simulated_bytes, m_groups.empty() ? 0 : r->group, r->group_size, r->issue_ps, r->end_ps,
+                     r->end_ps - r->issue_ps, r->chunks, r->algorithm);
+}
+
+void TrainingRun::write_links_csv(const std::string& path) const {
+  std::ofstream f(path);
+  if (!f) throw core::ConfigError(fmt::format("{}: cannot write", path));
+  f << "link,dimension,direction,GBps,messages,bytes,busy_ps,utilization_pct\n";
+  for (size_t k = 0; k < m_sys.all_links.size(); ++k) {
+    const npu::FabricLink& l = *m_sys.all_links[k];
+    for (const auto& [dir, ch] : {std::pair{"a_to_b", &l.a_to_b}, std::pair{"b_to_a", &l.b_to_a}})
+      f << fmt::format("{},{},{},{},{},{},{},{:.3f}\n", l.name(), m_sys.dim_name(m_sys.link_dim[k]), dir,
+                       l.payload_GBps(), ch->transfers.get(), ch->payload_bytes.get(), ch->busy_ps.get(),
+                       ch->utilization_pct());
+  }
+}
+
+}  // namespace fabricvp::npusys

@@ -1,0 +1,80 @@
+// A training workload on an NPU fabric (seed 001's workload layer over the
+// platform's collective service): the loop of sw/training/loop.h, its
+// collectives submitted to every NPU's collective service on the groups of
+// the dimensions they span, compute as time at each NPU; the records behind
+// the summary, stats.json, collectives.csv, links.csv and the trace.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sw/training/loop.h"
+#include "sw/training/workload.h"
+#include "systems/npu/system.h"
+
+namespace fabricvp::npusys {
+
+/// One collective of the workload on one group (every member's view merged).
+struct CollectiveRecord {
+  uint32_t iteration = 0, layer = 0, pass = 0;
+  training::Comm comm = training::Comm::none;
+  uint64_t bytes = 0, simulated_bytes = 0;
+  uint32_t group = 0, group_size = 0, members_done = 0;
+  uint64_t issue_ps = 0, end_ps = 0;  ///< first member's issue, last member's result
+  uint32_t chunks = 0;
+  std::string algorithm;
+};
+
+class TrainingRun final : public training::Platform {
+ public:
+  TrainingRun(System& sys, const std::string& workload_file, uint32_t iterations, core::Dtype dtype);
+  ~TrainingRun() override;
+  void start() { m_loop->start(); }
+  /// Throws std::logic_error with what is unfinished if the loop did not end.
+  void finish();
+
+  const training::Workload& workload() const { return m_w; }
+  const training::TrainingLoop& loop() const { return *m_loop; }
+  uint32_t iterations() const { return m_iterations; }
+  core::Dtype dtype() const { return m_dtype; }
+  /// Records in issue order.
+  std::vector<const CollectiveRecord*> records() const;
+  void write_collectives_csv(const std::string& path) const;
+  void write_links_csv(const std::string& path) const;
+
+  // training::Platform
+  uint32_t npus() const override { return static_cast<uint32_t>(m_sys.npus.size()); }
+  std::vector<uint32_t> dim_sizes() const override;
+  uint64_t now() const override;
+  void at(uint32_t npu, uint64_t t, std::function<void()> fn) override;
+  void collective(const training::Call& call, std::function<void()> done) override;
+  void computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) override;
+  void communicated(const training::Call& call, uint64_t issue, uint64_t end) override;
+
+ private:
+  struct Groups {
+    std::vector<Group> groups;
+    std::vector<uint32_t> of_npu;  // group index of each NPU
+  };
+  const Groups& groups(const std::vector<uint32_t>& dims);
+  using PlanKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // (dims mask, kind, elems)
+  const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& plans(uint32_t mask, const Groups& g,
+                                                                                    npu::CollectiveKind kind,
+                                                                                    uint64_t elems);
+  System& m_sys;
+  training::Workload m_w;
+  uint32_t m_iterations;
+  core::Dtype m_dtype;
+  std::unique_ptr<training::TrainingLoop> m_loop;
+  std::map<uint32_t, Groups> m_groups;  // by dims mask
+  std::map<PlanKey, std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>> m_plans;  // [group][rank]
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, CollectiveRecord> m_records;  // (it, layer, pass, group)
+  std::vector<const CollectiveRecord*> m_order;
+  uint32_t m_trace_pid = 0;
+};
+
+}  // namespace fabricvp::npusys

@@ -1,0 +1,143 @@
+// Statistics, summary and files of a training workload (docs/workloads.md):
+// per iteration and in total the compute, the communication and the exposed
+// communication of the NPU that finished last; per layer the same; every
+// collective in collectives.csv, every link direction in links.csv.
+#include <filesystem>
+
+#include "models/core/units.h"
+#include "systems/npu/scenario.h"
+
+namespace fabricvp::npusys {
+
+using core::human_time;
+
+namespace {
+
+/// The NPU that finished last (the iteration time is its).
+uint32_t critical_npu(const TrainingRun& t, uint32_t npus) {
+  uint32_t best = 0;
+  for (uint32_t n = 1; n < npus; ++n)
+    if (t.loop().times(n).end > t.loop().times(best).end) best = n;
+  return best;
+}
+
+double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * static_cast<double>(part) / whole : 0.0; }
+
+}  // namespace
+
+void NpuScenario::report_training() {
+  const TrainingRun& t = *m_train;
+  const training::Workload& w = t.workload();
+  const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
+  const training::NpuTimes& tm = t.loop().times(crit);
+  auto num = [&](const char* group, const std::string& leaf, const char* unit, const char* desc, uint64_t v) {
+    m_extra_num.emplace_back(nullptr, group, m_names.emplace_back(leaf).c_str(), unit, desc);
+    m_extra_num.back().set(v);
+  };
+  auto str = [&](const char* group, const std::string& leaf, const char* desc, const std::string& v) {
+    m_extra_str.emplace_back(nullptr, group, m_names.emplace_back(leaf).c_str(), "", desc);
+    m_extra_str.back().set(v);
+  };
+  auto dbl = [&](const char* group, const std::string& leaf, const char* unit, const char* desc, double v) {
+    m_extra_dbl.emplace_back(nullptr, group, m_names.emplace_back(leaf).c_str(), unit, desc);
+    m_extra_dbl.back().set(v);
+  };
+  str("workload", "kind", "what ran", "training");
+  str("workload", "file", "the workload file", w.file);
+  str("workload", "parallelism", "ASTRA-sim parallelism strategy", training::parallelism_name(w.parallelism));
+  num("workload", "layers", "layers", "layers of the model", w.layers.size());
+  num("workload", "iterations", "iterations", "training iterations simulated", t.iterations());
+  num("workload", "critical_npu", "", "the NPU that finished last (the times below are its)", crit);
+  num("workload", "total_ps", "ps", "end of the last iteration and of every collective at the critical NPU", tm.end);
+  num("workload", "iteration_ps", "ps", "total_ps / iterations", tm.end / t.iterations());
+  num("workload", "compute_ps", "ps", "compute time (forward, input and weight gradients, recompute)", tm.compute);
+  num("workload", "exposed_comm_ps", "ps",
+      "exposed communication: time waiting for a collective with no compute to run", tm.exposed);
+  num("workload", "comm_busy_ps", "ps", "time with at least one of its collectives in flight", tm.comm_busy);
+  dbl("workload", "exposed_comm_pct", "%", "exposed_comm_ps / total_ps", pct(tm.exposed, tm.end));
+  uint64_t collectives = 0, bytes = 0;
+  for (const CollectiveRecord* r : t.records()) {
+    ++collectives;
+    bytes += r->bytes;
+  }
+  num("workload", "collectives", "collectives", "collectives run (one per layer pass, iteration and group)",
+      collectives);
+  num("workload", "collective_bytes", "bytes", "their sizes (per member, as the workload gives them), summed", bytes);
+  for (uint32_t it = 0; it < t.iterations(); ++it) {
+    const std::string g = m_groups.emplace_back(fmt::format("workload.iteration{}", it));
+    const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
+    const uint64_t c0 = it == 0 ? 0 : tm.iteration_compute[it - 1], e0 = it == 0 ? 0 : tm.iteration_exposed[it - 1];
+    num(m_groups.back().c_str(), "end_ps", "ps", "end of the iteration's backward pass", tm.iteration_end[it]);
+    num(m_groups.back().c_str(), "duration_ps", "ps", "from the previous iteration's end", tm.iteration_end[it] - start);
+    num(m_groups.back().c_str(), "compute_ps", "ps", "compute in the iteration", tm.iteration_compute[it] - c0);
+    num(m_groups.back().c_str(), "exposed_comm_ps", "ps", "exposed communication in the iteration",
+        tm.iteration_exposed[it] - e0);
+  }
+  for (uint32_t l = 0; l < w.layers.size(); ++l) {
+    m_groups.push_back(fmt::format("workload.layer{}", l));
+    const char* g = m_groups.back().c_str();
+    str(g, "name", "layer name", w.layers[l].name);
+    for (uint32_t p = 0; p < 3; ++p) {
+      const std::string pn = training::pass_name(p);
+      num(g, pn + "_compute_ps", "ps", "compute of this pass, all iterations", tm.layer_compute[l][p]);
+      if (w.layers[l].pass[p].comm != training::Comm::none && !t.loop().dims(l, p).empty()) {
+        num(g, pn + "_comm_ps", "ps", "this pass's collectives, issue to result, all iterations", tm.layer_comm[l][p]);
+        num(g, pn + "_exposed_ps", "ps", "time the NPU waited for them", tm.layer_exposed[l][p]);
+      }
+    }
+  }
+  namespace fs = std::filesystem;
+  t.write_collectives_csv((fs::path(m_out_dir) / "collectives.csv").string());
+  t.write_links_csv((fs::path(m_out_dir) / "links.csv").string());
+}
+
+void NpuScenario::summarize_training(systems::Summary& sum) {
+  const TrainingRun& t = *m_train;
+  const training::Workload& w = t.workload();
+  const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
+  const training::NpuTimes& tm = t.loop().times(crit);
+  sum.line("workload", fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, timing only", w.file,
+                                   training::parallelism_name(w.parallelism), w.layers.size(), t.iterations(),
+                                   t.iterations() == 1 ? "" : "s", core::dtype_name(t.dtype())));
+  sum.line("collectives", fmt::format("{} ({} on the NPU cores, all-reduce {})", t.records().size(),
+                                      m_sys->choices.ace_model.get() == "none" ? "run" : "run by the ACE",
+                                      m_sys->algorithm_text(npu::CollectiveKind::allreduce)));
+  for (uint32_t it = 0; it < t.iterations(); ++it) {
+    const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
+    const uint64_t c = tm.iteration_compute[it] - (it == 0 ? 0 : tm.iteration_compute[it - 1]);
+    const uint64_t e = tm.iteration_exposed[it] - (it == 0 ? 0 : tm.iteration_exposed[it - 1]);
+    sum.line(fmt::format("iteration {}", it), fmt::format("{} (compute {}, exposed communication {})",
+                                                          human_time(tm.iteration_end[it] - start), human_time(c),
+                                                          human_time(e)));
+  }
+  sum.line("total", fmt::format("{} at npu{} (the last to finish): compute {} ({:.1f}%), exposed communication {} "
+                                "({:.1f}%), collectives in flight {} ({:.1f}%)",
+                                human_time(tm.end), crit, human_time(tm.compute), pct(tm.compute, tm.end),
+                                human_time(tm.exposed), pct(tm.exposed, tm.end), human_time(tm.comm_busy),
+                                pct(tm.comm_busy, tm.end)));
+  sum.line("result", "timing only: collectives move no payload in a training run");
+}
+
+void NpuScenario::tables_training(systems::Summary& sum) {
+  const TrainingRun& t = *m_train;
+  const training::Workload& w = t.workload();
+  const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
+  const training::NpuTimes& tm = t.loop().times(crit);
+  sum.text(fmt::format("\n  {:<20} {:>12} {:>12} {:>12} {:>14} {:>14}   (npu{}, all iterations)", "layer", "fwd",
+                       "ig", "wg", "communication", "exposed", crit));
+  const size_t shown = std::min<size_t>(w.layers.size(), 40);
+  for (size_t l = 0; l < shown; ++l) {
+    uint64_t comm = 0, exposed = 0;
+    for (uint32_t p = 0; p < 3; ++p) {
+      comm += tm.layer_comm[l][p];
+      exposed += tm.layer_exposed[l][p];
+    }
+    sum.text(fmt::format("  {:<20} {:>12} {:>12} {:>12} {:>14} {:>14}", w.layers[l].name.substr(0, 20),
+                         human_time(tm.layer_compute[l][0]), human_time(tm.layer_compute[l][1]),
+                         human_time(tm.layer_compute[l][2]), human_time(comm), human_time(exposed)));
+  }
+  if (shown < w.layers.size())
+    sum.text(fmt::format("  ... {} more layers in stats.json (workload.layer<i>.*)", w.layers.size() - shown));
+}
+
+}  // namespace fabricvp::npusys
