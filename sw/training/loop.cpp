@@ -22,7 +22,7 @@ struct Op {
 
 struct TrainingLoop::Npu {
   uint32_t id = 0;
-  size_t pc = 0;         // index into the program
+  size_t pc = 0;  // index into the program
   uint32_t iteration = 0;
   // Per (layer, pass): collectives issued and results in place (completion + update time).
   std::vector<std::array<uint32_t, 3>> issued, done;

@@ -33,8 +33,8 @@
 // compute it could run (at the blocking points above and at the end).
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -106,7 +106,7 @@ class TrainingLoop {
   Platform& m_p;
   uint32_t m_iterations;
   std::vector<std::array<std::vector<uint32_t>, 3>> m_dims;  // [layer][pass]
-  std::unique_ptr<Program> m_program;  // one iteration, the same at every NPU
+  std::unique_ptr<Program> m_program;                        // one iteration, the same at every NPU
   std::vector<std::unique_ptr<Npu>> m_npus;
 };
 

@@ -196,7 +196,8 @@ Workload parse_astra_text(const std::string& path) {
       l.pass[p].compute_ns = tk.unsigned_number((what + " compute time").c_str());
       const Token& ct = tk.next((what + " collective type").c_str());
       if (ct.text == "ALLREDUCEALLTOALL")
-        tk.fail(ct, fmt::format("{} collective ALLREDUCEALLTOALL: ASTRA-sim parses it but has no way to issue it", what));
+        tk.fail(ct,
+                fmt::format("{} collective ALLREDUCEALLTOALL: ASTRA-sim parses it but has no way to issue it", what));
       if (!parse_comm(ct.text, l.pass[p].comm))
         tk.fail(ct, fmt::format("{} collective '{}' (ALLREDUCE, ALLTOALL, ALLGATHER, REDUCESCATTER or NONE)", what,
                                 ct.text));
@@ -294,7 +295,8 @@ Workload parse_yaml(const std::string& path) {
     for (uint32_t p = 0; p < 3; ++p) {
       const YAML::Node pn = ln[pass_name(p)];
       if (!pn) continue;  // no compute, no collective
-      if (!pn.IsMap()) throw core::ConfigError(fmt::format("{}: layer {}: {} must be a map", at(path, pn), l.name, pass_name(p)));
+      if (!pn.IsMap())
+        throw core::ConfigError(fmt::format("{}: layer {}: {} must be a map", at(path, pn), l.name, pass_name(p)));
       no_unknown_keys(path, pn, {"compute_ns", "comm", "bytes"});
       if (pn["compute_ns"]) l.pass[p].compute_ns = yaml_uint(path, pn["compute_ns"], "compute_ns");
       if (pn["comm"] && !parse_comm(pn["comm"].Scalar(), l.pass[p].comm))
@@ -316,8 +318,8 @@ Workload parse_yaml(const std::string& path) {
       if (!parse_parallelism(pp.Scalar(), l.parallelism) || l.parallelism == Parallelism::hybrid_customized)
         throw core::ConfigError(fmt::format("{}: layer {}: parallelism '{}'", at(path, pp), l.name, pp.Scalar()));
     } else if (w.parallelism == Parallelism::hybrid_customized) {
-      throw core::ConfigError(fmt::format("{}: layer {}: HYBRID_CUSTOMIZED needs a parallelism per layer", l.origin,
-                                          l.name));
+      throw core::ConfigError(
+          fmt::format("{}: layer {}: HYBRID_CUSTOMIZED needs a parallelism per layer", l.origin, l.name));
     }
     w.layers.push_back(std::move(l));
   }

@@ -65,7 +65,7 @@ struct Layer {
 struct Workload {
   std::string file;
   Parallelism parallelism = Parallelism::data;
-  uint32_t model_parallel_group = 1;  ///< HYBRID_TRANSFORMER*: NPUs per model-parallel group
+  uint32_t model_parallel_group = 1;                        ///< HYBRID_TRANSFORMER*: NPUs per model-parallel group
   std::vector<uint32_t> checkpoints, checkpoint_initiates;  ///< *_FWD_IN_BCKWD: layer indices
   uint32_t dlrm_last_bottom_layer = 0;                      ///< HYBRID_DLRM*
   std::vector<Layer> layers;

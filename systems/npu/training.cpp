@@ -68,8 +68,10 @@ const TrainingRun::Groups& TrainingRun::groups(const std::vector<uint32_t>& dims
   return m_groups.emplace(mask, std::move(g)).first->second;
 }
 
-const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& TrainingRun::plans(
-    uint32_t mask, const Groups& g, npu::CollectiveKind kind, uint64_t elems) {
+const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& TrainingRun::plans(uint32_t mask,
+                                                                                               const Groups& g,
+                                                                                               npu::CollectiveKind kind,
+                                                                                               uint64_t elems) {
   const PlanKey key{mask, static_cast<uint32_t>(kind), elems};
   auto it = m_plans.find(key);
   if (it != m_plans.end()) return it->second;

@@ -70,7 +70,7 @@ class TrainingRun final : public training::Platform {
   uint32_t m_iterations;
   core::Dtype m_dtype;
   std::unique_ptr<training::TrainingLoop> m_loop;
-  std::map<uint32_t, Groups> m_groups;  // by dims mask
+  std::map<uint32_t, Groups> m_groups;                                                              // by dims mask
   std::map<PlanKey, std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>> m_plans;  // [group][rank]
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, CollectiveRecord> m_records;  // (it, layer, pass, group)
   std::vector<const CollectiveRecord*> m_order;

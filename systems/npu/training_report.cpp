@@ -68,7 +68,8 @@ void NpuScenario::report_training() {
     const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
     const uint64_t c0 = it == 0 ? 0 : tm.iteration_compute[it - 1], e0 = it == 0 ? 0 : tm.iteration_exposed[it - 1];
     num(m_groups.back().c_str(), "end_ps", "ps", "end of the iteration's backward pass", tm.iteration_end[it]);
-    num(m_groups.back().c_str(), "duration_ps", "ps", "from the previous iteration's end", tm.iteration_end[it] - start);
+    num(m_groups.back().c_str(), "duration_ps", "ps", "from the previous iteration's end",
+        tm.iteration_end[it] - start);
     num(m_groups.back().c_str(), "compute_ps", "ps", "compute in the iteration", tm.iteration_compute[it] - c0);
     num(m_groups.back().c_str(), "exposed_comm_ps", "ps", "exposed communication in the iteration",
         tm.iteration_exposed[it] - e0);
@@ -106,9 +107,9 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
     const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
     const uint64_t c = tm.iteration_compute[it] - (it == 0 ? 0 : tm.iteration_compute[it - 1]);
     const uint64_t e = tm.iteration_exposed[it] - (it == 0 ? 0 : tm.iteration_exposed[it - 1]);
-    sum.line(fmt::format("iteration {}", it), fmt::format("{} (compute {}, exposed communication {})",
-                                                          human_time(tm.iteration_end[it] - start), human_time(c),
-                                                          human_time(e)));
+    sum.line(fmt::format("iteration {}", it),
+             fmt::format("{} (compute {}, exposed communication {})", human_time(tm.iteration_end[it] - start),
+                         human_time(c), human_time(e)));
   }
   sum.line("total", fmt::format("{} at npu{} (the last to finish): compute {} ({:.1f}%), exposed communication {} "
                                 "({:.1f}%), collectives in flight {} ({:.1f}%)",
@@ -123,8 +124,8 @@ void NpuScenario::tables_training(systems::Summary& sum) {
   const training::Workload& w = t.workload();
   const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
   const training::NpuTimes& tm = t.loop().times(crit);
-  sum.text(fmt::format("\n  {:<20} {:>12} {:>12} {:>12} {:>14} {:>14}   (npu{}, all iterations)", "layer", "fwd",
-                       "ig", "wg", "communication", "exposed", crit));
+  sum.text(fmt::format("\n  {:<20} {:>12} {:>12} {:>12} {:>14} {:>14}   (npu{}, all iterations)", "layer", "fwd", "ig",
+                       "wg", "communication", "exposed", crit));
   const size_t shown = std::min<size_t>(w.layers.size(), 40);
   for (size_t l = 0; l < shown; ++l) {
     uint64_t comm = 0, exposed = 0;

@@ -1,0 +1,261 @@
+// Training workloads without a simulation (sw/training): ASTRA-sim 1.0 text
+// and YAML parsing (every keyword, every malformed case with its file:line),
+// and the training loop's order, overlap and exposed communication on tiny
+// hand-checked workloads against a platform whose collectives take a fixed time.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "models/core/config.h"
+#include "sw/training/loop.h"
+#include "sw/training/workload.h"
+
+using namespace fabricvp;
+using namespace fabricvp::training;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// A platform whose time is a plain event queue and whose collectives take
+/// `comm_ns` each (collectives on the same NPU do not interfere).
+class FakePlatform final : public Platform {
+ public:
+  FakePlatform(uint32_t npus, std::vector<uint32_t> dims, uint64_t comm_ns) : m_n(npus), m_dims(dims), m_comm(comm_ns) {}
+  uint32_t npus() const override { return m_n; }
+  std::vector<uint32_t> dim_sizes() const override { return m_dims; }
+  uint64_t now() const override { return m_now; }
+  void at(uint32_t, uint64_t t, std::function<void()> fn) override { m_q.push({t, m_seq++, std::move(fn)}); }
+  void collective(const Call& c, std::function<void()> done) override {
+    calls.push_back(c);
+    at(c.npu, m_now + m_comm * 1000, std::move(done));
+  }
+  void computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t) override {
+    if (npu == 0) log.push_back(fmt::format("{}:{}@{}", pass_name(pass), layer, start / 1000));
+  }
+  void communicated(const Call& c, uint64_t issue, uint64_t end) override {
+    if (c.npu == 0)
+      log.push_back(fmt::format("{}{}:{}@{}-{}", comm_name(c.comm), pass_name(c.pass), c.layer, issue / 1000, end / 1000));
+  }
+  void run() {
+    while (!m_q.empty()) {
+      Ev e = m_q.top();
+      m_q.pop();
+      m_now = e.t;
+      e.fn();
+    }
+  }
+  std::vector<Call> calls;
+  std::vector<std::string> log;
+
+ private:
+  struct Ev {
+    uint64_t t, seq;
+    std::function<void()> fn;
+    bool operator<(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  uint32_t m_n;
+  std::vector<uint32_t> m_dims;
+  uint64_t m_comm, m_now = 0, m_seq = 0;
+  std::priority_queue<Ev> m_q;
+};
+
+}  // namespace
+
+TEST(TrainingWorkload, ReadsEveryAstraKeywordAndField) {
+  test::TempDir dir;
+  const std::string data = dir.file("data.txt",
+                                    "DATA\n2\n"
+                                    "l0\t-1\t100\tNONE\t0\t200\tNONE\t0\t300\tALLREDUCE\t4096\t7\n"
+                                    "l1 -1 10 ALLGATHER 64 20 REDUCESCATTER 128 30 ALLTOALL 256 0\n");
+  Workload w = parse_astra_text(data);
+  ASSERT_EQ(w.layers.size(), 2u);
+  EXPECT_EQ(w.parallelism, Parallelism::data);
+  EXPECT_EQ(w.layers[0].pass[kWg].comm, Comm::allreduce);
+  EXPECT_EQ(w.layers[0].pass[kWg].bytes, 4096u);
+  EXPECT_EQ(w.layers[0].pass[kIg].compute_ns, 200u);
+  EXPECT_EQ(w.layers[0].update_ns, 7u);
+  EXPECT_EQ(w.layers[1].pass[kFwd].comm, Comm::allgather);
+  EXPECT_EQ(w.layers[1].pass[kIg].comm, Comm::reducescatter);
+  EXPECT_EQ(w.layers[1].pass[kWg].comm, Comm::alltoall);
+  EXPECT_EQ(w.layers[1].origin, data + ":4");
+  // The text form round-trips.
+  EXPECT_EQ(parse_astra_text(dir.file("again.txt", to_astra_text(w))).layers[1].pass[kWg].bytes, 256u);
+
+  Workload t = parse_astra_text(dir.file(
+      "tr.txt", "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 checkpoints: 1 0 checkpoint_initiates: "
+                "1 2\n3\na -1 1 NONE 0 1 NONE 0 1 NONE 0 0\nb -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n"
+                "c -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n"));
+  EXPECT_EQ(t.model_parallel_group, 4u);
+  EXPECT_EQ(t.checkpoints, std::vector<uint32_t>{0});
+  EXPECT_EQ(t.checkpoint_initiates, std::vector<uint32_t>{2});
+  Workload d = parse_astra_text(dir.file("dlrm.txt", "HYBRID_DLRM 1\n2\na -1 1 ALLTOALL 8 1 ALLTOALL 8 1 NONE 0 0\n"
+                                                     "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n"));
+  EXPECT_EQ(d.dlrm_last_bottom_layer, 1u);
+  Workload c = parse_astra_text(dir.file("cust.txt", "HYBRID_CUSTOMIZED\n2\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0 DATA\n"
+                                                     "b -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 0 MODEL\n"));
+  EXPECT_EQ(c.layers[0].parallelism, Parallelism::data);
+  EXPECT_EQ(c.layers[1].parallelism, Parallelism::model);
+  for (const char* k : {"MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "MICRO", "DISTRIBUTED_INFERENCE",
+                        "HYBRID_DLRM_ENHANCED 0", "HYBRID_TRANSFORMER model_parallel_NPU_group: 2"})
+    EXPECT_NO_THROW(parse_astra_text(dir.file("k.txt", std::string(k) + "\n1\na -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n")))
+        << k;
+}
+
+TEST(TrainingWorkload, MalformedInputIsAnErrorWithFileAndLine) {
+  test::TempDir dir;
+  const std::string ok = "a -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n";
+  struct Case {
+    std::string text, want;
+  };
+  const Case cases[] = {
+      {"DATAX\n1\n" + ok, ":1: unknown parallelism 'DATAX'"},
+      {"DATA\n2\n" + ok, ":3: the file ends where a layer name was expected"},
+      {"DATA\n1\na -1 1x NONE 0 1 NONE 0 1 NONE 0 0\n", ":3: layer a: fwd compute time: '1x' is not a non-negative"},
+      {"DATA\n1\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCE -8 0\n", ":3: layer a: wg collective size: '-8'"},
+      {"DATA\n1\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCEX 8 0\n", ":3: layer a: wg collective 'ALLREDUCEX'"},
+      {"DATA\n1\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCEALLTOALL 8 0\n", "ASTRA-sim parses it but has no way to issue it"},
+      {"DATA\n1\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 0 0\n", "a wg ALLREDUCE of 0 bytes"},
+      {"DATA\n1\n" + ok + "junk\n", ":4: 'junk' after the last of the 1 layers"},
+      {"DATA\nx\n" + ok, ":2: the number of layers: 'x'"},
+      {"HYBRID_TRANSFORMER model_parallel_NPU_group:\n1\n" + ok, ":3: the number of layers: 'a'"},
+      {"HYBRID_DLRM 5\n1\n" + ok, "DLRM_LAST_BOTTOM_LAYER 5 is not a layer"},
+      {"HYBRID_CUSTOMIZED\n1\n" + ok, "the file ends where the layer's parallelism (HYBRID_CUSTOMIZED) was expected"},
+      {"HYBRID_CUSTOMIZED\n1\na -1 1 NONE 0 1 NONE 0 1 NONE 0 0 FOO\n", ":3: layer a: parallelism 'FOO'"},
+      {"", "the file ends where the parallelism keyword was expected"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.file("bad.txt", c.text);
+    const std::string err = error_of([&] { parse_astra_text(path); });
+    EXPECT_NE(err.find(c.want), std::string::npos) << "input:\n" << c.text << "error: " << err;
+    EXPECT_EQ(err.rfind(path, 0), 0u) << err;  // starts with the file name
+  }
+  EXPECT_NE(error_of([&] { parse_astra_text(dir.path / "missing.txt"); }).find("cannot read"), std::string::npos);
+}
+
+TEST(TrainingWorkload, YamlFormHasTheSameContent) {
+  test::TempDir dir;
+  const std::string y = dir.file("w.yaml",
+                                 "workload:\n"
+                                 "  parallelism: HYBRID_TRANSFORMER\n"
+                                 "  model_parallel_npu_group: 4\n"
+                                 "  layers:\n"
+                                 "    - name: attn\n"
+                                 "      fwd: {compute_ns: 100, comm: ALLREDUCE, bytes: 64}\n"
+                                 "      ig: {compute_ns: 200, comm: ALLREDUCE, bytes: 64}\n"
+                                 "      wg: {compute_ns: 300, comm: ALLREDUCE, bytes: 4096}\n"
+                                 "      update_ns: 5\n"
+                                 "    - name: mlp\n"
+                                 "      wg: {compute_ns: 3, comm: ALLREDUCE, bytes: 8}\n");
+  Workload w = load_workload(y);
+  EXPECT_EQ(to_astra_text(w),
+            "HYBRID_TRANSFORMER model_parallel_NPU_group: 4\n2\n"
+            "attn\t-1\t100\tALLREDUCE\t64\t200\tALLREDUCE\t64\t300\tALLREDUCE\t4096\t5\n"
+            "mlp\t-1\t0\tNONE\t0\t0\tNONE\t0\t3\tALLREDUCE\t8\t0\n");
+  struct Case {
+    std::string text, want;
+  };
+  const Case cases[] = {
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wg: {compute_ns: 1x}\n", ":5: compute_ns: '1x'"},
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wg: {comm: SUM, bytes: 4}\n", ":5: layer a: wg collective 'SUM'"},
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wgt: {}\n", ":5: unknown key 'wgt'"},
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      fwd: {bytes: 4}\n", "has bytes but no collective"},
+      {"workload:\n  parallelism: DATA\n", "workload.layers must be a list"},
+      {"workload:\n  parallelism: DATA\n  layers: [\n", ":4: end of sequence flow not found"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.file("bad.yaml", c.text);
+    const std::string err = error_of([&] { load_workload(path); });
+    EXPECT_NE(err.find(c.want), std::string::npos) << c.text << "error: " << err;
+  }
+}
+
+TEST(TrainingLoop, DataParallelOverlapsWeightGradientsWithTheBackwardPass) {
+  test::TempDir dir;
+  // Two layers; every collective takes 50 ns, updates 5 ns.
+  Workload w = parse_astra_text(dir.file("w.txt",
+                                         "DATA\n2\n"
+                                         "l0 -1 10 NONE 0 20 NONE 0 30 ALLREDUCE 100 5\n"
+                                         "l1 -1 40 NONE 0 60 NONE 0 70 ALLREDUCE 100 5\n"));
+  FakePlatform p(2, {2}, 50);
+  TrainingLoop loop(w, p, 2);
+  loop.start();
+  p.run();
+  ASSERT_TRUE(loop.done());
+  // Iteration 0: fwd 0 [0,10], fwd 1 [10,50]; backward: wg 1 [50,120] -> its
+  // all-reduce at 120 (result 175), ig 1 [120,180], wg 0 [180,210] -> all-reduce
+  // 210 (result 265); layer 0 has no ig compute. (The log is in time order;
+  // a compute is logged when it starts, a collective when its result is in place.)
+  // Iteration 1: fwd 0 waits for l0's weights until 265 (exposed 55), [265,275];
+  // fwd 1 [275,315] (l1's weights were ready at 175); wg 1 [315,385] -> 385..440;
+  // ig 1 [385,445]; wg 0 [445,475] -> 475..530; the end waits until 530 (exposed 55).
+  const std::vector<std::string> want = {
+      "fwd:0@0",   "fwd:1@10",  "wg:1@50",  "ig:1@120",  "ALLREDUCEwg:1@120-175", "wg:0@180", "ALLREDUCEwg:0@210-265",
+      "fwd:0@265", "fwd:1@275", "wg:1@315", "ig:1@385",  "ALLREDUCEwg:1@385-440", "wg:0@445", "ALLREDUCEwg:0@475-530"};
+  EXPECT_EQ(p.log, want);
+  const NpuTimes& t = loop.times(0);
+  EXPECT_EQ(t.end, 530000u);
+  EXPECT_EQ(t.compute, 2 * (10 + 40 + 70 + 60 + 30) * 1000u);
+  EXPECT_EQ(t.exposed, 110000u);
+  EXPECT_EQ(t.exposed + t.compute, t.end);
+  EXPECT_EQ(t.iteration_end, (std::vector<uint64_t>{210000, 475000}));
+  EXPECT_EQ(t.layer_exposed[0][kWg], 110000u);
+  // Weight gradients span every dimension; nothing else communicates.
+  for (const Call& c : p.calls) {
+    EXPECT_EQ(c.pass, uint32_t(kWg));
+    EXPECT_EQ(c.dims, std::vector<uint32_t>{0});
+  }
+  EXPECT_EQ(p.calls.size(), 2u * 2u * 2u);  // layers x iterations x NPUs
+}
+
+TEST(TrainingLoop, HybridBlocksOnForwardAndInputGradientCollectives) {
+  test::TempDir dir;
+  // HYBRID_DATA_MODEL on 2 x 2: forward and input gradients on dimension 0, weights on dimension 1.
+  Workload w = parse_astra_text(dir.file("w.txt",
+                                         "HYBRID_DATA_MODEL\n2\n"
+                                         "l0 -1 10 ALLGATHER 64 20 REDUCESCATTER 64 30 ALLREDUCE 100 0\n"
+                                         "l1 -1 40 ALLGATHER 64 60 REDUCESCATTER 64 70 ALLREDUCE 100 0\n"));
+  FakePlatform p(4, {2, 2}, 50);
+  TrainingLoop loop(w, p, 1);
+  loop.start();
+  p.run();
+  ASSERT_TRUE(loop.done());
+  // fwd 0 [0,10], its all-gather blocks [10,60]; fwd 1 [60,100], all-gather [100,150];
+  // backward l1: ig [150,210], its reduce-scatter 210..260 (non-blocking), wg [210,280],
+  // all-reduce 280..330, wait for the ig collective (done at 260); l0: ig [280,300]
+  // (no collective for layer 0), wg [300,330], all-reduce 330..380; the end waits until 380.
+  const std::vector<std::string> want = {"fwd:0@0",  "ALLGATHERfwd:0@10-60",      "fwd:1@60",
+                                         "ALLGATHERfwd:1@100-150",           "ig:1@150",
+                                         "wg:1@210", "REDUCESCATTERig:1@210-260", "ig:0@280",
+                                         "wg:0@300", "ALLREDUCEwg:1@280-330",     "ALLREDUCEwg:0@330-380"};
+  EXPECT_EQ(p.log, want);
+  EXPECT_EQ(loop.times(0).exposed, 50000u + 50000u + 50000u);
+  EXPECT_EQ(loop.dims(0, kFwd), std::vector<uint32_t>{0});
+  EXPECT_EQ(loop.dims(0, kWg), std::vector<uint32_t>{1});
+}
+
+TEST(TrainingLoop, TransformerGroupMustEndOnADimensionBoundary) {
+  test::TempDir dir;
+  Workload w = parse_astra_text(dir.file(
+      "w.txt", "HYBRID_TRANSFORMER model_parallel_NPU_group: 8\n1\na -1 1 ALLREDUCE 8 1 ALLREDUCE 8 1 ALLREDUCE 8 0\n"));
+  FakePlatform fits(32, {4, 2, 4}, 1), splits(64, {4, 4, 4}, 1);
+  TrainingLoop ok(w, fits, 1);
+  EXPECT_EQ(ok.dims(0, kFwd), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(ok.dims(0, kWg), std::vector<uint32_t>{2});
+  const std::string err = error_of([&] { TrainingLoop bad(w, splits, 1); });
+  EXPECT_NE(err.find("model_parallel_NPU_group 8 does not end on a dimension boundary of the 4 x 4 x 4 fabric"),
+            std::string::npos)
+      << err;
+}
