@@ -140,7 +140,9 @@ void CollectiveEngine::pump() {
   while (m_first_unloaded < m_colls.size() &&
          m_colls[m_first_unloaded]->next_load >= m_colls[m_first_unloaded]->c->plan().chunks())
     ++m_first_unloaded;
-  for (uint32_t i = m_first_unloaded; i < m_colls.size(); ++i) {
+  const uint32_t ncolls = static_cast<uint32_t>(m_colls.size());
+  for (uint32_t k = m_first_unloaded; k < ncolls; ++k) {
+    const uint32_t i = m_lifo ? ncolls - 1 - (k - m_first_unloaded) : k;
     Active& a = *m_colls[i];
     const uint32_t n = a.c->plan().chunks();
     while (a.next_load < n) {
@@ -251,8 +253,10 @@ void CollectiveEngine::phase_done(ChunkRef c, uint32_t p) {
   m_backend.leave(c, p);
   if (p + 1 < a.nphases) {
     std::vector<ChunkRef>& w = m_waiting[p + 1];
-    auto before = [](const ChunkRef& x, const ChunkRef& y) {
-      return x.coll != y.coll ? x.coll < y.coll : x.chunk < y.chunk;
+    const bool lifo = m_lifo;
+    auto before = [lifo](const ChunkRef& x, const ChunkRef& y) {
+      if (x.coll != y.coll) return lifo ? x.coll > y.coll : x.coll < y.coll;
+      return x.chunk < y.chunk;
     };
     w.insert(std::upper_bound(w.begin(), w.end(), c, before), c);
   } else {

@@ -82,6 +82,8 @@ class CollectiveEngine {
 
   /// Start a collective now.
   void submit(std::shared_ptr<Collective> c);
+  /// Serve the last submitted collective first (new chunks and phase entry); default first come first served.
+  void set_lifo(bool lifo) { m_lifo = lifo; }
   /// A message is on its way here; it is complete in the input buffers at m->arrival_ps.
   void deliver(std::shared_ptr<Message> m);
 
@@ -164,6 +166,7 @@ class CollectiveEngine {
   uint64_t m_inbox_bytes = 0;
   uint32_t m_in_flight = 0;
   uint32_t m_first_unloaded = 0;  // collectives before it have every chunk loaded
+  bool m_lifo = false;
 };
 
 }  // namespace fabricvp::npu

@@ -20,13 +20,23 @@ class Npu::Cores final : public CommBackend {
     m_colls[coll] = Coll{c.request.address, c.plan().esize(), c.plan().dtype(), c.request.timing_only};
   }
 
-  bool try_enter(ChunkRef, uint32_t phase) override {
-    if (phase != 0) return true;
-    if (m_in_flight >= m_npu.comm_chunks.get()) return false;
-    ++m_in_flight;
+  bool try_enter(ChunkRef c, uint32_t phase) override {
+    const uint32_t limit = m_npu.active_chunks_per_dim.get();
+    const uint32_t dim = limit ? m_engine->collective(c.coll).plan().phase_dim(phase) : 0;
+    if (limit) {
+      if (m_dim_active.size() <= dim) m_dim_active.resize(dim + 1, 0);
+      if (m_dim_active[dim] >= limit) return false;
+    }
+    if (phase == 0) {
+      if (m_in_flight >= m_npu.comm_chunks.get()) return false;
+      ++m_in_flight;
+    }
+    if (limit) ++m_dim_active[dim];
     return true;
   }
-  void leave(ChunkRef, uint32_t) override {}
+  void leave(ChunkRef c, uint32_t phase) override {
+    if (m_npu.active_chunks_per_dim.get()) --m_dim_active[m_engine->collective(c.coll).plan().phase_dim(phase)];
+  }
   void load(ChunkRef c) override { m_engine->loaded(c); }  // the data is in memory already
 
   void send_local(ChunkRef c, std::shared_ptr<Message> m, const Span& span) override {
@@ -42,7 +52,10 @@ class Npu::Cores final : public CommBackend {
   void receive(TaskRef t, std::shared_ptr<Message> in, const Step& step, std::shared_ptr<Message> fwd) override {
     const uint64_t bytes = in->bytes;
     // The AFI RX DMA writes the message into memory (a staging buffer for a reduction).
-    const uint64_t written = m_npu.memory.access(Npu::now(), bytes, Client::afi_rx_write);
+    // The endpoint's processing of a received message (ASTRA-sim's endpoint-delay), then the AFI RX DMA
+    // writes it into memory (a staging buffer for a reduction).
+    const uint64_t written =
+        m_npu.memory.access(Npu::now() + m_npu.endpoint_delay_ns.get() * 1000, bytes, Client::afi_rx_write);
     m_npu.m_actions.at(written, [this, t, in, step, fwd] {
       const Coll& k = m_colls[t.coll];
       const uint64_t local = step.local.elems() * k.es;
@@ -57,7 +70,7 @@ class Npu::Cores final : public CommBackend {
         ++m_npu.compute.kernels;
         m_npu.compute.flops += elems;
         m_npu.compute.busy_ps += alu;
-        ready = std::max(mem_done, now + alu);
+        ready = std::max(mem_done, now + alu) + m_npu.reduction_delay_ns.get() * 1000;
         if (!k.timing_only) {
           m_tmp.resize(local);
           gather(t.coll, step.local, m_tmp.data());
@@ -126,12 +139,28 @@ class Npu::Cores final : public CommBackend {
   std::vector<Coll> m_colls;
   uint32_t m_in_flight = 0;
   std::vector<uint8_t> m_tmp;
+  std::vector<uint32_t> m_dim_active;  // chunks in a phase of each dimension (active_chunks_per_dim)
 };
 
 Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const Attach& attach)
     : core::Module(nm, "npu"),
       comm_chunks(this, "comm_chunks", 32, "chunks",
                   "baseline: chunks of a collective the NPU's communication library keeps in flight", 1u, 1u << 20),
+      active_chunks_per_dim(this, "active_chunks_per_dim", 0, "chunks",
+                            "baseline: chunks in the phases of one network dimension at once (ASTRA-sim's "
+                            "active-chunks-per-dimension); 0: no limit",
+                            0u, 1u << 20),
+      endpoint_delay_ns(
+          this, "endpoint_delay_ns", 0, "ns",
+          "baseline: processing of each received message before it is stored (ASTRA-sim's endpoint-delay)", uint64_t(0),
+          uint64_t(1) << 40),
+      reduction_delay_ns(this, "reduction_delay_ns", 0, "ns",
+                         "baseline: fixed cost added to each reduction step (ASTRA-sim's local-reduction-delay)",
+                         uint64_t(0), uint64_t(1) << 40),
+      scheduling(this, "scheduling", "fifo", "",
+                 "baseline: which collective's chunks go first: fifo (first submitted) or lifo (last submitted; "
+                 "ASTRA-sim's scheduling-policy)",
+                 {"fifo", "lifo"}),
       memory("memory"),
       compute("compute"),
       ace_cmd("ace_cmd"),
@@ -161,6 +190,7 @@ Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const A
         this, name(), m_id, m_actions, *m_cores, [this](std::shared_ptr<Message> m) { transmit(*m); },
         [this](const Collective& c) { completed(c); });
     m_cores->set_engine(*m_engine);
+    m_engine->set_lifo(scheduling.get() == "lifo");
   }
 }
 

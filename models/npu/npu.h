@@ -75,6 +75,9 @@ class Npu : public core::Module {
   ~Npu() override;
 
   core::Param<uint32_t> comm_chunks;
+  core::Param<uint32_t> active_chunks_per_dim;
+  core::Param<uint64_t> endpoint_delay_ns, reduction_delay_ns;
+  core::Param<std::string> scheduling;
 
   Memory memory;
   Compute compute;
