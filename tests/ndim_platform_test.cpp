@@ -34,7 +34,7 @@ struct CliRun {
 };
 
 CliRun run(const test::TempDir& dir, const std::string& platform, const std::string& args,
-        const std::string& sub = "out") {
+           const std::string& sub = "out") {
   CliRun out;
   out.r = test::sh("run " + platform + " -q -o " + (dir.path / sub).string() + " " + args);
   if (out.r.code == 0) out.stats = test::load_json((dir.path / sub / "stats.json").string());
@@ -77,10 +77,10 @@ TEST(NdimPlatform, EveryAlgorithmMatchesItsClosedFormOnAnIdleNetwork) {
       if (!ar && std::string(c.alg) == "doubleBinaryTree") continue;
       const std::string impl = std::string(c.alg);
       CliRun r = run(dir, p,
-                  std::string("--bytes 1MiB --workload ") + kind + " -p sys.dim0.type=" + c.type +
-                      " -p collective.allreduce_implementation=" + impl +
-                      " -p collective.reducescatter_implementation=" + impl +
-                      " -p collective.allgather_implementation=" + impl);
+                     std::string("--bytes 1MiB --workload ") + kind + " -p sys.dim0.type=" + c.type +
+                         " -p collective.allreduce_implementation=" + impl +
+                         " -p collective.reducescatter_implementation=" + impl +
+                         " -p collective.allgather_implementation=" + impl);
       ASSERT_EQ(r.r.code, 0) << r.r.out;
       EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>()) << c.type << " " << c.alg << " " << kind;
       const double want = ar ? c.allreduce_ns : c.allreduce_ns / 2;

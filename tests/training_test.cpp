@@ -33,7 +33,8 @@ std::string error_of(const std::function<void()>& f) {
 /// `comm_ns` each (collectives on the same NPU do not interfere).
 class FakePlatform final : public Platform {
  public:
-  FakePlatform(uint32_t npus, std::vector<uint32_t> dims, uint64_t comm_ns) : m_n(npus), m_dims(dims), m_comm(comm_ns) {}
+  FakePlatform(uint32_t npus, std::vector<uint32_t> dims, uint64_t comm_ns)
+      : m_n(npus), m_dims(dims), m_comm(comm_ns) {}
   uint32_t npus() const override { return m_n; }
   std::vector<uint32_t> dim_sizes() const override { return m_dims; }
   uint64_t now() const override { return m_now; }
@@ -47,7 +48,8 @@ class FakePlatform final : public Platform {
   }
   void communicated(const Call& c, uint64_t issue, uint64_t end) override {
     if (c.npu == 0)
-      log.push_back(fmt::format("{}{}:{}@{}-{}", comm_name(c.comm), pass_name(c.pass), c.layer, issue / 1000, end / 1000));
+      log.push_back(
+          fmt::format("{}{}:{}@{}-{}", comm_name(c.comm), pass_name(c.pass), c.layer, issue / 1000, end / 1000));
   }
   void run() {
     while (!m_q.empty()) {
@@ -94,18 +96,21 @@ TEST(TrainingWorkload, ReadsEveryAstraKeywordAndField) {
   // The text form round-trips.
   EXPECT_EQ(parse_astra_text(dir.file("again.txt", to_astra_text(w))).layers[1].pass[kWg].bytes, 256u);
 
-  Workload t = parse_astra_text(dir.file(
-      "tr.txt", "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 checkpoints: 1 0 checkpoint_initiates: "
-                "1 2\n3\na -1 1 NONE 0 1 NONE 0 1 NONE 0 0\nb -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n"
-                "c -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n"));
+  Workload t = parse_astra_text(
+      dir.file("tr.txt",
+               "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 checkpoints: 1 0 checkpoint_initiates: "
+               "1 2\n3\na -1 1 NONE 0 1 NONE 0 1 NONE 0 0\nb -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n"
+               "c -1 1 NONE 0 1 NONE 0 1 NONE 0 0\n"));
   EXPECT_EQ(t.model_parallel_group, 4u);
   EXPECT_EQ(t.checkpoints, std::vector<uint32_t>{0});
   EXPECT_EQ(t.checkpoint_initiates, std::vector<uint32_t>{2});
-  Workload d = parse_astra_text(dir.file("dlrm.txt", "HYBRID_DLRM 1\n2\na -1 1 ALLTOALL 8 1 ALLTOALL 8 1 NONE 0 0\n"
-                                                     "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n"));
+  Workload d = parse_astra_text(dir.file("dlrm.txt",
+                                         "HYBRID_DLRM 1\n2\na -1 1 ALLTOALL 8 1 ALLTOALL 8 1 NONE 0 0\n"
+                                         "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0\n"));
   EXPECT_EQ(d.dlrm_last_bottom_layer, 1u);
-  Workload c = parse_astra_text(dir.file("cust.txt", "HYBRID_CUSTOMIZED\n2\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0 DATA\n"
-                                                     "b -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 0 MODEL\n"));
+  Workload c = parse_astra_text(dir.file("cust.txt",
+                                         "HYBRID_CUSTOMIZED\n2\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 8 0 DATA\n"
+                                         "b -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 0 MODEL\n"));
   EXPECT_EQ(c.layers[0].parallelism, Parallelism::data);
   EXPECT_EQ(c.layers[1].parallelism, Parallelism::model);
   for (const char* k : {"MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "MICRO", "DISTRIBUTED_INFERENCE",
@@ -168,10 +173,13 @@ TEST(TrainingWorkload, YamlFormHasTheSameContent) {
     std::string text, want;
   };
   const Case cases[] = {
-      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wg: {compute_ns: 1x}\n", ":5: compute_ns: '1x'"},
-      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wg: {comm: SUM, bytes: 4}\n", ":5: layer a: wg collective 'SUM'"},
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wg: {compute_ns: 1x}\n",
+       ":5: compute_ns: '1x'"},
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wg: {comm: SUM, bytes: 4}\n",
+       ":5: layer a: wg collective 'SUM'"},
       {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      wgt: {}\n", ":5: unknown key 'wgt'"},
-      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      fwd: {bytes: 4}\n", "has bytes but no collective"},
+      {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      fwd: {bytes: 4}\n",
+       "has bytes but no collective"},
       {"workload:\n  parallelism: DATA\n", "workload.layers must be a list"},
       {"workload:\n  parallelism: DATA\n  layers: [\n", ":4: end of sequence flow not found"},
   };
@@ -202,8 +210,8 @@ TEST(TrainingLoop, DataParallelOverlapsWeightGradientsWithTheBackwardPass) {
   // fwd 1 [275,315] (l1's weights were ready at 175); wg 1 [315,385] -> 385..440;
   // ig 1 [385,445]; wg 0 [445,475] -> 475..530; the end waits until 530 (exposed 55).
   const std::vector<std::string> want = {
-      "fwd:0@0",   "fwd:1@10",  "wg:1@50",  "ig:1@120",  "ALLREDUCEwg:1@120-175", "wg:0@180", "ALLREDUCEwg:0@210-265",
-      "fwd:0@265", "fwd:1@275", "wg:1@315", "ig:1@385",  "ALLREDUCEwg:1@385-440", "wg:0@445", "ALLREDUCEwg:0@475-530"};
+      "fwd:0@0",   "fwd:1@10",  "wg:1@50",  "ig:1@120", "ALLREDUCEwg:1@120-175", "wg:0@180", "ALLREDUCEwg:0@210-265",
+      "fwd:0@265", "fwd:1@275", "wg:1@315", "ig:1@385", "ALLREDUCEwg:1@385-440", "wg:0@445", "ALLREDUCEwg:0@475-530"};
   EXPECT_EQ(p.log, want);
   const NpuTimes& t = loop.times(0);
   EXPECT_EQ(t.end, 530000u);
@@ -236,10 +244,17 @@ TEST(TrainingLoop, HybridBlocksOnForwardAndInputGradientCollectives) {
   // backward l1: ig [150,210], its reduce-scatter 210..260 (non-blocking), wg [210,280],
   // all-reduce 280..330, wait for the ig collective (done at 260); l0: ig [280,300]
   // (no collective for layer 0), wg [300,330], all-reduce 330..380; the end waits until 380.
-  const std::vector<std::string> want = {"fwd:0@0",  "ALLGATHERfwd:0@10-60",      "fwd:1@60",
-                                         "ALLGATHERfwd:1@100-150",           "ig:1@150",
-                                         "wg:1@210", "REDUCESCATTERig:1@210-260", "ig:0@280",
-                                         "wg:0@300", "ALLREDUCEwg:1@280-330",     "ALLREDUCEwg:0@330-380"};
+  const std::vector<std::string> want = {"fwd:0@0",
+                                         "ALLGATHERfwd:0@10-60",
+                                         "fwd:1@60",
+                                         "ALLGATHERfwd:1@100-150",
+                                         "ig:1@150",
+                                         "wg:1@210",
+                                         "REDUCESCATTERig:1@210-260",
+                                         "ig:0@280",
+                                         "wg:0@300",
+                                         "ALLREDUCEwg:1@280-330",
+                                         "ALLREDUCEwg:0@330-380"};
   EXPECT_EQ(p.log, want);
   EXPECT_EQ(loop.times(0).exposed, 50000u + 50000u + 50000u);
   EXPECT_EQ(loop.dims(0, kFwd), std::vector<uint32_t>{0});
@@ -249,7 +264,8 @@ TEST(TrainingLoop, HybridBlocksOnForwardAndInputGradientCollectives) {
 TEST(TrainingLoop, TransformerGroupMustEndOnADimensionBoundary) {
   test::TempDir dir;
   Workload w = parse_astra_text(dir.file(
-      "w.txt", "HYBRID_TRANSFORMER model_parallel_NPU_group: 8\n1\na -1 1 ALLREDUCE 8 1 ALLREDUCE 8 1 ALLREDUCE 8 0\n"));
+      "w.txt",
+      "HYBRID_TRANSFORMER model_parallel_NPU_group: 8\n1\na -1 1 ALLREDUCE 8 1 ALLREDUCE 8 1 ALLREDUCE 8 0\n"));
   FakePlatform fits(32, {4, 2, 4}, 1), splits(64, {4, 4, 4}, 1);
   TrainingLoop ok(w, fits, 1);
   EXPECT_EQ(ok.dims(0, kFwd), (std::vector<uint32_t>{0, 1}));
