@@ -8,6 +8,7 @@
 #include "models/core/config.h"
 #include "models/core/units.h"
 #include "runtime/driver.h"
+#include "sw/training/astra.h"
 #include "tools/fabricvp/commands.h"
 
 namespace {
@@ -16,7 +17,7 @@ using namespace fabricvp;
 
 struct CliRun {
   systems::RunOptions opt;
-  std::string bytes = "64MiB", dtype = "fp32", window, ber, burst;
+  std::string bytes = "64MiB", dtype = "fp32", window, ber, burst, astra_system;
 };
 
 int run_cli(CliRun& c) {
@@ -26,6 +27,15 @@ int run_cli(CliRun& c) {
     if (!core::parse_dtype(c.dtype, opt.dtype))
       throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16 or int32", c.dtype));
     if (!c.ber.empty()) opt.overrides.insert(opt.overrides.begin(), "sys.phy.ber=" + c.ber);
+    if (!c.astra_system.empty()) {
+      // ASTRA-sim's system file: its settings go before the -p overrides (which win).
+      const training::astra::System s = training::astra::read_system(c.astra_system);
+      for (size_t i = 0; i < s.overrides.size(); ++i)
+        opt.overrides.insert(opt.overrides.begin() + static_cast<long>(i),
+                             s.overrides[i].first + "=" + s.overrides[i].second);
+      for (const std::string& i : s.ignored)
+        fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", c.astra_system, i);
+    }
     if (!c.burst.empty()) {
       const auto colon = c.burst.find(':');
       opt.overrides.insert(opt.overrides.begin(), "sys.phy.burst_rate=" + c.burst.substr(0, colon));
@@ -67,6 +77,10 @@ const cli::Command run_cmd([](CLI::App& app) {
                   "run hand-written programs <DIR>/<chip name>.s instead of a collective");
   run->add_option("--seed,-s", opt.seed, "random seed (inputs; every random stream derives from it)");
   run->add_option("--out,-o", opt.out_dir, "output directory (stats.json, config.yaml, programs/, trace.json)");
+  run->add_option("--system", c->astra_system,
+                  "NPU fabrics: an ASTRA-sim system file (1.0 text or 2.x JSON): scheduling, chunks, algorithms per "
+                  "dimension (docs/workloads.md)")
+      ->check(CLI::ExistingFile);
   run->add_flag("--trace", opt.trace, "write a Perfetto/Chrome trace to <out>/trace.json");
   run->add_option("--trace-window", c->window, "only trace [from:to], e.g. 0:10us");
   run->add_option("-p,--param", opt.overrides, "override a parameter: key=value (glob '*' allowed)");
