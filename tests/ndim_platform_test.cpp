@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -39,6 +41,11 @@ CliRun run(const test::TempDir& dir, const std::string& platform, const std::str
   out.r = test::sh("run " + platform + " -q -o " + (dir.path / sub).string() + " " + args);
   if (out.r.code == 0) out.stats = test::load_json((dir.path / sub / "stats.json").string());
   return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 }  // namespace
@@ -180,4 +187,86 @@ TEST(NdimPlatform, TrainingWorkloadRunsWithOutputsAndIsDeterministic) {
   rows = 0;
   while (std::getline(links, line)) ++rows;
   EXPECT_EQ(rows, 1u + 2 * 288);
+}
+
+TEST(NdimPlatform, AstraNetworkAndSystemFilesConvertAndRun) {
+  test::TempDir dir;
+  const std::string net = dir.file("net.yml",
+                                   "topology: [ Ring, FullyConnected, Switch ]\n"
+                                   "npus_count: [ 4, 2, 2 ]\n"
+                                   "bandwidth: [ 50, 50, 25 ]  # GB/s (2^30 bytes)\n"
+                                   "latency: [ 500, 500, 700 ]  # ns\n");
+  const std::string sys = dir.file("sys.json",
+                                   "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,"
+                                   " \"active-chunks-per-dimension\": 2, \"preferred-dataset-splits\": 4,"
+                                   " \"all-reduce-implementation\": [\"ring\", \"direct\", \"halvingDoubling\"],"
+                                   " \"collective-optimization\": \"localBWAware\", \"boost-mode\": 0}");
+  const std::string out = (dir.path / "p.yaml").string();
+  test::Result c = test::sh("convert astra --network " + net + " --system " + sys + " -o " + out);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("boost-mode: 0 (not modeled by fabricvp, ignored)"), std::string::npos) << c.out;
+  CliRun r = run(dir, out, "--bytes 1MiB");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+  EXPECT_EQ(r.stats["workload"]["chunks"], 4);
+  EXPECT_EQ(r.stats["workload"]["phases"],
+            "reduce-scatter ring dim0, reduce-scatter direct dim1, reduce-scatter halvingDoubling dim2 step 0, "
+            "all-gather halvingDoubling dim2 step 0, all-gather direct dim1, all-gather ring dim0");
+  EXPECT_GT(r.stats["sys"]["dim0"]["link0_1_0"]["a_to_b"]["bytes"].get<uint64_t>(), 0u);
+  // ASTRA-sim's GB/s are 2^30 bytes/s.
+  const std::string platform = slurp(out);
+  EXPECT_NE(platform.find("GBps: 53.6870912"), std::string::npos) << platform;
+  EXPECT_NE(platform.find("scheduling: lifo"), std::string::npos) << platform;
+  // 1.0 JSON: links-count per NPU (a Ring's over its two directions).
+  const std::string net1 = dir.file("net.json",
+                                    "{\"topology-name\": \"Hierarchical\", \"topologies-per-dim\": [\"Ring\", "
+                                    "\"Switch\"], \"units-count\": [4, 4], \"links-count\": [4, 1],"
+                                    " \"link-bandwidth\": [200, 25], \"link-latency\": [90, 200]}");
+  c = test::sh("convert astra --network " + net1 + " -o " + out);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(slurp(out).find("dim0: {type: Ring, npus: 4, links: 2, GBps: 200"), std::string::npos);
+  // The 1.0 text system file.
+  const std::string sys1 = dir.file("sys.txt",
+                                    "scheduling-policy: FIFO\nendpoint-delay: 10\npreferred-dataset-splits: 8\n"
+                                    "all-reduce-implementation: ring_ring\ncollective-optimization: baseline\n");
+  r = run(dir, out, "--bytes 1MiB --system " + sys1, "txt");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_EQ(r.stats["workload"]["chunks"], 8);
+  // Errors name the file and key.
+  struct Case {
+    std::string file, text, want;
+  };
+  const Case cases[] = {
+      {"bad.yml", "topology: [ Ring, Torus ]\nnpus_count: [4, 4]\nbandwidth: [1, 1]\nlatency: [1, 1]\n",
+       "bad.yml:1: topology 'Torus'"},
+      {"bad.yml", "topology: [ Ring ]\nnpus_count: [4, 4]\nbandwidth: [1]\nlatency: [1]\n", "one entry per dimension"},
+      {"bad.yml", "topology: [ Ring ]\nnpus_count: [4x]\nbandwidth: [1]\nlatency: [1]\n", "'4x' is not"},
+      {"bad.txt", "scheduling-policy: EXPLICIT\n", "bad.txt:1: scheduling-policy 'EXPLICIT'"},
+      {"bad.txt", "all-reduce-implementation: oneRing\n", "flattened"},
+      {"bad.txt", "flux-capacitor: 1\n", "bad.txt:1: unknown system key 'flux-capacitor'"},
+  };
+  for (const Case& k : cases) {
+    const std::string f = dir.file(k.file, k.text);
+    const bool is_net = k.file.find(".yml") != std::string::npos;
+    c = test::sh("convert astra --network " + (is_net ? f : net) + (is_net ? "" : " --system " + f) + " -o " + out);
+    EXPECT_EQ(c.code, 1) << c.out;
+    EXPECT_NE(c.out.find(k.want), std::string::npos) << c.out;
+  }
+}
+
+TEST(NdimPlatform, ShippedWorkloadsRunAndTheValidationMatchesItsModel) {
+  test::TempDir dir;
+  const std::string p = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  for (const char* w : {"dlrm.yaml", "resnet50.yaml"}) {
+    CliRun r = run(dir, p, std::string("--workload ") + FABRICVP_SOURCE_DIR + "/sw/workloads/" + w, w);
+    ASSERT_EQ(r.r.code, 0) << r.r.out;
+    const auto& s = r.stats["workload"];
+    EXPECT_EQ(s["compute_ps"].get<uint64_t>() + s["exposed_comm_ps"].get<uint64_t>(), s["total_ps"].get<uint64_t>());
+    EXPECT_GT(s["collectives"].get<uint64_t>(), 0u) << w;
+  }
+  test::Result e = test::sh("experiment astra-validate --quick -o " + (dir.path / "e").string());
+  ASSERT_EQ(e.code, 0) << e.out;
+  const nlohmann::json j = test::load_json((dir.path / "e" / "astra-validate.json").string());
+  EXPECT_LT(j["max_difference_1chunk"].get<double>(), 0.001);
+  EXPECT_EQ(j["points"].size(), 6u);
 }
