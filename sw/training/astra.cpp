@@ -70,9 +70,10 @@ Network read_yaml(const std::string& path) {
   };
   const auto topo = list("topology"), npus = list("npus_count"), bw = list("bandwidth"), lat = list("latency");
   if (npus.size() != topo.size() || bw.size() != topo.size() || lat.size() != topo.size())
-    throw core::ConfigError(fmt::format("{}: topology, npus_count, bandwidth and latency must have one entry per "
-                                        "dimension (they have {}, {}, {}, {})",
-                                        path, topo.size(), npus.size(), bw.size(), lat.size()));
+    throw core::ConfigError(
+        fmt::format("{}: topology, npus_count, bandwidth and latency must have one entry per "
+                    "dimension (they have {}, {}, {}, {})",
+                    path, topo.size(), npus.size(), bw.size(), lat.size()));
   for (size_t d = 0; d < topo.size(); ++d) {
     NetworkDim nd;
     nd.type = topo[d].second;
@@ -81,7 +82,8 @@ Network read_yaml(const std::string& path) {
           fmt::format("{}: topology '{}' (Ring, FullyConnected, Switch)", topo[d].first, topo[d].second));
     nd.npus = static_cast<uint32_t>(whole(npus[d].first, "npus_count", npus[d].second));
     if (nd.npus < 2)
-      throw core::ConfigError(fmt::format("{}: npus_count {}: a dimension needs at least 2 NPUs", npus[d].first, nd.npus));
+      throw core::ConfigError(
+          fmt::format("{}: npus_count {}: a dimension needs at least 2 NPUs", npus[d].first, nd.npus));
     nd.GBps = number(bw[d].first, "bandwidth", bw[d].second) * kGiB / 1e9;
     nd.latency_ns = number(lat[d].first, "latency", lat[d].second);
     if (nd.GBps <= 0) throw core::ConfigError(fmt::format("{}: bandwidth must be positive", bw[d].first));
@@ -123,13 +125,13 @@ Network read_json(const std::string& path) {
   for (size_t d = 0; d < D; ++d) {
     NetworkDim nd;
     if (!topo[d].is_string() || !known_type(topo[d].get<std::string>()))
-      throw core::ConfigError(fmt::format("{}: \"topologies-per-dim\"[{}]: {} (Ring, FullyConnected, Switch)", path, d,
-                                          topo[d].dump()));
+      throw core::ConfigError(
+          fmt::format("{}: \"topologies-per-dim\"[{}]: {} (Ring, FullyConnected, Switch)", path, d, topo[d].dump()));
     nd.type = topo[d].get<std::string>();
     const double u = num(units[d], "units-count", d), l = num(links[d], "links-count", d);
     if (u != std::floor(u) || u < 2 || l != std::floor(l) || l < 1)
-      throw core::ConfigError(fmt::format("{}: dimension {}: units-count {} and links-count {} must be whole, >= 2 and >= 1",
-                                          path, d, u, l));
+      throw core::ConfigError(fmt::format(
+          "{}: dimension {}: units-count {} and links-count {} must be whole, >= 2 and >= 1", path, d, u, l));
     nd.npus = static_cast<uint32_t>(u);
     uint64_t per = static_cast<uint64_t>(l);
     if (nd.type == "Ring") {
@@ -162,9 +164,9 @@ std::string algorithm(const std::string& where, const std::string& key, const st
         "direct, halvingDoubling or doubleBinaryTree per dimension)",
         where, key, name));
   if (name.rfind("direct", 0) == 0 || name.rfind("oneDirect", 0) == 0)
-    throw core::ConfigError(fmt::format(
-        "{}: {}: '{}': a direct algorithm with a window of messages in flight is not modeled (use direct)", where,
-        key, name));
+    throw core::ConfigError(
+        fmt::format("{}: {}: '{}': a direct algorithm with a window of messages in flight is not modeled (use direct)",
+                    where, key, name));
   throw core::ConfigError(fmt::format(
       "{}: {}: unknown algorithm '{}' (ring, direct, halvingDoubling, doubleBinaryTree)", where, key, name));
 }
@@ -178,7 +180,8 @@ void apply(System& s, const std::string& where, const std::string& key, const st
   if (key == "scheduling-policy") {
     const std::string& v = one();
     if (v != "LIFO" && v != "FIFO")
-      throw core::ConfigError(fmt::format("{}: scheduling-policy '{}' (LIFO or FIFO; EXPLICIT is not modeled)", where, v));
+      throw core::ConfigError(
+          fmt::format("{}: scheduling-policy '{}' (LIFO or FIFO; EXPLICIT is not modeled)", where, v));
     set("sys.npu*.scheduling", v == "LIFO" ? "lifo" : "fifo");
   } else if (key == "endpoint-delay") {
     set("sys.npu*.endpoint_delay_ns", std::to_string(whole(where, key, one())));
@@ -206,16 +209,17 @@ void apply(System& s, const std::string& where, const std::string& key, const st
     set(param, list);
   } else if (key == "intra-dimension-scheduling") {
     if (one() != "FIFO")
-      throw core::ConfigError(fmt::format("{}: intra-dimension-scheduling '{}': fabricvp schedules chunks FIFO within "
-                                          "a dimension",
-                                          where, one()));
+      throw core::ConfigError(
+          fmt::format("{}: intra-dimension-scheduling '{}': fabricvp schedules chunks FIFO within "
+                      "a dimension",
+                      where, one()));
   } else if (key == "inter-dimension-scheduling") {
     if (one() != "baseline" && one() != "ascending")
       throw core::ConfigError(fmt::format(
           "{}: inter-dimension-scheduling '{}': fabricvp takes the dimensions in order (baseline)", where, one()));
-  } else if (key == "boost-mode" || key == "L" || key == "o" || key == "g" || key == "G" ||
-             key == "model-shared-bus" || key == "seprate-log" || key == "gap-denominator" || key == "peak-perf" ||
-             key == "roofline-enabled" || key == "trace-enabled" || key == "replay-only") {
+  } else if (key == "boost-mode" || key == "L" || key == "o" || key == "g" || key == "G" || key == "model-shared-bus" ||
+             key == "seprate-log" || key == "gap-denominator" || key == "peak-perf" || key == "roofline-enabled" ||
+             key == "trace-enabled" || key == "replay-only") {
     std::string v;
     for (const std::string& x : values) v += (v.empty() ? "" : ",") + x;
     s.ignored.push_back(fmt::format("{}: {}", key, v));
@@ -313,8 +317,7 @@ System read_system(const std::string& path) {
     std::string key, value;
     if (!(ss >> key)) continue;
     const std::string where = fmt::format("{}:{}", path, n);
-    if (key.back() != ':')
-      throw core::ConfigError(fmt::format("{}: expected 'key: value', got '{}'", where, line));
+    if (key.back() != ':') throw core::ConfigError(fmt::format("{}: expected 'key: value', got '{}'", where, line));
     key.pop_back();
     if (!(ss >> value)) throw core::ConfigError(fmt::format("{}: {}: no value", where, key));
     std::string extra;

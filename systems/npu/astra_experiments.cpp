@@ -66,9 +66,10 @@ std::string platform(const Setup& s) {
         s.alltoall ? "FullyConnected" : "Ring", s.n[d], s.links, kGBps, kLatNs, kEff);
   // The reductions through memory are made fast: the study is about the network.
   y += "  npu*:\n    memory: {GBps: 1000000}\n    compute: {vector_tflops: 1000000}\n";
-  y += fmt::format("ace: {{model: none}}\ncollective:\n  algorithm: baseline\n  allreduce_implementation: {}\n"
-                   "  align_elems: 1\n",
-                   s.algorithm);
+  y += fmt::format(
+      "ace: {{model: none}}\ncollective:\n  algorithm: baseline\n  allreduce_implementation: {}\n"
+      "  align_elems: 1\n",
+      s.algorithm);
   return y;
 }
 
@@ -89,9 +90,9 @@ int astra_validate(const ExperimentOptions& opt) {
     std::ofstream(file) << platform(setups[i]);
     for (uint64_t b : sizes)
       for (uint32_t c : kChunks)
-        jobs.push_back(run_job((dir / fmt::format("setup{}_{}_c{}", i, size_name(b), c)).string(),
-                               {file, "--bytes", std::to_string(b), "--timing-only", "-p",
-                                fmt::format("collective.chunks={}", c)}));
+        jobs.push_back(run_job(
+            (dir / fmt::format("setup{}_{}_c{}", i, size_name(b), c)).string(),
+            {file, "--bytes", std::to_string(b), "--timing-only", "-p", fmt::format("collective.chunks={}", c)}));
   }
   run_jobs(jobs, opt.jobs);
   fmt::print(
@@ -135,8 +136,8 @@ int astra_validate(const ExperimentOptions& opt) {
 }
 
 const bool registered = systems::register_experiment(
-    {"astra-validate",
-     "seed 001 §V: all-reduce on the 1-D/2-D/3-D setups vs the closed-form model of each algorithm", astra_validate});
+    {"astra-validate", "seed 001 §V: all-reduce on the 1-D/2-D/3-D setups vs the closed-form model of each algorithm",
+     astra_validate});
 
 }  // namespace
 

@@ -45,7 +45,8 @@ int convert(const Options& o) {
     training::astra::System s;
     if (!o.system.empty()) s = training::astra::read_system(o.system);
     write(o.out, training::astra::platform_yaml(n, s.overrides));
-    for (const std::string& i : s.ignored) fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", o.system, i);
+    for (const std::string& i : s.ignored)
+      fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", o.system, i);
     if (!o.out.empty() && o.out != "-")
       fmt::print(stderr, "wrote {}: {} dimensions from {} ({}){}\n", o.out, n.dims.size(), n.file, n.format,
                  o.system.empty() ? "" : fmt::format(", {} settings from {}", s.overrides.size(), o.system));
@@ -60,8 +61,11 @@ const cli::Command convert_cmd([](CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* sub = app.add_subcommand("convert", "convert other simulators' input files");
   sub->require_subcommand(1);
-  auto* astra = sub->add_subcommand("astra", "ASTRA-sim inputs: network (+ system) -> platform file; YAML workload -> 1.0 text");
-  astra->add_option("--network", o->network, "network file: 2.x YAML (topology, npus_count, bandwidth, latency) or 1.0 JSON")
+  auto* astra =
+      sub->add_subcommand("astra", "ASTRA-sim inputs: network (+ system) -> platform file; YAML workload -> 1.0 text");
+  astra
+      ->add_option("--network", o->network,
+                   "network file: 2.x YAML (topology, npus_count, bandwidth, latency) or 1.0 JSON")
       ->check(CLI::ExistingFile);
   astra->add_option("--system", o->system, "system file: 1.0 'key: value' text or 2.x JSON")->check(CLI::ExistingFile);
   astra->add_option("--workload", o->workload, "a workload in fabricvp's YAML form, written as ASTRA-sim 1.0 text")
