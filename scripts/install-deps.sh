@@ -21,6 +21,8 @@ packages=(
   gcc-riscv64-unknown-elf       # RISC-V cross compiler: ISA tests, programs, packet handlers
   picolibc-riscv64-unknown-elf  # C library for handlers
   qemu-system-misc      # qemu-system-riscv32: the reference the ISS is tested against
+  libprotobuf-dev       # Chakra execution traces (ASTRA-sim 2.x workloads)
+  protobuf-compiler     # protoc for the Chakra schema
 )
 
 missing=()

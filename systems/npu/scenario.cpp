@@ -92,7 +92,7 @@ void NpuScenario::finish() {
   if (m_train) {
     if (hw_ok) m_train->finish();
     uint64_t end = 0;
-    for (uint32_t n = 0; n < m_sys->npus.size(); ++n) end = std::max(end, m_train->loop().times(n).end);
+    for (uint32_t n = 0; n < m_sys->npus.size(); ++n) end = std::max(end, m_train->times(n).end);
     m_completion = end;
     m_end = hw_ok ? end : sc_core::sc_time_stamp().value();
     core::set_stats_end(m_end);

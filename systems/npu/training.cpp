@@ -32,8 +32,16 @@ uint32_t mask_of(const std::vector<uint32_t>& dims) {
 }  // namespace
 
 TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iterations, core::Dtype dtype)
-    : m_sys(sys), m_w(training::load_workload(file)), m_iterations(iterations), m_dtype(dtype) {
-  m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
+    : m_sys(sys), m_iterations(iterations), m_dtype(dtype) {
+  if (training::chakra_prefix(file) != file || (file.size() > 3 && file.compare(file.size() - 3, 3, ".et") == 0)) {
+    if (iterations != 1)
+      throw core::ConfigError("--iterations: a Chakra trace is one run of its graph (its iterations are in it)");
+    m_w.file = training::chakra_prefix(file);
+    m_graph = std::make_unique<training::GraphRun>(training::read_chakra(file, npus()), *this);
+  } else {
+    m_w = training::load_workload(file);
+    m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
+  }
   auto& tr = core::Context::get().trace();
   if (tr.enabled()) {
     m_trace_pid = tr.process("workload");
@@ -115,14 +123,18 @@ void TrainingRun::collective(const training::Call& call, std::function<void()> d
   m_sys.npus[call.npu]->submit(req, [done](const npu::Collective&) { done(); });
 }
 
+std::string TrainingRun::name_of(const training::Call& c) const {
+  return m_graph ? fmt::format("collective{}", c.layer) : m_w.layers[c.layer].name;
+}
+
 void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
   npu::Compute& c = m_sys.npus[npu]->compute;
   ++c.kernels;
   c.busy_ps += end - start;
   auto& tr = core::Context::get().trace();
   if (m_trace_pid && tr.in_window(start, end))
-    tr.span(m_trace_pid, 2 * npu + 1, training::pass_name(pass), "compute", start, end - start,
-            fmt::format(R"("layer":"{}")", m_w.layers[layer].name));
+    tr.span(m_trace_pid, 2 * npu + 1, m_graph ? "compute" : training::pass_name(pass), "compute", start, end - start,
+            fmt::format(R"("node":"{}")", m_graph ? m_graph->graphs()[npu].nodes[layer].name : m_w.layers[layer].name));
 }
 
 void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint64_t end) {
@@ -139,19 +151,20 @@ void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint6
     tr.span(m_trace_pid, 2 * call.npu + 2,
             fmt::format("{} {}", training::pass_name(call.pass), training::comm_name(call.comm)).c_str(), "collective",
             issue, end - issue,
-            fmt::format(R"("layer":"{}","bytes":{},"iteration":{})", m_w.layers[call.layer].name, call.bytes,
-                        call.iteration));
+            fmt::format(R"("layer":"{}","bytes":{},"iteration":{})", name_of(call), call.bytes, call.iteration));
 }
 
 void TrainingRun::finish() {
-  if (!m_loop->done())
+  if (m_graph && !m_graph->done())
+    throw std::logic_error(fmt::format("the Chakra graphs ended unfinished: {}", m_graph->progress()));
+  if (m_loop && !m_loop->done())
     throw std::logic_error(
         fmt::format("the training loop ended unfinished (a deadlock in the collectives): {}", m_loop->progress()));
   for (const CollectiveRecord* r : m_order)
     if (r->members_done != r->group_size)
-      throw std::logic_error(fmt::format("layer {} {} collective of iteration {}: {} of {} members completed",
-                                         m_w.layers[r->layer].name, training::pass_name(r->pass), r->iteration,
-                                         r->members_done, r->group_size));
+      throw std::logic_error(fmt::format("{} {} collective of iteration {}: {} of {} members completed",
+                                         m_graph ? fmt::format("collective{}", r->layer) : m_w.layers[r->layer].name,
+                                         training::pass_name(r->pass), r->iteration, r->members_done, r->group_size));
 }
 
 std::vector<const CollectiveRecord*> TrainingRun::records() const { return m_order; }
@@ -163,9 +176,10 @@ void TrainingRun::write_collectives_csv(const std::string& path) const {
        "algorithm\n";
   for (const CollectiveRecord* r : m_order)
     f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r->iteration, r->layer,
-                     m_w.layers[r->layer].name, training::pass_name(r->pass), training::comm_name(r->comm), r->bytes,
-                     r->simulated_bytes, m_groups.empty() ? 0 : r->group, r->group_size, r->issue_ps, r->end_ps,
-                     r->end_ps - r->issue_ps, r->chunks, r->algorithm);
+                     m_graph ? fmt::format("collective{}", r->layer) : m_w.layers[r->layer].name,
+                     training::pass_name(r->pass), training::comm_name(r->comm), r->bytes, r->simulated_bytes,
+                     m_groups.empty() ? 0 : r->group, r->group_size, r->issue_ps, r->end_ps, r->end_ps - r->issue_ps,
+                     r->chunks, r->algorithm);
 }
 
 void TrainingRun::write_links_csv(const std::string& path) const {

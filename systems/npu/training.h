@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sw/training/chakra.h"
 #include "sw/training/loop.h"
 #include "sw/training/workload.h"
 #include "systems/npu/system.h"
@@ -33,7 +34,19 @@ class TrainingRun final : public training::Platform {
  public:
   TrainingRun(System& sys, const std::string& workload_file, uint32_t iterations, core::Dtype dtype);
   ~TrainingRun() override;
-  void start() { m_loop->start(); }
+  void start() {
+    if (m_graph)
+      m_graph->start();
+    else
+      m_loop->start();
+  }
+  /// A Chakra trace (a graph per NPU) rather than a layer-wise workload.
+  bool is_graph() const { return m_graph != nullptr; }
+  const training::GraphRun& graph() const { return *m_graph; }
+  /// Times of one NPU (either kind of workload).
+  const training::NpuTimes& times(uint32_t npu) const { return m_graph ? m_graph->times(npu) : m_loop->times(npu); }
+  /// A collective's name in records and traces.
+  std::string name_of(const training::Call& c) const;
   /// Throws std::logic_error with what is unfinished if the loop did not end.
   void finish();
 
@@ -70,6 +83,7 @@ class TrainingRun final : public training::Platform {
   uint32_t m_iterations;
   core::Dtype m_dtype;
   std::unique_ptr<training::TrainingLoop> m_loop;
+  std::unique_ptr<training::GraphRun> m_graph;
   std::map<uint32_t, Groups> m_groups;                                                              // by dims mask
   std::map<PlanKey, std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>> m_plans;  // [group][rank]
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, CollectiveRecord> m_records;  // (it, layer, pass, group)

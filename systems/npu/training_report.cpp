@@ -17,7 +17,7 @@ namespace {
 uint32_t critical_npu(const TrainingRun& t, uint32_t npus) {
   uint32_t best = 0;
   for (uint32_t n = 1; n < npus; ++n)
-    if (t.loop().times(n).end > t.loop().times(best).end) best = n;
+    if (t.times(n).end > t.times(best).end) best = n;
   return best;
 }
 
@@ -29,7 +29,7 @@ void NpuScenario::report_training() {
   const TrainingRun& t = *m_train;
   const training::Workload& w = t.workload();
   const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
-  const training::NpuTimes& tm = t.loop().times(crit);
+  const training::NpuTimes& tm = t.times(crit);
   auto num = [&](const char* group, const std::string& leaf, const char* unit, const char* desc, uint64_t v) {
     m_extra_num.emplace_back(nullptr, group, m_names.emplace_back(leaf).c_str(), unit, desc);
     m_extra_num.back().set(v);
@@ -42,11 +42,19 @@ void NpuScenario::report_training() {
     m_extra_dbl.emplace_back(nullptr, group, m_names.emplace_back(leaf).c_str(), unit, desc);
     m_extra_dbl.back().set(v);
   };
-  str("workload", "kind", "what ran", "training");
-  str("workload", "file", "the workload file", w.file);
-  str("workload", "parallelism", "ASTRA-sim parallelism strategy", training::parallelism_name(w.parallelism));
-  num("workload", "layers", "layers", "layers of the model", w.layers.size());
-  num("workload", "iterations", "iterations", "training iterations simulated", t.iterations());
+  if (t.is_graph()) {
+    str("workload", "kind", "what ran", "chakra");
+    str("workload", "file", "the Chakra traces' prefix (<prefix>.<npu>.et)", w.file);
+    uint64_t nodes = 0;
+    for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
+    num("workload", "nodes", "nodes", "nodes of every NPU's graph", nodes);
+  } else {
+    str("workload", "kind", "what ran", "training");
+    str("workload", "file", "the workload file", w.file);
+    str("workload", "parallelism", "ASTRA-sim parallelism strategy", training::parallelism_name(w.parallelism));
+    num("workload", "layers", "layers", "layers of the model", w.layers.size());
+    num("workload", "iterations", "iterations", "training iterations simulated", t.iterations());
+  }
   num("workload", "critical_npu", "", "the NPU that finished last (the times below are its)", crit);
   num("workload", "total_ps", "ps", "end of the last iteration and of every collective at the critical NPU", tm.end);
   num("workload", "iteration_ps", "ps", "total_ps / iterations", tm.end / t.iterations());
@@ -63,8 +71,14 @@ void NpuScenario::report_training() {
   num("workload", "collectives", "collectives", "collectives run (one per layer pass, iteration and group)",
       collectives);
   num("workload", "collective_bytes", "bytes", "their sizes (per member, as the workload gives them), summed", bytes);
+  namespace fs = std::filesystem;
+  if (t.is_graph()) {
+    t.write_collectives_csv((fs::path(m_out_dir) / "collectives.csv").string());
+    t.write_links_csv((fs::path(m_out_dir) / "links.csv").string());
+    return;
+  }
   for (uint32_t it = 0; it < t.iterations(); ++it) {
-    const std::string g = m_groups.emplace_back(fmt::format("workload.iteration{}", it));
+    m_groups.emplace_back(fmt::format("workload.iteration{}", it));
     const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
     const uint64_t c0 = it == 0 ? 0 : tm.iteration_compute[it - 1], e0 = it == 0 ? 0 : tm.iteration_exposed[it - 1];
     num(m_groups.back().c_str(), "end_ps", "ps", "end of the iteration's backward pass", tm.iteration_end[it]);
@@ -87,7 +101,6 @@ void NpuScenario::report_training() {
       }
     }
   }
-  namespace fs = std::filesystem;
   t.write_collectives_csv((fs::path(m_out_dir) / "collectives.csv").string());
   t.write_links_csv((fs::path(m_out_dir) / "links.csv").string());
 }
@@ -96,14 +109,21 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
   const TrainingRun& t = *m_train;
   const training::Workload& w = t.workload();
   const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
-  const training::NpuTimes& tm = t.loop().times(crit);
-  sum.line("workload", fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, timing only", w.file,
-                                   training::parallelism_name(w.parallelism), w.layers.size(), t.iterations(),
-                                   t.iterations() == 1 ? "" : "s", core::dtype_name(t.dtype())));
+  const training::NpuTimes& tm = t.times(crit);
+  if (t.is_graph()) {
+    uint64_t nodes = 0;
+    for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
+    sum.line("workload", fmt::format("{}.<npu>.et: Chakra traces, {} nodes, {} elements, timing only", w.file, nodes,
+                                     core::dtype_name(t.dtype())));
+  } else {
+    sum.line("workload", fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, timing only", w.file,
+                                     training::parallelism_name(w.parallelism), w.layers.size(), t.iterations(),
+                                     t.iterations() == 1 ? "" : "s", core::dtype_name(t.dtype())));
+  }
   sum.line("collectives", fmt::format("{} ({} on the NPU cores, all-reduce {})", t.records().size(),
                                       m_sys->choices.ace_model.get() == "none" ? "run" : "run by the ACE",
                                       m_sys->algorithm_text(npu::CollectiveKind::allreduce)));
-  for (uint32_t it = 0; it < t.iterations(); ++it) {
+  for (uint32_t it = 0; it < tm.iteration_end.size(); ++it) {
     const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
     const uint64_t c = tm.iteration_compute[it] - (it == 0 ? 0 : tm.iteration_compute[it - 1]);
     const uint64_t e = tm.iteration_exposed[it] - (it == 0 ? 0 : tm.iteration_exposed[it - 1]);
@@ -121,9 +141,10 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
 
 void NpuScenario::tables_training(systems::Summary& sum) {
   const TrainingRun& t = *m_train;
+  if (t.is_graph()) return;
   const training::Workload& w = t.workload();
   const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
-  const training::NpuTimes& tm = t.loop().times(crit);
+  const training::NpuTimes& tm = t.times(crit);
   sum.text(fmt::format("\n  {:<20} {:>12} {:>12} {:>12} {:>14} {:>14}   (npu{}, all iterations)", "layer", "fwd", "ig",
                        "wg", "communication", "exposed", crit));
   const size_t shown = std::min<size_t>(w.layers.size(), 40);

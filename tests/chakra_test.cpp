@@ -1,0 +1,123 @@
+// Chakra execution traces (sw/training/chakra.h): written with the schema,
+// read back, run from the command line on an NPU fabric with dependencies
+// respected, compute and collectives overlapping where the graph allows, the
+// exposed communication as defined; malformed traces refused with file and node.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "models/core/config.h"
+#include "sw/training/chakra.h"
+
+using namespace fabricvp;
+using namespace fabricvp::training;
+
+namespace {
+
+// One Ring of 4 NPUs, 100 GB/s, 500 ns; fast memory: the network sets collective times.
+const char* kIdle =
+    "sys:\n"
+    "  topology: ndim\n"
+    "  dims: 1\n"
+    "  dim0: {type: Ring, npus: 4, links: 1, GBps: 100, latency_ns: 500}\n"
+    "  npu*:\n"
+    "    memory: {GBps: 1000000}\n"
+    "    compute: {vector_tflops: 1000000}\n"
+    "ace: {model: none}\n"
+    "collective: {chunks: 1, align_elems: 1}\n";
+
+GraphNode comp(uint64_t id, uint64_t us, std::vector<uint64_t> deps) {
+  GraphNode n;
+  n.id = id;
+  n.name = "comp" + std::to_string(id);
+  n.kind = GraphNode::comp;
+  n.duration_ns = us * 1000;
+  n.deps = std::move(deps);
+  return n;
+}
+
+GraphNode coll(uint64_t id, Comm c, uint64_t bytes, std::vector<uint64_t> deps) {
+  GraphNode n;
+  n.id = id;
+  n.name = "coll" + std::to_string(id);
+  n.kind = GraphNode::coll;
+  n.comm = c;
+  n.bytes = bytes;
+  n.deps = std::move(deps);
+  return n;
+}
+
+}  // namespace
+
+TEST(Chakra, TracesRoundTripAndRunWithTheirDependencies) {
+  test::TempDir dir;
+  const std::string platform = dir.file("idle.yaml", kIdle);
+  // The collective alone.
+  test::Result one = test::sh("run " + platform + " -q --timing-only --bytes 1MiB -o " + (dir.path / "one").string());
+  ASSERT_EQ(one.code, 0) << one.out;
+  const uint64_t T = test::load_json((dir.path / "one" / "stats.json").string())["workload"]["simulated_ps"];
+  // comp 10 us -> all-reduce 1 MiB -> comp 5 us, and comp 3 us independent of the all-reduce
+  // (runs while it is in flight): total 10 + T + 5, exposed T - 3.
+  Graph g;
+  g.nodes = {comp(1, 10, {}), coll(2, Comm::allreduce, 1 << 20, {1}), comp(3, 5, {2}), comp(4, 3, {1})};
+  const std::string prefix = (dir.path / "trace").string();
+  for (uint32_t i = 0; i < 4; ++i) write_chakra(prefix + "." + std::to_string(i) + ".et", g);
+  std::vector<Graph> back = read_chakra(prefix + ".0.et", 4);
+  ASSERT_EQ(back.size(), 4u);
+  ASSERT_EQ(back[2].nodes.size(), 4u);
+  EXPECT_EQ(back[2].nodes[1].comm, Comm::allreduce);
+  EXPECT_EQ(back[2].nodes[1].bytes, 1u << 20);
+  EXPECT_EQ(back[2].nodes[2].deps, std::vector<uint64_t>{2});
+  EXPECT_EQ(back[2].nodes[0].duration_ns, 10000u);
+
+  test::Result r = test::sh("run " + platform + " -q --workload " + prefix + ".0.et -o " + (dir.path / "run").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json s = test::load_json((dir.path / "run" / "stats.json").string())["workload"];
+  EXPECT_EQ(s["kind"], "chakra");
+  EXPECT_EQ(s["nodes"], 16);
+  EXPECT_EQ(s["total_ps"].get<uint64_t>(), 10000000 + T + 5000000);
+  EXPECT_EQ(s["compute_ps"].get<uint64_t>(), 18000000u);
+  EXPECT_EQ(s["exposed_comm_ps"].get<uint64_t>(), T - 3000000);
+  EXPECT_EQ(s["comm_busy_ps"].get<uint64_t>(), T);
+}
+
+TEST(Chakra, MalformedTracesAreRefusedWithFileAndNode) {
+  test::TempDir dir;
+  const std::string platform = dir.file("idle.yaml", kIdle);
+  auto run = [&](const Graph& g) {
+    const std::string prefix = (dir.path / "t").string();
+    for (uint32_t i = 0; i < 4; ++i) write_chakra(prefix + "." + std::to_string(i) + ".et", g);
+    return test::sh("run " + platform + " -q --workload " + prefix + ".0.et -o " + (dir.path / "o").string());
+  };
+  Graph missing_dep;
+  missing_dep.nodes = {comp(1, 1, {7})};
+  test::Result r = run(missing_dep);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("t.0.et: node 1 ('comp1') depends on node 7, which is not in the trace"), std::string::npos)
+      << r.out;
+  Graph cycle;
+  cycle.nodes = {comp(1, 1, {2}), comp(2, 1, {1})};
+  r = run(cycle);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("a cycle in the dependencies"), std::string::npos) << r.out;
+  Graph dims;
+  GraphNode c = coll(1, Comm::allreduce, 4096, {});
+  c.involved_dim = {};
+  dims.nodes = {c};
+  r = run(dims);
+  EXPECT_EQ(r.code, 0) << r.out;  // no involved_dim: every dimension
+  // A truncated file.
+  const std::string bad = dir.file("bad.0.et", std::string("\x05\x0a\x03", 3));
+  for (uint32_t i = 1; i < 4; ++i) dir.file("bad." + std::to_string(i) + ".et", std::string("\x05\x0a\x03", 3));
+  r = test::sh("run " + platform + " -q --workload " + bad + " -o " + (dir.path / "o").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("bad.0.et: byte 0: GlobalMetadata 0 is not a valid Chakra GlobalMetadata"), std::string::npos)
+      << r.out;
+  r = test::sh("run " + platform + " -q --workload " + (dir.path / "none.0.et").string() + " -o " +
+               (dir.path / "o").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("none.0.et: missing"), std::string::npos) << r.out;
+}
