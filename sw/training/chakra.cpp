@@ -51,8 +51,8 @@ Graph read_one(const std::string& path) {
       throw core::ConfigError(fmt::format("{}: byte {}: a truncated length before {} {}", path, at, what, index));
     const auto limit = in.PushLimit(static_cast<int>(len));
     if (!m.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
-      throw core::ConfigError(fmt::format("{}: byte {}: {} {} is not a valid Chakra {} ({} bytes)", path, at, what,
-                                          index, what, len));
+      throw core::ConfigError(
+          fmt::format("{}: byte {}: {} {} is not a valid Chakra {} ({} bytes)", path, at, what, index, what, len));
     in.PopLimit(limit);
     return true;
   };
@@ -111,7 +111,8 @@ Graph read_one(const std::string& path) {
                     ? pb::CollectiveCommType_Name(static_cast<pb::CollectiveCommType>(comm_type))
                     : "unknown"));
         }
-        if (comm_size <= 0) throw core::ConfigError(fmt::format("{}: comm_size must be a positive number of bytes", where));
+        if (comm_size <= 0)
+          throw core::ConfigError(fmt::format("{}: comm_size must be a positive number of bytes", where));
         gn.bytes = static_cast<uint64_t>(comm_size);
         break;
       }
@@ -127,8 +128,8 @@ Graph read_one(const std::string& path) {
   for (const GraphNode& gn : g.nodes)
     for (uint64_t d : gn.deps)
       if (!index.count(d))
-        throw core::ConfigError(fmt::format("{}: node {} ('{}') depends on node {}, which is not in the trace", path,
-                                            gn.id, gn.name, d));
+        throw core::ConfigError(
+            fmt::format("{}: node {} ('{}') depends on node {}, which is not in the trace", path, gn.id, gn.name, d));
   return g;
 }
 
@@ -152,8 +153,8 @@ std::vector<Graph> read_chakra(const std::string& prefix_or_file, uint32_t npus)
   for (uint32_t i = 0; i < npus; ++i) {
     const std::string f = fmt::format("{}.{}.et", prefix, i);
     if (!std::filesystem::exists(f))
-      throw core::ConfigError(fmt::format("{}: missing: a Chakra workload needs one trace per NPU ({}.<0..{}>.et)", f,
-                                          prefix, npus - 1));
+      throw core::ConfigError(
+          fmt::format("{}: missing: a Chakra workload needs one trace per NPU ({}.<0..{}>.et)", f, prefix, npus - 1));
     out.push_back(read_one(f));
   }
   return out;
