@@ -270,3 +270,29 @@ TEST(NdimPlatform, ShippedWorkloadsRunAndTheValidationMatchesItsModel) {
   EXPECT_LT(j["max_difference_1chunk"].get<double>(), 0.001);
   EXPECT_EQ(j["points"].size(), 6u);
 }
+
+TEST(NdimPlatform, TrainingWithDataIsCheckedAndTakesTheSameTimes) {
+  test::TempDir dir;
+  const std::string w = dir.file("w.txt",
+                                 "HYBRID_DATA_MODEL\n3\n"
+                                 "conv1 -1 1000 ALLGATHER 65536 800 REDUCESCATTER 65536 900 ALLREDUCE 1048576 10\n"
+                                 "conv2 -1 2000 ALLGATHER 65536 1500 REDUCESCATTER 65536 1800 ALLREDUCE 524288 10\n"
+                                 "fc -1 500 ALLTOALL 65536 400 REDUCESCATTER 65536 300 ALLREDUCE 262144 10\n");
+  const std::string torus = std::string(FABRICVP_PLATFORMS) +
+                            "/ace-torus-4x4x4.yaml -p sys.local_npus=2 -p sys.vertical_npus=2 -p sys.horizontal_npus=2";
+  for (const std::string& p : {std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml", torus}) {
+    CliRun timing = run(dir, p, "--workload " + w + " --iterations 2", "timing");
+    CliRun data = run(dir, p, "--workload " + w + " --iterations 2 --data", "data");
+    ASSERT_EQ(timing.r.code, 0) << timing.r.out;
+    ASSERT_EQ(data.r.code, 0) << data.r.out;
+    EXPECT_EQ(data.stats["workload"]["mismatched_elements"], 0) << p;
+    EXPECT_GT(data.stats["workload"]["collectives_checked"].get<uint64_t>(), 0u) << p;
+    EXPECT_EQ(data.stats["workload"]["collectives_checked"], data.stats["workload"]["collectives"]) << p;
+    EXPECT_EQ(data.stats["workload"]["total_ps"], timing.stats["workload"]["total_ps"]) << p;
+    EXPECT_EQ(data.stats["workload"]["exposed_comm_ps"], timing.stats["workload"]["exposed_comm_ps"]) << p;
+  }
+  CliRun both = run(dir, std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml",
+                    "--workload " + w + " --data --timing-only", "both");
+  EXPECT_EQ(both.r.code, 1);
+  EXPECT_NE(both.r.out.find("--timing-only: a training workload moves no payload already"), std::string::npos);
+}

@@ -27,9 +27,15 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
         throw core::ConfigError(fmt::format("--iterations '{}': a positive number of iterations", v));
       iterations = static_cast<uint32_t>(n);
     }
-    m_train = std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype);
+    if (m_timing_only)
+      throw core::ConfigError(
+          "--timing-only: a training workload moves no payload already (--data moves and checks it)");
+    m_train =
+        std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype, opt.kind_options.count("data") > 0);
     return;
   }
+  if (opt.kind_options.count("data"))
+    throw core::ConfigError("--data: a single collective moves and checks data already (--timing-only moves none)");
   if (opt.kind_options.count("iterations"))
     throw core::ConfigError("--iterations: only a training workload (--workload FILE) has iterations");
   if (opt.collectives.empty()) {
@@ -119,6 +125,12 @@ void NpuScenario::finish() {
 }
 
 systems::Outcome NpuScenario::check() {
+  if (m_train && m_train->data()) {
+    systems::Outcome out;
+    out.checked = true;
+    out.verified = m_train->mismatched() == 0;
+    return out;
+  }
   if (m_train || m_timing_only) return systems::Outcome{};  // timing only: no data to compare
   for (size_t i = 0; i < m_specs.size(); ++i) check_spec(i, m_specs[i]);
   systems::Outcome out;
@@ -184,7 +196,7 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     {"torus", "ndim"},
     false,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<NpuScenario>(); },
-    {"iterations", "timing-only"}});
+    {"iterations", "timing-only", "data"}});
 
 }  // namespace
 

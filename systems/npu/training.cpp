@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 
 #include "models/core/context.h"
@@ -31,8 +32,8 @@ uint32_t mask_of(const std::vector<uint32_t>& dims) {
 
 }  // namespace
 
-TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iterations, core::Dtype dtype)
-    : m_sys(sys), m_iterations(iterations), m_dtype(dtype) {
+TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iterations, core::Dtype dtype, bool data)
+    : m_sys(sys), m_iterations(iterations), m_dtype(dtype), m_data(data) {
   if (training::chakra_prefix(file) != file || (file.size() > 3 && file.compare(file.size() - 3, 3, ".et") == 0)) {
     if (iterations != 1)
       throw core::ConfigError("--iterations: a Chakra trace is one run of its graph (its iterations are in it)");
@@ -114,13 +115,29 @@ void TrainingRun::collective(const training::Call& call, std::function<void()> d
     r.simulated_bytes = elems * es;
     r.group = gi;
     r.group_size = grp.size();
+    r.mask = mask_of(call.dims);
     r.issue_ps = now();
     r.chunks = p[gi][0]->chunks();
     r.algorithm = p[gi][0]->describe();
     m_order.push_back(&r);
+    if (m_data) {
+      // One buffer for this collective at every group (the groups hold different NPUs).
+      auto& b = m_buffers[std::make_tuple(call.iteration, call.layer, call.pass)];
+      if (b.second++ == 0) b.first = allocate(r.simulated_bytes);
+      r.address = b.first;
+    }
   }
-  npu::CollectiveRequest req{p[gi][rank], 0, grp.id, true};
+  if (m_data) {
+    npu::Npu& n = *m_sys.npus[call.npu];
+    core::random_elements(m_dtype, seed_of(r, call.npu), n.memory.at(r.address, r.simulated_bytes), r.simulated_bytes,
+                          0, grp.size());
+  }
+  npu::CollectiveRequest req{p[gi][rank], r.address, grp.id, !m_data};
   m_sys.npus[call.npu]->submit(req, [done](const npu::Collective&) { done(); });
+}
+
+std::string TrainingRun::name_of_record(const CollectiveRecord& r) const {
+  return m_graph ? fmt::format("collective{}", r.layer) : m_w.layers[r.layer].name;
 }
 
 std::string TrainingRun::name_of(const training::Call& c) const {
@@ -144,7 +161,7 @@ void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint6
     CollectiveRecord& r = it->second;
     r.issue_ps = std::min(r.issue_ps, issue);
     r.end_ps = std::max(r.end_ps, end);
-    ++r.members_done;
+    if (++r.members_done == r.group_size && m_data) check(r);
   }
   auto& tr = core::Context::get().trace();
   if (m_trace_pid && tr.in_window(issue, end))
@@ -152,6 +169,69 @@ void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint6
             fmt::format("{} {}", training::pass_name(call.pass), training::comm_name(call.comm)).c_str(), "collective",
             issue, end - issue,
             fmt::format(R"("layer":"{}","bytes":{},"iteration":{})", name_of(call), call.bytes, call.iteration));
+}
+
+uint64_t TrainingRun::seed_of(const CollectiveRecord& r, uint32_t npu) const {
+  return m_sys.npus[npu]->seed_for(fmt::format("workload_input/{}/{}/{}", r.iteration, r.layer, r.pass));
+}
+
+uint64_t TrainingRun::allocate(uint64_t bytes) {
+  const uint64_t size = (bytes + 4095) / 4096 * 4096;
+  uint64_t at = 0;
+  for (const auto& [a, n] : m_used) {
+    if (a >= at + size) break;
+    at = a + n;
+  }
+  const uint64_t capacity = m_sys.npus[0]->memory.size_mib.get() << 20;
+  if (at + size > capacity)
+    throw core::ConfigError(
+        fmt::format("--data: the collectives in flight need more than sys.npu*.memory.size_mib ({} MiB) of buffers",
+                    capacity >> 20));
+  m_used.emplace(at, size);
+  return at;
+}
+
+void TrainingRun::release(uint64_t address) { m_used.erase(address); }
+
+void TrainingRun::check(CollectiveRecord& r) {
+  const Groups& g = m_groups.at(r.mask);
+  const Group& grp = g.groups[r.group];
+  const uint32_t es = core::dtype_bytes(m_dtype);
+  const uint64_t elems = r.simulated_bytes / es;
+  const npu::CollectiveKind kind = kind_of(r.comm);
+  std::vector<std::vector<uint8_t>> want(grp.size());
+  for (uint32_t k = 0; k < grp.size(); ++k) {
+    want[k].resize(r.simulated_bytes);
+    core::random_elements(m_dtype, seed_of(r, grp.npus[k]), want[k].data(), r.simulated_bytes, 0, grp.size());
+  }
+  if (!collectives::expected(kind, 0, want)) m_sys.reference(grp, plans(r.mask, g, kind, elems)[r.group], want);
+  std::vector<uint8_t> got;
+  for (uint32_t k = 0; k < grp.size(); ++k) {
+    for (const auto& [a, b] : collectives::output_elements(kind, elems, grp.size(), k).ranges) {
+      const uint64_t len = (b - a) * es;
+      got.resize(len);
+      m_sys.npus[grp.npus[k]]->memory.read(r.address + a * es, got.data(), len);
+      const uint8_t* w = want[k].data() + a * es;
+      if (std::memcmp(got.data(), w, len) == 0) continue;
+      for (uint64_t e = 0; e < b - a; ++e)
+        if (std::memcmp(got.data() + e * es, w + e * es, es) != 0) {
+          ++r.mismatched;
+          if (m_first_bad.size() < 5)
+            m_first_bad.push_back(fmt::format(
+                "npu{} {} {} {} iteration {} byte {}: expected {} got {}", grp.npus[k], name_of_record(r),
+                training::pass_name(r.pass), training::comm_name(r.comm), r.iteration, (a + e) * es,
+                core::element_value(m_dtype, w + e * es), core::element_value(m_dtype, got.data() + e * es)));
+        }
+    }
+  }
+  r.checked = true;
+  ++m_checked;
+  m_mismatched += r.mismatched;
+  auto& b = m_buffers.at(std::make_tuple(r.iteration, r.layer, r.pass));
+  if (--b.second == 0) {
+    release(b.first);
+    m_buffers.erase(std::make_tuple(r.iteration, r.layer, r.pass));
+  }
 }
 
 void TrainingRun::finish() {

@@ -28,11 +28,18 @@ struct CollectiveRecord {
   uint64_t issue_ps = 0, end_ps = 0;  ///< first member's issue, last member's result
   uint32_t chunks = 0;
   std::string algorithm;
+  uint32_t mask = 0;  ///< the dimensions it spans (bit d: dimension d)
+  // --data: the buffer every member used, and what the check found.
+  uint64_t address = 0;
+  uint64_t mismatched = 0;
+  bool checked = false;
 };
 
 class TrainingRun final : public training::Platform {
  public:
-  TrainingRun(System& sys, const std::string& workload_file, uint32_t iterations, core::Dtype dtype);
+  /// `data`: every collective moves real bytes (seeded inputs) and is checked
+  /// against the host reference when its last member has its result.
+  TrainingRun(System& sys, const std::string& workload_file, uint32_t iterations, core::Dtype dtype, bool data);
   ~TrainingRun() override;
   void start() {
     if (m_graph)
@@ -47,12 +54,19 @@ class TrainingRun final : public training::Platform {
   const training::NpuTimes& times(uint32_t npu) const { return m_graph ? m_graph->times(npu) : m_loop->times(npu); }
   /// A collective's name in records and traces.
   std::string name_of(const training::Call& c) const;
+  std::string name_of_record(const CollectiveRecord& r) const;
   /// Throws std::logic_error with what is unfinished if the loop did not end.
   void finish();
 
   const training::Workload& workload() const { return m_w; }
   const training::TrainingLoop& loop() const { return *m_loop; }
   uint32_t iterations() const { return m_iterations; }
+  bool data() const { return m_data; }
+  /// --data: collectives checked, and elements that differed (all of them).
+  uint64_t checked() const { return m_checked; }
+  uint64_t mismatched() const { return m_mismatched; }
+  /// The first mismatches ("npu3 layer conv1 wg ALLREDUCE iteration 0 byte 64: expected 1.5 got 2").
+  const std::vector<std::string>& mismatches() const { return m_first_bad; }
   core::Dtype dtype() const { return m_dtype; }
   /// Records in issue order.
   std::vector<const CollectiveRecord*> records() const;
@@ -87,6 +101,17 @@ class TrainingRun final : public training::Platform {
   std::map<uint32_t, Groups> m_groups;                                                              // by dims mask
   std::map<PlanKey, std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>> m_plans;  // [group][rank]
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, CollectiveRecord> m_records;  // (it, layer, pass, group)
+  // --data
+  uint64_t seed_of(const CollectiveRecord& r, uint32_t npu) const;
+  uint64_t allocate(uint64_t bytes);
+  void release(uint64_t address);
+  void check(CollectiveRecord& r);
+  bool m_data = false;
+  std::map<uint64_t, uint64_t> m_used;  // address -> bytes of the buffers in use (first fit)
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint32_t>>
+      m_buffers;  // key -> (address, users)
+  uint64_t m_checked = 0, m_mismatched = 0;
+  std::vector<std::string> m_first_bad;
   std::vector<const CollectiveRecord*> m_order;
   uint32_t m_trace_pid = 0;
 };

@@ -70,6 +70,12 @@ void NpuScenario::report_training() {
   }
   num("workload", "collectives", "collectives", "collectives run (one per layer pass, iteration and group)",
       collectives);
+  if (t.data()) {
+    num("workload", "collectives_checked", "collectives", "--data: collectives compared with the host reference",
+        t.checked());
+    num("workload", "mismatched_elements", "elements", "--data: elements that differ, all collectives and members",
+        t.mismatched());
+  }
   num("workload", "collective_bytes", "bytes", "their sizes (per member, as the workload gives them), summed", bytes);
   namespace fs = std::filesystem;
   if (t.is_graph()) {
@@ -113,12 +119,13 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
   if (t.is_graph()) {
     uint64_t nodes = 0;
     for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
-    sum.line("workload", fmt::format("{}.<npu>.et: Chakra traces, {} nodes, {} elements, timing only", w.file, nodes,
-                                     core::dtype_name(t.dtype())));
+    sum.line("workload", fmt::format("{}.<npu>.et: Chakra traces, {} nodes, {} elements, {}", w.file, nodes,
+                                     core::dtype_name(t.dtype()), t.data() ? "data checked" : "timing only"));
   } else {
-    sum.line("workload", fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, timing only", w.file,
+    sum.line("workload", fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, {}", w.file,
                                      training::parallelism_name(w.parallelism), w.layers.size(), t.iterations(),
-                                     t.iterations() == 1 ? "" : "s", core::dtype_name(t.dtype())));
+                                     t.iterations() == 1 ? "" : "s", core::dtype_name(t.dtype()),
+                                     t.data() ? "data checked" : "timing only"));
   }
   sum.line("collectives", fmt::format("{} ({} on the NPU cores, all-reduce {})", t.records().size(),
                                       m_sys->choices.ace_model.get() == "none" ? "run" : "run by the ACE",
@@ -136,7 +143,16 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
                                 human_time(tm.end), crit, human_time(tm.compute), pct(tm.compute, tm.end),
                                 human_time(tm.exposed), pct(tm.exposed, tm.end), human_time(tm.comm_busy),
                                 pct(tm.comm_busy, tm.end)));
-  sum.line("result", "timing only: collectives move no payload in a training run");
+  if (!t.data()) {
+    sum.line("result", "timing only: collectives move no payload in a training run (--data moves and checks it)");
+  } else if (t.mismatched() == 0) {
+    sum.line("result", fmt::format("verified: {} collectives, every member's result bit-exact against the host "
+                                   "reference",
+                                   t.checked()));
+  } else {
+    sum.line("result", fmt::format("MISMATCH: {} element(s) differ", t.mismatched()));
+    for (const std::string& b : t.mismatches()) sum.text("               " + b);
+  }
 }
 
 void NpuScenario::tables_training(systems::Summary& sum) {

@@ -110,7 +110,8 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"fill", "PsPIN switch: payload zero | seq | random (default seq)"},
       {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
-      {"timing-only", "NPU fabrics: collectives move no payload (same times; nothing to check)", true}};
+      {"timing-only", "NPU fabrics: collectives move no payload (same times; nothing to check)", true},
+      {"data", "NPU fabrics, training workloads: every collective moves real bytes and is checked (same times)", true}};
   for (const KindOption& k : kind_opts) {
     const std::string key = k.name;
     if (k.flag) {
