@@ -176,3 +176,41 @@ TEST(NdimCollectives, RefusesWhatCannotBeDone) {
   EXPECT_TRUE(parse_dim_type("FullyConnected", t));
   EXPECT_FALSE(parse_dim_type("Torus", t));
 }
+
+TEST(NdimCollectives, SplitDimensionsRunEveryCollective) {
+  // A Ring of 8 cut into 2 x 4 (a model-parallel group of 2 inside it), and a
+  // Switch of 4 x Ring of 6 with the ring cut into 3 x 2.
+  const Shape ring = shape({{DimType::ring, 8, 1}}).split(0, 2);
+  const Shape mixed = shape({{DimType::sw, 4, 1}, {DimType::ring, 6, 2}}).split(1, 3);
+  EXPECT_EQ(ring.nlogical(), 2u);
+  EXPECT_EQ(ring.size(0), 2u);
+  EXPECT_EQ(ring.size(1), 4u);
+  EXPECT_EQ(ring.coord(5, 0), 1u);
+  EXPECT_EQ(ring.coord(5, 1), 2u);
+  EXPECT_EQ(ring.with(5, 1, 0), 1u);
+  EXPECT_EQ(ring.describe(), "Ring(8 = 2 x 4)");
+  EXPECT_EQ(mixed.describe(), "Switch(4)xRing(6 = 3 x 2, 2 links)");
+  // The second part's ring neighbours are 2 positions apart on the physical ring.
+  EXPECT_EQ(ring.lane_next(1, 1, 0), 3u);
+  EXPECT_EQ(ring.lane_port(1, 1, 0), ring.first_port(1, 3, 0));
+  EXPECT_THROW(ring.split(1, 3), core::ConfigError);
+  const CollectiveKind kinds[] = {CollectiveKind::allreduce, CollectiveKind::reducescatter, CollectiveKind::allgather,
+                                  CollectiveKind::alltoall, CollectiveKind::broadcast};
+  for (const Shape* sh : {&ring, &mixed})
+    for (Algorithm a : {Algorithm::ring, Algorithm::direct})
+      for (CollectiveKind k : kinds) {
+        std::vector<std::vector<uint32_t>> groups = {{0}, {1}};
+        std::vector<uint32_t> all;
+        for (uint32_t d = 0; d < sh->nlogical(); ++d) all.push_back(d);
+        groups.push_back(all);
+        for (const auto& g : groups) {
+          PlanOptions o;
+          o.algorithms.assign(sh->ndims(), a);
+          o.chunk_bytes = 4 * 48;
+          uint32_t n = 1;
+          for (uint32_t d : g) n *= sh->size(d);
+          SCOPED_TRACE(sh->describe() + " " + algorithm_name(a) + " " + npu::collective_name(k));
+          check(*sh, g, k, o, n * 24, k == CollectiveKind::broadcast ? n - 1 : 0);
+        }
+      }
+}

@@ -296,3 +296,25 @@ TEST(NdimPlatform, TrainingWithDataIsCheckedAndTakesTheSameTimes) {
   EXPECT_EQ(both.r.code, 1);
   EXPECT_NE(both.r.out.find("--timing-only: a training workload moves no payload already"), std::string::npos);
 }
+
+TEST(NdimPlatform, ModelParallelGroupInsideADimensionSplitsIt) {
+  test::TempDir dir;
+  // Megatron-style group of 8 on 4 x 4 x 4: the first dimension and half of the second.
+  const std::string w = dir.file("w.txt",
+                                 "HYBRID_TRANSFORMER model_parallel_NPU_group: 8\n2\n"
+                                 "attn -1 1000 ALLREDUCE 65536 800 ALLREDUCE 65536 900 ALLREDUCE 262144 10\n"
+                                 "mlp -1 2000 ALLREDUCE 65536 1500 ALLREDUCE 65536 1800 ALLREDUCE 524288 10\n");
+  CliRun r = run(dir, std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml", "--workload " + w + " --data");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_EQ(r.stats["workload"]["mismatched_elements"], 0);
+  std::ifstream csv(dir.path / "out" / "collectives.csv");
+  std::string line;
+  std::getline(csv, line);
+  uint32_t fwd8 = 0, wg8 = 0;
+  while (std::getline(csv, line)) {
+    if (line.find(",fwd,ALLREDUCE,65536,65536,") != std::string::npos && line.find(",8,") != std::string::npos) ++fwd8;
+    if (line.find(",wg,ALLREDUCE,") != std::string::npos && line.find(",8,") != std::string::npos) ++wg8;
+  }
+  EXPECT_EQ(fwd8, 2u * 8);  // 2 layers x 8 model-parallel groups of 8
+  EXPECT_EQ(wg8, 2u * 8);   // 2 layers x 8 data-parallel groups of 8
+}

@@ -96,7 +96,23 @@ Shape::Shape(std::vector<DimSpec> dims) : m_dims(std::move(dims)) {
   for (uint32_t d = 0; d < ndims(); ++d) {
     m_port_base.push_back(m_ports);
     m_ports += dim_ports(d);
+    m_logical.push_back(LogicalDim{d, 1, m_dims[d].size});
+    m_lstride.push_back(m_stride[d]);
   }
+}
+
+Shape Shape::split(uint32_t d, uint32_t first) const {
+  if (d >= nlogical()) throw std::invalid_argument("split: no such dimension");
+  const LogicalDim l = m_logical[d];
+  if (nlogical() >= 8) throw core::ConfigError("a fabric split into more than 8 dimensions");
+  if (first < 1 || l.size % first != 0)
+    throw core::ConfigError(fmt::format("dimension {} of {} NPUs cannot be split into parts of {}", d, l.size, first));
+  Shape s = *this;
+  s.m_logical[d] = LogicalDim{l.phys, l.stride, first};
+  s.m_logical.insert(s.m_logical.begin() + d + 1, LogicalDim{l.phys, l.stride * first, l.size / first});
+  s.m_lstride[d] = m_lstride[d];
+  s.m_lstride.insert(s.m_lstride.begin() + d + 1, m_lstride[d] * first);
+  return s;
 }
 
 uint32_t Shape::dim_ports(uint32_t d) const {
@@ -119,31 +135,35 @@ void Shape::port_dim(uint32_t port, uint32_t& d, uint32_t& local) const {
 }
 
 uint32_t Shape::lanes(uint32_t d) const {
-  const DimSpec& s = m_dims[d];
-  if (s.size < 2) return 0;
+  const DimSpec& s = spec(d);
+  if (size(d) < 2) return 0;
   return s.type == DimType::sw ? s.links : 2 * s.links;
 }
 
 uint32_t Shape::lane_port(uint32_t npu, uint32_t d, uint32_t q) const {
-  switch (m_dims[d].type) {
-    case DimType::ring: return port(d, q);  // 2k: + side of link k, 2k + 1: - side
+  const LogicalDim& l = m_logical[d];
+  const bool whole = l.stride == 1 && l.size == m_dims[l.phys].size;
+  switch (spec(d).type) {
+    case DimType::ring:
+      // 2k: + side of link k, 2k + 1: - side; a part of a ring reaches its
+      // neighbours the shorter way around the whole ring.
+      return whole ? port(l.phys, q) : first_port(npu, lane_next(npu, d, q), q / 2);
     case DimType::fully_connected: return first_port(npu, lane_next(npu, d, q), q / 2);
-    case DimType::sw: return port(d, q);
+    case DimType::sw: return port(l.phys, q);
   }
   return 0;
 }
 
 uint32_t Shape::lane_next(uint32_t npu, uint32_t d, uint32_t q) const {
-  const DimSpec& s = m_dims[d];
-  const uint32_t x = coord(npu, d);
-  const bool plus = s.type == DimType::sw || q % 2 == 0;
-  return with(npu, d, plus ? (x + 1) % s.size : (x + s.size - 1) % s.size);
+  const uint32_t n = size(d), x = coord(npu, d);
+  const bool plus = spec(d).type == DimType::sw || q % 2 == 0;
+  return with(npu, d, plus ? (x + 1) % n : (x + n - 1) % n);
 }
 
 uint32_t Shape::first_port(uint32_t npu, uint32_t dst, uint32_t link) const {
   uint32_t dim = ndims();
   for (uint32_t d = 0; d < ndims(); ++d)
-    if (coord(npu, d) != coord(dst, d)) {
+    if (pcoord(npu, d) != pcoord(dst, d)) {
       if (dim != ndims())
         throw std::logic_error(fmt::format("npu{} -> npu{}: messages travel inside one dimension", npu, dst));
       dim = d;
@@ -151,7 +171,7 @@ uint32_t Shape::first_port(uint32_t npu, uint32_t dst, uint32_t link) const {
   if (dim == ndims()) throw std::logic_error(fmt::format("npu{}: a message to itself", npu));
   const DimSpec& s = m_dims[dim];
   link %= s.links;
-  const uint32_t delta = mod(int64_t(coord(dst, dim)) - coord(npu, dim), s.size);
+  const uint32_t delta = mod(int64_t(pcoord(dst, dim)) - pcoord(npu, dim), s.size);
   switch (s.type) {
     case DimType::ring: {
       // The shorter way; on a tie (and on a ring of 2) the + direction.
@@ -171,7 +191,7 @@ uint32_t Shape::route(uint32_t npu, uint32_t dst, uint32_t in_port) const {
     throw std::logic_error(
         fmt::format("npu{}: a message for npu{} arrived on a {} port", npu, dst, dim_type_name(m_dims[d].type)));
   for (uint32_t k = 0; k < ndims(); ++k)
-    if (k != d && coord(npu, k) != coord(dst, k))
+    if (k != d && pcoord(npu, k) != pcoord(dst, k))
       throw std::logic_error(fmt::format("npu{}: a message for npu{} left its dimension", npu, dst));
   // It arrived on the - side port of link k when travelling +, and goes on the + side of the same link.
   return port(d, local ^ 1u);
@@ -179,9 +199,15 @@ uint32_t Shape::route(uint32_t npu, uint32_t dst, uint32_t in_port) const {
 
 std::string Shape::describe() const {
   std::string s;
-  for (const DimSpec& d : m_dims)
-    s += fmt::format("{}{}({}{})", s.empty() ? "" : "x", dim_type_name(d.type), d.size,
+  for (uint32_t p = 0; p < ndims(); ++p) {
+    const DimSpec& d = m_dims[p];
+    std::string parts;
+    for (const LogicalDim& l : m_logical)
+      if (l.phys == p) parts += fmt::format("{}{}", parts.empty() ? "" : " x ", l.size);
+    s += fmt::format("{}{}({}{}{})", s.empty() ? "" : "x", dim_type_name(d.type), d.size,
+                     parts == std::to_string(d.size) ? "" : " = " + parts,
                      d.links > 1 ? fmt::format(", {} links", d.links) : "");
+  }
   return s;
 }
 
@@ -191,8 +217,8 @@ Communicator::Communicator(const Shape& shape, std::vector<uint32_t> dims, uint3
     : m_shape(std::make_shared<Shape>(shape)), m_dims(std::move(dims)) {
   uint32_t mask = 0;
   for (uint32_t d : m_dims) {
-    if (d >= shape.ndims() || (mask >> d & 1u))
-      throw std::invalid_argument(fmt::format("communicator dimensions must be distinct, 0..{}", shape.ndims() - 1));
+    if (d >= shape.nlogical() || (mask >> d & 1u))
+      throw std::invalid_argument(fmt::format("communicator dimensions must be distinct, 0..{}", shape.nlogical() - 1));
     mask |= 1u << d;
     m_size *= shape.size(d);
   }
@@ -400,7 +426,8 @@ class NdPlan final : public npu::CollectivePlan {
 
  private:
   Algorithm alg_of(uint32_t d, const PlanOptions& o) const {
-    return d < o.algorithms.size() ? o.algorithms[d] : Algorithm::ring;
+    const uint32_t p = m_comm.shape().logical(d).phys;
+    return p < o.algorithms.size() ? o.algorithms[p] : Algorithm::ring;
   }
 
   void add(Op op, Algorithm alg, uint32_t level, uint32_t group) {
@@ -478,7 +505,7 @@ class NdPlan final : public npu::CollectivePlan {
   std::vector<npu::RingRole> roles(const EPhase& e) const {
     const Shape& sh = m_comm.shape();
     const uint32_t n = size_of(e), x = my_digit(e.level);
-    const uint32_t links = sh.dims()[e.dim].links;
+    const uint32_t links = sh.spec(e.dim).links;
     std::vector<npu::RingRole> out;
     auto to = [&](uint32_t coord, uint32_t link) {
       npu::RingRole r;
@@ -652,7 +679,7 @@ Span NdChunk::first_send(uint32_t phase, uint32_t ring) const {
   const uint32_t n = m_p.size_of(e), x = m_p.my_digit(e.level);
   switch (e.alg) {
     case Algorithm::ring: {
-      const int64_t s = m_p.comm().shape().dims()[e.dim].type == DimType::sw || ring % 2 == 0 ? 1 : -1;
+      const int64_t s = m_p.comm().shape().spec(e.dim).type == DimType::sw || ring % 2 == 0 ? 1 : -1;
       return seg(e, ring, e.op == Op::ag ? x : mod(int64_t(x) - s, n));
     }
     case Algorithm::direct: {
@@ -683,7 +710,7 @@ npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
   npu::Step s;
   switch (e.alg) {
     case Algorithm::ring: {
-      const int64_t sg = m_p.comm().shape().dims()[e.dim].type == DimType::sw || ring % 2 == 0 ? 1 : -1;
+      const int64_t sg = m_p.comm().shape().spec(e.dim).type == DimType::sw || ring % 2 == 0 ? 1 : -1;
       const bool rs = e.op == Op::rs || (e.op == Op::ar && t < n - 1);
       if (rs) {
         s.reduce = true;

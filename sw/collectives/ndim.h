@@ -75,42 +75,66 @@ struct DimSpec {
   uint32_t links = 1;
 };
 
+/// A dimension as communicators and algorithms see it: physical dimension
+/// `phys`, or a part of it after Shape::split (coordinate = (physical
+/// coordinate / stride) mod size).
+struct LogicalDim {
+  uint32_t phys = 0, stride = 1, size = 1;
+};
+
 class Shape {
  public:
   Shape() = default;
   explicit Shape(std::vector<DimSpec> dims);
+
+  // The physical fabric: its dimensions, ports and routes.
   const std::vector<DimSpec>& dims() const { return m_dims; }
   uint32_t ndims() const { return static_cast<uint32_t>(m_dims.size()); }
   uint32_t npus() const { return m_npus; }
-  uint32_t size(uint32_t d) const { return m_dims[d].size; }
-  uint32_t coord(uint32_t npu, uint32_t d) const { return npu / m_stride[d] % m_dims[d].size; }
-  /// The NPU whose coordinate in dimension d is x, the others those of `npu`.
-  uint32_t with(uint32_t npu, uint32_t d, uint32_t x) const { return npu + (x - coord(npu, d)) * m_stride[d]; }
-  /// AFI ports of one NPU in dimension d, and over all dimensions.
+  /// AFI ports of one NPU in physical dimension d, and over all dimensions.
   uint32_t dim_ports(uint32_t d) const;
   uint32_t ports() const { return m_ports; }
-  /// Port number of dimension d's local port `p`.
+  /// Port number of physical dimension d's local port `p`.
   uint32_t port(uint32_t d, uint32_t p) const { return m_port_base[d] + p; }
   /// Dimension and local port of a port number.
   void port_dim(uint32_t port, uint32_t& d, uint32_t& local) const;
-  /// Unidirectional rings the ring algorithm uses in dimension d.
-  uint32_t lanes(uint32_t d) const;
-  /// The port ring lane q of dimension d leaves on, and the NPU it reaches at
-  /// `npu` (+ direction for even q on Ring and FullyConnected, - for odd).
-  uint32_t lane_port(uint32_t npu, uint32_t d, uint32_t q) const;
-  uint32_t lane_next(uint32_t npu, uint32_t d, uint32_t q) const;
-  /// The port a message from `npu` to `dst` (same coordinates but in d) leaves
-  /// on, using link `link`; Ring: the shorter way (ties +).
+  /// The port a message from `npu` to `dst` (same coordinates but in one
+  /// physical dimension) leaves on, using link `link`; Ring: the shorter way (ties +).
   uint32_t first_port(uint32_t npu, uint32_t dst, uint32_t link) const;
   /// A message for `dst` arrived at `npu` on its port `in_port`: the port it
   /// goes on from there (Ring forwarding: the same direction and link).
   uint32_t route(uint32_t npu, uint32_t dst, uint32_t in_port) const;
-  /// "Ring(4)xSwitch(8)".
+
+  // The dimensions communicators span: the physical ones, unless split.
+  uint32_t nlogical() const { return static_cast<uint32_t>(m_logical.size()); }
+  const LogicalDim& logical(uint32_t d) const { return m_logical[d]; }
+  /// The physical dimension under logical dimension d.
+  const DimSpec& spec(uint32_t d) const { return m_dims[m_logical[d].phys]; }
+  uint32_t size(uint32_t d) const { return m_logical[d].size; }
+  uint32_t coord(uint32_t npu, uint32_t d) const { return npu / m_lstride[d] % m_logical[d].size; }
+  /// The NPU whose coordinate in logical dimension d is x, the others those of `npu`.
+  uint32_t with(uint32_t npu, uint32_t d, uint32_t x) const { return npu + (x - coord(npu, d)) * m_lstride[d]; }
+  /// Unidirectional rings the ring algorithm uses in logical dimension d.
+  uint32_t lanes(uint32_t d) const;
+  /// The port ring lane q of logical dimension d leaves on, and the NPU it
+  /// reaches at `npu` (+ direction for even q on Ring and FullyConnected, - for odd).
+  uint32_t lane_port(uint32_t npu, uint32_t d, uint32_t q) const;
+  uint32_t lane_next(uint32_t npu, uint32_t d, uint32_t q) const;
+  /// The same fabric with logical dimension d cut in two: its first `first`
+  /// coordinates become a dimension of `first`, the blocks of them a
+  /// dimension of size(d) / first (ASTRA-sim's split of a dimension for a
+  /// model-parallel group that ends inside it). Throws core::ConfigError if
+  /// `first` does not divide size(d).
+  Shape split(uint32_t d, uint32_t first) const;
+  /// "Ring(4)xSwitch(8)" (split: "Ring(4 = 2 x 2)").
   std::string describe() const;
 
  private:
+  uint32_t pcoord(uint32_t npu, uint32_t d) const { return npu / m_stride[d] % m_dims[d].size; }
   std::vector<DimSpec> m_dims;
   std::vector<uint32_t> m_stride, m_port_base;
+  std::vector<LogicalDim> m_logical;
+  std::vector<uint32_t> m_lstride;  // NPU-id stride of each logical dimension
   uint32_t m_npus = 1, m_ports = 0;
 };
 
@@ -137,8 +161,8 @@ class Communicator {
 };
 
 struct PlanOptions {
-  /// Per dimension of the fabric (index = fabric dimension), for all-reduce,
-  /// reduce-scatter and all-gather; empty = ring everywhere.
+  /// Per physical dimension of the fabric (a split dimension's parts use its
+  /// algorithm), for all-reduce, reduce-scatter and all-gather; empty = ring everywhere.
   std::vector<Algorithm> algorithms;
   bool bandwidth_aware = true;     ///< all-reduce order: localBWAware (true) or baseline
   uint64_t chunk_bytes = 1 << 20;  ///< a chunk's size (rounded down to `align` elements)

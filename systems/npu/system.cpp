@@ -294,7 +294,8 @@ std::vector<uint32_t> System::parse_group(const std::string& text) const {
   return out;
 }
 
-std::vector<Group> System::partition(const std::vector<uint32_t>& dims_) const {
+std::vector<Group> System::partition(const std::vector<uint32_t>& dims_,
+                                     std::shared_ptr<const ndim::Shape> logical) const {
   std::vector<Group> out;
   auto add = [&](uint32_t id, uint32_t size, std::string text, const auto& npu_of) {
     Group g;
@@ -308,8 +309,10 @@ std::vector<Group> System::partition(const std::vector<uint32_t>& dims_) const {
     for (const auto& c : collectives::Communicator::partition(shape, dims_))
       add(c.id(), c.size(), c.describe(), [&c](uint32_t r) { return c.npu_of(r); });
   } else {
-    for (const auto& c : ndim::Communicator::partition(fabric, dims_))
+    for (const auto& c : ndim::Communicator::partition(logical ? *logical : fabric, dims_)) {
       add(c.id(), c.size(), c.describe(), [&c](uint32_t r) { return c.npu_of(r); });
+      out.back().shape = logical;
+    }
   }
   return out;
 }
@@ -364,7 +367,7 @@ std::vector<std::shared_ptr<const npu::CollectivePlan>> System::plans(const Grou
     return out;
   }
   const ndim::PlanOptions po = ndim_options(kind);
-  const ndim::Communicator c(fabric, g.dims, g.npus[0]);
+  const ndim::Communicator c(g.shape ? *g.shape : fabric, g.dims, g.npus[0]);
   for (uint32_t r = 0; r < c.size(); ++r) out.push_back(ndim::make_plan(c, kind, dtype, elems, root, po, c.npu_of(r)));
   return out;
 }

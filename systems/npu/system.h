@@ -85,6 +85,8 @@ struct Group {
   std::vector<uint32_t> dims;
   std::vector<uint32_t> npus;  ///< by rank
   std::string text;            ///< "local+vertical through npu5 (16 NPUs)"
+  /// ndim: the (split) shape whose logical dimensions `dims` are; null: the fabric's.
+  std::shared_ptr<const collectives::ndim::Shape> shape;
   uint32_t size() const { return static_cast<uint32_t>(npus.size()); }
 };
 
@@ -120,7 +122,9 @@ class System : public core::Module {
   /// horizontal or l, v, h; ndim: dim0, dim1, .. or 0, 1, ..).
   std::vector<uint32_t> parse_group(const std::string& text) const;
   /// The groups of `dims` that together hold every NPU once, by lowest member.
-  std::vector<Group> partition(const std::vector<uint32_t>& dims) const;
+  /// ndim: `dims` are logical dimensions of `logical` (a split of the fabric) if given.
+  std::vector<Group> partition(const std::vector<uint32_t>& dims,
+                               std::shared_ptr<const collectives::ndim::Shape> logical = nullptr) const;
   /// Every member's plan of a collective on group g (plans[rank]).
   std::vector<std::shared_ptr<const npu::CollectivePlan>> plans(const Group& g, npu::CollectiveKind kind,
                                                                 core::Dtype dtype, uint64_t elems, uint32_t root) const;

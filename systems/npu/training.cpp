@@ -41,6 +41,7 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
     m_graph = std::make_unique<training::GraphRun>(training::read_chakra(file, npus()), *this);
   } else {
     m_w = training::load_workload(file);
+    split_for_model_parallelism();
     m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
   }
   auto& tr = core::Context::get().trace();
@@ -56,9 +57,29 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
 TrainingRun::~TrainingRun() = default;
 
 std::vector<uint32_t> TrainingRun::dim_sizes() const {
+  const collectives::ndim::Shape& sh = m_logical ? *m_logical : m_sys.fabric;
   std::vector<uint32_t> s;
-  for (uint32_t d = 0; d < m_sys.ndims(); ++d) s.push_back(m_sys.fabric.size(d));
+  for (uint32_t d = 0; d < sh.nlogical(); ++d) s.push_back(sh.size(d));
   return s;
+}
+
+void TrainingRun::split_for_model_parallelism() {
+  // As ASTRA-sim does: a model-parallel group that ends inside a dimension
+  // cuts that dimension in two (the group's part, and the blocks of it).
+  const uint32_t G = m_w.model_parallel_group;
+  if (!m_w.is_transformer() || G <= 1 || G >= npus() || m_sys.is_torus()) return;
+  uint64_t prod = 1;
+  for (uint32_t d = 0; d < m_sys.fabric.nlogical(); ++d) {
+    const uint32_t n = m_sys.fabric.size(d);
+    if (prod * n <= G) {
+      prod *= n;
+      if (prod == G) return;  // ends on a boundary
+      continue;
+    }
+    if (G % prod == 0 && n % (G / prod) == 0)
+      m_logical = std::make_shared<collectives::ndim::Shape>(m_sys.fabric.split(d, static_cast<uint32_t>(G / prod)));
+    return;  // otherwise the loop says what would fit
+  }
 }
 
 uint64_t TrainingRun::now() const { return core::ActionQueue::now(); }
@@ -70,7 +91,7 @@ const TrainingRun::Groups& TrainingRun::groups(const std::vector<uint32_t>& dims
   auto it = m_groups.find(mask);
   if (it != m_groups.end()) return it->second;
   Groups g;
-  g.groups = m_sys.partition(dims);
+  g.groups = m_sys.partition(dims, m_logical);
   g.of_npu.assign(m_sys.npus.size(), 0);
   for (uint32_t i = 0; i < g.groups.size(); ++i)
     for (uint32_t n : g.groups[i].npus) g.of_npu[n] = i;

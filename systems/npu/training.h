@@ -88,12 +88,15 @@ class TrainingRun final : public training::Platform {
     std::vector<uint32_t> of_npu;  // group index of each NPU
   };
   const Groups& groups(const std::vector<uint32_t>& dims);
+  void split_for_model_parallelism();
   using PlanKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // (dims mask, kind, elems)
   const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& plans(uint32_t mask, const Groups& g,
                                                                                     npu::CollectiveKind kind,
                                                                                     uint64_t elems);
   System& m_sys;
   training::Workload m_w;
+  /// ndim: the fabric with a dimension split for a model-parallel group that ends inside it (else null).
+  std::shared_ptr<const collectives::ndim::Shape> m_logical;
   uint32_t m_iterations;
   core::Dtype m_dtype;
   std::unique_ptr<training::TrainingLoop> m_loop;
