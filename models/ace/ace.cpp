@@ -505,8 +505,7 @@ void Ace::send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu
   m_engine->send(m, sram_port(now_ps(), m->data.size()));
 }
 
-void Ace::receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, const npu::Step& step,
-                  std::shared_ptr<npu::Message> fwd) {
+void Ace::receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, npu::Step step, std::shared_ptr<npu::Message> fwd) {
   const npu::ChunkRef c{t.coll, m_engine->chunk_of(t)};
   const uint32_t es = m_colls[c.coll].es;
   const uint64_t local = step.local.elems() * es;

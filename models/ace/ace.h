@@ -84,7 +84,7 @@ class Ace final : public core::Module, public npu::CommBackend {
   void leave(npu::ChunkRef c, uint32_t phase) override;
   void load(npu::ChunkRef c) override;
   void send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu::Span& span) override;
-  void receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, const npu::Step& step,
+  void receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, npu::Step step,
                std::shared_ptr<npu::Message> fwd) override;
   void finish(npu::ChunkRef c) override;
 

@@ -218,14 +218,14 @@ void CollectiveEngine::try_receive(TaskRef id) {
   std::shared_ptr<Message> in = std::move(it->second);
   m_inbox.erase(it);
   m_inbox_bytes -= in->bytes;
-  const Step step = a.plans.at(t.chunk)->step(t.phase, t.ring, t.step);
+  Step step = a.plans.at(t.chunk)->step(t.phase, t.ring, t.step);
   const uint64_t expect = (step.local.elems() + step.passthrough) * a.c->plan().esize();
   if (expect != in->bytes || (!in->data.empty() && in->data.size() != in->bytes))
     throw std::logic_error(fmt::format("{}: chunk {} phase {} ring {} step {}: {} bytes received for a {}-byte step",
                                        m_name, t.chunk, t.phase, t.ring, t.step, in->bytes, expect));
   t.busy = true;
   std::shared_ptr<Message> fwd = step.forward ? header(a, t.chunk, t.phase, t.ring, first + t.step + 1) : nullptr;
-  m_backend.receive(id, std::move(in), step, std::move(fwd));
+  m_backend.receive(id, std::move(in), std::move(step), std::move(fwd));
 }
 
 void CollectiveEngine::step_done(TaskRef id) {

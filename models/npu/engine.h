@@ -64,7 +64,7 @@ class CommBackend {
   virtual void send_local(ChunkRef c, std::shared_ptr<Message> m, const Span& span) = 0;
   /// Message `in` arrived for its step (see npu::Step); if `fwd` is given,
   /// send it with the step's forward data. Call step_done(t) when the result is in place.
-  virtual void receive(TaskRef t, std::shared_ptr<Message> in, const Step& step, std::shared_ptr<Message> fwd) = 0;
+  virtual void receive(TaskRef t, std::shared_ptr<Message> in, Step step, std::shared_ptr<Message> fwd) = 0;
   /// After the last phase: write the chunk's output to memory, then call chunk_done(c).
   virtual void finish(ChunkRef c) = 0;
 };

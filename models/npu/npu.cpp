@@ -49,14 +49,14 @@ class Npu::Cores final : public CommBackend {
     read_and_send(m, Npu::now());
   }
 
-  void receive(TaskRef t, std::shared_ptr<Message> in, const Step& step, std::shared_ptr<Message> fwd) override {
+  void receive(TaskRef t, std::shared_ptr<Message> in, Step step, std::shared_ptr<Message> fwd) override {
     const uint64_t bytes = in->bytes;
-    // The AFI RX DMA writes the message into memory (a staging buffer for a reduction).
     // The endpoint's processing of a received message (ASTRA-sim's endpoint-delay), then the AFI RX DMA
     // writes it into memory (a staging buffer for a reduction).
     const uint64_t written =
         m_npu.memory.access(Npu::now() + m_npu.endpoint_delay_ns.get() * 1000, bytes, Client::afi_rx_write);
-    m_npu.m_actions.at(written, [this, t, in, step, fwd] {
+    // (The message, step and forward move from action to action: no copies per message.)
+    m_npu.m_actions.at(written, [this, t, in = std::move(in), step = std::move(step), fwd = std::move(fwd)]() mutable {
       const Coll& k = m_colls[t.coll];
       const uint64_t local = step.local.elems() * k.es;
       uint64_t ready = Npu::now();
@@ -82,7 +82,7 @@ class Npu::Cores final : public CommBackend {
       } else if (!k.timing_only) {
         scatter(t.coll, step.local, in->data.data());
       }
-      m_npu.m_actions.at(ready, [this, t, in, step, fwd, local] {
+      m_npu.m_actions.at(ready, [this, t, in = std::move(in), step = std::move(step), fwd = std::move(fwd), local] {
         if (fwd) {
           const Coll& kk = m_colls[t.coll];
           const uint64_t own = step.forward_local ? local : 0;
