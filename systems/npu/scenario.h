@@ -114,6 +114,10 @@ class NpuScenario final : public systems::Scenario {
   }
 
   int topology(const std::string& platform, uint32_t sources, const std::string& json_out) override;
+  std::vector<std::string> outputs() const override {
+    if (m_train) return {"collectives.csv", "links.csv"};
+    return {};
+  }
 
  private:
   uint64_t seed(size_t spec, const npu::Npu& n) const;
