@@ -121,3 +121,53 @@ TEST(Chakra, MalformedTracesAreRefusedWithFileAndNode) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("none.0.et: missing"), std::string::npos) << r.out;
 }
+
+TEST(Chakra, SendsAndReceivesCrossDimensionsInOrder) {
+  test::TempDir dir;
+  // Ring(4) x FullyConnected(2) x Switch(2), every link 100 GB/s and 500 ns; fast memory.
+  const std::string platform =
+      dir.file("p.yaml",
+               "sys:\n  topology: ndim\n  dims: 3\n"
+               "  dim0: {type: Ring, npus: 4, links: 1, GBps: 100, latency_ns: 500}\n"
+               "  dim1: {type: FullyConnected, npus: 2, links: 1, GBps: 100, latency_ns: 500}\n"
+               "  dim2: {type: Switch, npus: 2, links: 1, GBps: 100, latency_ns: 500}\n"
+               "  npu*:\n    memory: {GBps: 1000000}\n    compute: {vector_tflops: 1000000}\n"
+               "ace: {model: none}\ncollective: {chunks: 1, align_elems: 1}\n");
+  // npu0 -> npu15 = (3, 1, 1): the ring the short way (one hop), the
+  // FullyConnected link, up to the switch and down: four links, store and
+  // forward; then 2 us of compute at npu15.
+  const std::string prefix = (dir.path / "p2p").string();
+  for (uint32_t i = 0; i < 16; ++i) {
+    Graph g;
+    if (i == 0) {
+      GraphNode s;
+      s.id = 1;
+      s.name = "send";
+      s.kind = GraphNode::send;
+      s.peer = 15;
+      s.bytes = 1 << 20;
+      g.nodes = {s};
+    } else if (i == 15) {
+      GraphNode r;
+      r.id = 1;
+      r.name = "recv";
+      r.kind = GraphNode::recv;
+      r.peer = 0;
+      r.bytes = 1 << 20;
+      g.nodes = {r, comp(2, 2, {1})};
+    }
+    write_chakra(prefix + "." + std::to_string(i) + ".et", g);
+  }
+  test::Result r = test::sh("run " + platform + " -q --workload " + prefix + ".0.et -o " + (dir.path / "o").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json s = test::load_json((dir.path / "o" / "stats.json").string());
+  const double hop_ns = 1048576.0 / 100 + 500;
+  const double total_ns = s["workload"]["total_ps"].get<double>() / 1000;
+  EXPECT_NEAR(total_ns, 4 * hop_ns + 2000, 8.0);
+  EXPECT_EQ(s["workload"]["p2p_transfers"], 1);
+  EXPECT_EQ(s["workload"]["critical_npu"], 15);
+  // The NPUs on the way passed it on: npu3 (ring -> FullyConnected), npu7 (-> switch).
+  EXPECT_EQ(s["sys"]["npu3"]["forwarded"], 1);
+  EXPECT_EQ(s["sys"]["npu7"]["forwarded"], 1);
+  EXPECT_EQ(s["sys"]["dim2"]["switch7_0"]["messages"], 1);  // the switch of npu7 and npu15
+}

@@ -6,11 +6,13 @@
 
 namespace fabricvp::npu {
 
-FabricSwitch::FabricSwitch(const sc_core::sc_module_name& nm, std::vector<uint32_t> npus)
+FabricSwitch::FabricSwitch(const sc_core::sc_module_name& nm, std::vector<uint32_t> npus,
+                           std::function<uint32_t(uint32_t)> route)
     : core::Module(nm, "npu.switch"),
       messages(this, nullptr, "messages", "messages", "messages forwarded"),
       bytes(this, nullptr, "bytes", "bytes", "payload bytes forwarded"),
       m_npus(std::move(npus)),
+      m_route(std::move(route)),
       m_rx_if(*this),
       m_actions("actions") {
   for (uint32_t p = 0; p < m_npus.size(); ++p) {
@@ -27,10 +29,15 @@ FabricSwitch::~FabricSwitch() = default;
 void FabricSwitch::Rx::b_transport(Message& m, sc_core::sc_time&) {
   FabricSwitch& s = m_sw;
   auto it = s.m_port_of.find(m.dst);
-  if (it == s.m_port_of.end())
+  uint32_t port = 0;
+  if (it != s.m_port_of.end())
+    port = it->second;
+  else if (s.m_route)
+    port = s.m_route(m.dst);
+  else
     throw std::logic_error(fmt::format("{}: a message for npu{}, which is on none of its ports", s.name(), m.dst));
   auto msg = std::make_shared<Message>(std::move(m));
-  msg->tx_port = it->second;
+  msg->tx_port = port;
   // Store and forward: it leaves when it is complete here.
   s.m_actions.at(msg->arrival_ps, [&s, msg] {
     ++s.messages;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -21,8 +22,10 @@ namespace fabricvp::npu {
 
 class FabricSwitch : public core::Module {
  public:
-  /// `npus[p]`: the NPU on port p.
-  FabricSwitch(const sc_core::sc_module_name& nm, std::vector<uint32_t> npus);
+  /// `npus[p]`: the NPU on port p. `route(dst)`: the port toward an NPU on
+  /// none of its ports (multi-dimension fabrics; empty: such a message is an error).
+  FabricSwitch(const sc_core::sc_module_name& nm, std::vector<uint32_t> npus,
+               std::function<uint32_t(uint32_t)> route = {});
   ~FabricSwitch() override;
   uint32_t ports() const { return static_cast<uint32_t>(m_npus.size()); }
   AfiInitiator& tx(uint32_t p) { return *m_tx[p]; }
@@ -48,6 +51,7 @@ class FabricSwitch : public core::Module {
   };
   std::vector<uint32_t> m_npus;
   std::unordered_map<uint32_t, uint32_t> m_port_of;  // NPU id -> port (lookups only)
+  std::function<uint32_t(uint32_t)> m_route;
   std::vector<std::unique_ptr<AfiInitiator>> m_tx;
   std::vector<std::unique_ptr<AfiTarget>> m_rx;
   Rx m_rx_if;

@@ -83,7 +83,7 @@ bool parse_algorithm(const std::string& s, Algorithm& out) {
 
 Shape::Shape(std::vector<DimSpec> dims) : m_dims(std::move(dims)) {
   if (m_dims.empty()) throw core::ConfigError("a fabric needs at least one dimension");
-  if (m_dims.size() > 8) throw core::ConfigError(fmt::format("{} dimensions: at most 8", m_dims.size()));
+  if (m_dims.size() > 7) throw core::ConfigError(fmt::format("{} dimensions: at most 7", m_dims.size()));
   uint64_t n = 1;
   for (const DimSpec& d : m_dims) {
     if (d.size < 1) throw core::ConfigError("a dimension of size 0");
@@ -104,7 +104,7 @@ Shape::Shape(std::vector<DimSpec> dims) : m_dims(std::move(dims)) {
 Shape Shape::split(uint32_t d, uint32_t first) const {
   if (d >= nlogical()) throw std::invalid_argument("split: no such dimension");
   const LogicalDim l = m_logical[d];
-  if (nlogical() >= 8) throw core::ConfigError("a fabric split into more than 8 dimensions");
+  if (nlogical() >= 7) throw core::ConfigError("a fabric split into more than 7 dimensions");
   if (first < 1 || l.size % first != 0)
     throw core::ConfigError(fmt::format("dimension {} of {} NPUs cannot be split into parts of {}", d, l.size, first));
   Shape s = *this;
@@ -184,18 +184,38 @@ uint32_t Shape::first_port(uint32_t npu, uint32_t dst, uint32_t link) const {
   return 0;
 }
 
+uint32_t Shape::lowest_difference(uint32_t npu, uint32_t dst) const {
+  for (uint32_t d = 0; d < ndims(); ++d)
+    if (pcoord(npu, d) != pcoord(dst, d)) return d;
+  throw std::logic_error(fmt::format("npu{}: a message to itself", npu));
+}
+
+uint32_t Shape::next_port(uint32_t npu, uint32_t dst, uint32_t link) const {
+  // Dimension order: first to dst's coordinate in the lowest dimension that differs.
+  const uint32_t d = lowest_difference(npu, dst);
+  return first_port(npu, npu + (pcoord(dst, d) - pcoord(npu, d)) * m_stride[d], link);
+}
+
 uint32_t Shape::route(uint32_t npu, uint32_t dst, uint32_t in_port) const {
   uint32_t d = 0, local = 0;
   port_dim(in_port, d, local);
-  if (m_dims[d].type != DimType::ring)
+  const uint32_t next = lowest_difference(npu, dst);
+  // Along a Ring: on in the direction and on the link it came (the shorter way,
+  // chosen where it entered the ring): it arrived on the - side port of link k
+  // when travelling +, and goes on the + side of the same link.
+  if (next == d && m_dims[d].type == DimType::ring) return port(d, local ^ 1u);
+  if (next <= d && m_dims[d].type != DimType::ring)
     throw std::logic_error(
-        fmt::format("npu{}: a message for npu{} arrived on a {} port", npu, dst, dim_type_name(m_dims[d].type)));
-  for (uint32_t k = 0; k < ndims(); ++k)
-    if (k != d && pcoord(npu, k) != pcoord(dst, k))
-      throw std::logic_error(fmt::format("npu{}: a message for npu{} left its dimension", npu, dst));
-  // It arrived on the - side port of link k when travelling +, and goes on the + side of the same link.
-  return port(d, local ^ 1u);
+        fmt::format("npu{}: a message for npu{} arrived on a {} port of dimension {} it should have left", npu, dst,
+                    dim_type_name(m_dims[d].type), d));
+  // Into the next dimension (dimension order), on the link of the same number.
+  const uint32_t link = m_dims[d].type == DimType::fully_connected ? local % m_dims[d].links
+                        : m_dims[d].type == DimType::ring          ? local / 2
+                                                                   : local;
+  return next_port(npu, dst, link);
 }
+
+uint32_t Shape::switch_port(uint32_t d, uint32_t dst) const { return pcoord(dst, d); }
 
 std::string Shape::describe() const {
   std::string s;
@@ -762,6 +782,88 @@ std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, C
                                                      uint64_t elems, uint32_t root, const PlanOptions& options,
                                                      uint32_t npu) {
   return std::make_shared<NdPlan>(comm, kind, dtype, elems, root, options, npu);
+}
+
+namespace {
+
+class P2PChunk final : public npu::ChunkPlan {
+ public:
+  P2PChunk(bool sender, uint64_t lo, uint64_t hi) {
+    m_span.ranges.emplace_back(lo, hi);
+    (sender ? m_input : m_output) = m_span;
+  }
+  const Span& span() const override { return m_span; }
+  const Span& input() const override { return m_input; }
+  const Span& output() const override { return m_output; }
+  Span first_send(uint32_t, uint32_t) const override { return m_span; }
+  npu::Step step(uint32_t, uint32_t, uint32_t) const override {
+    npu::Step s;
+    s.local = m_span;
+    return s;
+  }
+
+ private:
+  Span m_span, m_input, m_output;
+};
+
+class P2PPlan final : public npu::CollectivePlan {
+ public:
+  P2PPlan(const Shape& sh, uint32_t src, uint32_t dst, core::Dtype dtype, uint64_t elems, const PlanOptions& o,
+          uint32_t npu)
+      : m_dtype(dtype), m_elems(elems), m_sender(npu == src) {
+    if (src == dst) throw core::ConfigError(fmt::format("a transfer from npu{} to itself", src));
+    if (npu != src && npu != dst) throw std::invalid_argument("p2p plan for an NPU that takes no part");
+    const uint32_t es = core::dtype_bytes(dtype);
+    uint64_t ce = o.chunks ? (elems + o.chunks - 1) / o.chunks : std::max<uint64_t>(1, o.chunk_bytes / es);
+    ce = std::max<uint64_t>(1, ce);
+    m_ce = ce;
+    m_chunks = elems == 0 ? 0 : static_cast<uint32_t>((elems + ce - 1) / ce);
+    if (m_sender) {
+      m_role.next = dst;
+      m_role.port = sh.next_port(src, dst, 0);
+      m_role.sends_first = true;
+    } else {
+      m_role.next = src;
+      m_role.receives = 1;
+    }
+    m_desc = fmt::format("send npu{} -> npu{}", src, dst);
+  }
+  CollectiveKind kind() const override { return CollectiveKind::broadcast; }
+  core::Dtype dtype() const override { return m_dtype; }
+  uint64_t elems() const override { return m_elems; }
+  uint32_t chunks() const override { return m_chunks; }
+  uint64_t chunk_capacity() const override { return std::min(m_ce, m_elems); }
+  uint32_t align() const override { return 1; }
+  uint32_t phases() const override { return 1; }
+  uint32_t rings(uint32_t) const override { return 1; }
+  npu::RingRole ring(uint32_t, uint32_t) const override { return m_role; }
+  std::unique_ptr<npu::ChunkPlan> chunk(uint32_t c) const override {
+    const uint64_t lo = uint64_t(c) * m_ce;
+    return std::make_unique<P2PChunk>(m_sender, lo, std::min(m_elems, lo + m_ce));
+  }
+  std::string describe() const override { return m_desc; }
+
+ private:
+  core::Dtype m_dtype;
+  uint64_t m_elems, m_ce = 1;
+  bool m_sender;
+  uint32_t m_chunks = 0;
+  npu::RingRole m_role;
+  std::string m_desc;
+};
+
+}  // namespace
+
+std::shared_ptr<const npu::CollectivePlan> make_p2p_plan(const Shape& shape, uint32_t src, uint32_t dst,
+                                                         core::Dtype dtype, uint64_t elems, const PlanOptions& options,
+                                                         uint32_t npu) {
+  return std::make_shared<P2PPlan>(shape, src, dst, dtype, elems, options, npu);
+}
+
+uint32_t p2p_id(const Shape& shape, uint32_t src, uint32_t dst) {
+  if (uint64_t(shape.npus()) * shape.npus() >= (uint64_t(1) << 31))
+    throw core::ConfigError(fmt::format("point-to-point transfers on {} NPUs: at most 46340", shape.npus()));
+  return 0x80000000u | static_cast<uint32_t>((uint64_t(src) * shape.npus() + dst) & 0x7fffffffu);
 }
 
 void run_reference(const Communicator& comm, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,

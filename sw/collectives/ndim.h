@@ -101,9 +101,16 @@ class Shape {
   /// The port a message from `npu` to `dst` (same coordinates but in one
   /// physical dimension) leaves on, using link `link`; Ring: the shorter way (ties +).
   uint32_t first_port(uint32_t npu, uint32_t dst, uint32_t link) const;
+  /// The port a message from `npu` to any `dst` leaves on: dimension-order
+  /// routing, first toward dst's coordinate in the lowest dimension that differs.
+  uint32_t next_port(uint32_t npu, uint32_t dst, uint32_t link) const;
   /// A message for `dst` arrived at `npu` on its port `in_port`: the port it
-  /// goes on from there (Ring forwarding: the same direction and link).
+  /// goes on from there (Ring: the same direction and link; then the next
+  /// dimension that differs, in dimension order).
   uint32_t route(uint32_t npu, uint32_t dst, uint32_t in_port) const;
+  /// The port of a Switch of physical dimension d that leads toward `dst`
+  /// (its member with dst's coordinate in d).
+  uint32_t switch_port(uint32_t d, uint32_t dst) const;
 
   // The dimensions communicators span: the physical ones, unless split.
   uint32_t nlogical() const { return static_cast<uint32_t>(m_logical.size()); }
@@ -131,6 +138,7 @@ class Shape {
 
  private:
   uint32_t pcoord(uint32_t npu, uint32_t d) const { return npu / m_stride[d] % m_dims[d].size; }
+  uint32_t lowest_difference(uint32_t npu, uint32_t dst) const;
   std::vector<DimSpec> m_dims;
   std::vector<uint32_t> m_stride, m_port_base;
   std::vector<LogicalDim> m_logical;
@@ -176,6 +184,17 @@ struct PlanOptions {
 std::shared_ptr<const npu::CollectivePlan> make_plan(const Communicator& comm, CollectiveKind kind, core::Dtype dtype,
                                                      uint64_t elems, uint32_t root, const PlanOptions& options,
                                                      uint32_t npu);
+
+/// A point-to-point transfer of `elems` elements from `src` to `dst` (rank 0
+/// and 1 of a two-member group, communicator id p2p_id(src, dst)): one ring
+/// whose only message goes from src to dst along the route (next_port), in
+/// chunks of options.chunk_bytes (or options.chunks).
+std::shared_ptr<const npu::CollectivePlan> make_p2p_plan(const Shape& shape, uint32_t src, uint32_t dst,
+                                                         core::Dtype dtype, uint64_t elems, const PlanOptions& options,
+                                                         uint32_t npu);
+/// The communicator id of transfers from src to dst (bit 31 set; dimension
+/// communicators never set it).
+uint32_t p2p_id(const Shape& shape, uint32_t src, uint32_t dst);
 
 /// Execute the plans of every member (plans[rank]) on host buffers, phase by
 /// phase and step by step in the model's order of additions (see

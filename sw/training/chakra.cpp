@@ -69,7 +69,7 @@ Graph read_one(const std::string& path) {
     const std::string where = fmt::format("{}: node {} ('{}')", path, n.id(), n.name());
     for (uint64_t d : n.data_deps()) gn.deps.push_back(d);
     for (uint64_t d : n.ctrl_deps()) gn.deps.push_back(d);
-    int64_t comm_type = -1, comm_size = -1;
+    int64_t comm_type = -1, comm_size = -1, comm_src = -1, comm_dst = -1;
     bool cpu = false;
     std::string pg;
     for (const pb::AttributeProto& a : n.attr()) {
@@ -77,6 +77,10 @@ Graph read_one(const std::string& path) {
         throw core::ConfigError(fmt::format("{}: comm_type is not an integer", where));
       if (a.name() == "comm_size" && !int_of(a, comm_size))
         throw core::ConfigError(fmt::format("{}: comm_size is not an integer", where));
+      if (a.name() == "comm_src" && !int_of(a, comm_src))
+        throw core::ConfigError(fmt::format("{}: comm_src is not an integer", where));
+      if (a.name() == "comm_dst" && !int_of(a, comm_dst))
+        throw core::ConfigError(fmt::format("{}: comm_dst is not an integer", where));
       if (a.name() == "is_cpu_op") cpu = a.value_case() == pb::AttributeProto::kBoolVal && a.bool_val();
       if (a.name() == "pg_name") pg = a.string_val();
       if (a.name() == "involved_dim") {
@@ -91,6 +95,20 @@ Graph read_one(const std::string& path) {
         gn.duration_ns = n.duration_micros() * 1000;
         break;
       case pb::METADATA_NODE: gn.kind = GraphNode::metadata; break;
+      case pb::COMM_SEND_NODE:
+      case pb::COMM_RECV_NODE: {
+        const bool send = n.type() == pb::COMM_SEND_NODE;
+        gn.kind = send ? GraphNode::send : GraphNode::recv;
+        const int64_t peer = send ? comm_dst : comm_src;
+        if (peer < 0)
+          throw core::ConfigError(
+              fmt::format("{}: a {} without {}", where, send ? "send" : "receive", send ? "comm_dst" : "comm_src"));
+        if (comm_size <= 0)
+          throw core::ConfigError(fmt::format("{}: comm_size must be a positive number of bytes", where));
+        gn.peer = static_cast<uint32_t>(peer);
+        gn.bytes = static_cast<uint64_t>(comm_size);
+        break;
+      }
       case pb::COMM_COLL_NODE: {
         gn.kind = GraphNode::coll;
         if (cpu) throw core::ConfigError(fmt::format("{}: a collective on the CPU (is_cpu_op) is not modeled", where));
@@ -182,6 +200,14 @@ void write_chakra(const std::string& path, const Graph& g) {
         n.set_duration_micros(gn.duration_ns / 1000);
       } else if (gn.kind == GraphNode::metadata) {
         n.set_type(pb::METADATA_NODE);
+      } else if (gn.kind == GraphNode::send || gn.kind == GraphNode::recv) {
+        n.set_type(gn.kind == GraphNode::send ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE);
+        auto* a = n.add_attr();
+        a->set_name(gn.kind == GraphNode::send ? "comm_dst" : "comm_src");
+        a->set_int32_val(static_cast<int32_t>(gn.peer));
+        a = n.add_attr();
+        a->set_name("comm_size");
+        a->set_int64_val(static_cast<int64_t>(gn.bytes));
       } else {
         n.set_type(pb::COMM_COLL_NODE);
         pb::CollectiveCommType t = pb::ALL_REDUCE;
@@ -277,6 +303,21 @@ void GraphRun::pump(Npu& n) {
     const GraphNode& gn = n.g->nodes[k];
     if (gn.kind == GraphNode::metadata) {
       finished(n, k);
+      continue;
+    }
+    if (gn.kind == GraphNode::send || gn.kind == GraphNode::recv) {
+      if (gn.peer >= m_npus.size() || gn.peer == n.id)
+        throw core::ConfigError(fmt::format("{}: node {} ('{}'): peer npu{} is not another NPU of the {}", n.g->file,
+                                            gn.id, gn.name, gn.peer, m_npus.size()));
+      ++n.outstanding;
+      Npu* np = &n;
+      const bool send = gn.kind == GraphNode::send;
+      m_p.p2p(n.id, send ? n.id : gn.peer, send ? gn.peer : n.id, gn.bytes, [this, np, k] {
+        account(*np);
+        --np->outstanding;
+        finished(*np, k);
+        pump(*np);
+      });
       continue;
     }
     Call c;

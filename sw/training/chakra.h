@@ -10,10 +10,13 @@
 //                   ALL_TO_ALL) of comm_size bytes over the dimensions
 //                   involved_dim marks (default: all), through the collective
 //                   service, issued when ready (several may be in flight)
+//   COMM_SEND_NODE  comm_size bytes to comm_dst, COMM_RECV_NODE from comm_src:
+//                   a point-to-point transfer routed through the fabric in
+//                   dimension order; sends and receives of a pair match in order
+//                   (comm_tag is read and not used for matching)
 //   METADATA_NODE   nothing
-// Anything else (point-to-point COMM_SEND/COMM_RECV, memory, storage nodes,
-// process groups other than all ranks, CPU collectives) is refused with the
-// file and node: fabricvp does not model it yet.
+// Anything else (memory, storage nodes, process groups other than all ranks,
+// CPU collectives) is refused with the file and node: fabricvp does not model it yet.
 //
 // Exposed communication of a graph: time with a collective in flight and no
 // compute node running.
@@ -30,13 +33,14 @@
 namespace fabricvp::training {
 
 struct GraphNode {
-  enum Kind : uint8_t { comp, coll, metadata };
+  enum Kind : uint8_t { comp, coll, send, recv, metadata };
   uint64_t id = 0;
   std::string name;
   Kind kind = comp;
-  uint64_t duration_ns = 0;  ///< comp
-  Comm comm = Comm::none;    ///< coll
-  uint64_t bytes = 0;
+  uint64_t duration_ns = 0;        ///< comp
+  Comm comm = Comm::none;          ///< coll
+  uint64_t bytes = 0;              ///< coll, send, recv
+  uint32_t peer = 0;               ///< send: comm_dst; recv: comm_src
   std::vector<bool> involved_dim;  ///< empty: every dimension
   std::vector<uint64_t> deps;      ///< data and control
 };

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,13 @@ class Platform {
   virtual void at(uint32_t npu, uint64_t t, std::function<void()> fn) = 0;
   /// Start a collective now; `done()` at its completion at this NPU.
   virtual void collective(const Call& call, std::function<void()> done) = 0;
+  /// Start this NPU's side of a point-to-point transfer of `bytes` from `src`
+  /// to `dst` now (npu is one of them); `done()` when its side is complete
+  /// (sent, or received). Transfers between a pair match in order.
+  virtual void p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, std::function<void()> done) {
+    (void)npu, (void)src, (void)dst, (void)bytes, (void)done;
+    throw std::logic_error("this platform has no point-to-point transfers");
+  }
   /// Observers (statistics, traces): a compute span, a collective's life at one NPU.
   virtual void computed(uint32_t, uint32_t /*layer*/, uint32_t /*pass*/, uint64_t /*start*/, uint64_t /*end*/) {}
   virtual void communicated(const Call&, uint64_t /*issue*/, uint64_t /*end*/) {}

@@ -117,7 +117,9 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
         std::vector<uint32_t> members;
         for (uint32_t x = 0; x < n; ++x) members.push_back(sh.with(g, d, x));
         for (uint32_t k = 0; k < ds.links; ++k) {
-          switches.push_back(std::make_unique<npu::FabricSwitch>(fmt::format("switch{}_{}", g, k).c_str(), members));
+          switches.push_back(
+              std::make_unique<npu::FabricSwitch>(fmt::format("switch{}_{}", g, k).c_str(), members,
+                                                  [&sh, d](uint32_t dst) { return sh.switch_port(d, dst); }));
           npu::FabricSwitch& s = *switches.back();
           for (uint32_t x = 0; x < n; ++x) {
             const uint32_t a = members[x], pa = sh.port(d, k);
@@ -239,7 +241,7 @@ void System::build_torus() {
 }
 
 void System::build_ndim() {
-  dims.emplace(this, "dims", 1, "dimensions", "dimensions of the fabric (sys.dim0 .. sys.dim<dims-1>)", 1u, 8u);
+  dims.emplace(this, "dims", 1, "dimensions", "dimensions of the fabric (sys.dim0 .. sys.dim<dims-1>)", 1u, 7u);
   std::vector<ndim::DimSpec> ds;
   for (uint32_t d = 0; d < dims->get(); ++d) {
     dim_params.push_back(std::make_unique<DimParams>(fmt::format("{}.dim{}", name(), d)));

@@ -165,6 +165,31 @@ std::string TrainingRun::name_of(const training::Call& c) const {
   return m_graph ? fmt::format("collective{}", c.layer) : m_w.layers[c.layer].name;
 }
 
+void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, std::function<void()> done) {
+  if (m_sys.is_torus())
+    throw core::ConfigError(
+        "a point-to-point transfer (Chakra COMM_SEND/COMM_RECV) needs an ndim fabric (topology ndim): the torus's "
+        "NPUs route nothing");
+  const uint32_t es = core::dtype_bytes(m_dtype);
+  const uint64_t elems = (bytes + es - 1) / es;
+  auto key = std::make_tuple(src, dst, elems);
+  auto it = m_p2p_plans.find(key);
+  if (it == m_p2p_plans.end()) {
+    collectives::ndim::PlanOptions o;
+    o.chunk_bytes = uint64_t(m_sys.choices.chunk_kib.get()) * 1024;
+    o.chunks = m_sys.choices.chunks.get();
+    std::array<std::shared_ptr<const npu::CollectivePlan>, 2> p{
+        collectives::ndim::make_p2p_plan(m_sys.fabric, src, dst, m_dtype, elems, o, src),
+        collectives::ndim::make_p2p_plan(m_sys.fabric, src, dst, m_dtype, elems, o, dst)};
+    it = m_p2p_plans.emplace(key, std::move(p)).first;
+  }
+  if (npu == src) ++m_p2p;
+  // Timing only, also with --data (the transfers' bytes are not checked).
+  npu::CollectiveRequest req{it->second[npu == src ? 0 : 1], 0, collectives::ndim::p2p_id(m_sys.fabric, src, dst),
+                             true};
+  m_sys.npus[npu]->submit(req, [done](const npu::Collective&) { done(); });
+}
+
 void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
   npu::Compute& c = m_sys.npus[npu]->compute;
   ++c.kernels;

@@ -5,6 +5,7 @@
 // the summary, stats.json, collectives.csv, links.csv and the trace.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -81,6 +82,9 @@ class TrainingRun final : public training::Platform {
   void collective(const training::Call& call, std::function<void()> done) override;
   void computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) override;
   void communicated(const training::Call& call, uint64_t issue, uint64_t end) override;
+  void p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, std::function<void()> done) override;
+  /// Point-to-point transfers run (Chakra sends and receives, counted at the sender).
+  uint64_t p2p_transfers() const { return m_p2p; }
 
  private:
   struct Groups {
@@ -116,6 +120,9 @@ class TrainingRun final : public training::Platform {
   uint64_t m_checked = 0, m_mismatched = 0;
   std::vector<std::string> m_first_bad;
   std::vector<const CollectiveRecord*> m_order;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::array<std::shared_ptr<const npu::CollectivePlan>, 2>>
+      m_p2p_plans;  // (src, dst, elems) -> sender's, receiver's
+  uint64_t m_p2p = 0;
   uint32_t m_trace_pid = 0;
 };
 

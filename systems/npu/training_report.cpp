@@ -48,6 +48,8 @@ void NpuScenario::report_training() {
     uint64_t nodes = 0;
     for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
     num("workload", "nodes", "nodes", "nodes of every NPU's graph", nodes);
+    num("workload", "p2p_transfers", "transfers", "point-to-point transfers (COMM_SEND / COMM_RECV pairs)",
+        t.p2p_transfers());
   } else {
     str("workload", "kind", "what ran", "training");
     str("workload", "file", "the workload file", w.file);
