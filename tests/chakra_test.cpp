@@ -17,18 +17,6 @@ using namespace fabricvp::training;
 
 namespace {
 
-// One Ring of 4 NPUs, 100 GB/s, 500 ns; fast memory: the network sets collective times.
-const char* kIdle =
-    "sys:\n"
-    "  topology: ndim\n"
-    "  dims: 1\n"
-    "  dim0: {type: Ring, npus: 4, links: 1, GBps: 100, latency_ns: 500}\n"
-    "  npu*:\n"
-    "    memory: {GBps: 1000000}\n"
-    "    compute: {vector_tflops: 1000000}\n"
-    "ace: {model: none}\n"
-    "collective: {chunks: 1, align_elems: 1}\n";
-
 GraphNode comp(uint64_t id, uint64_t us, std::vector<uint64_t> deps) {
   GraphNode n;
   n.id = id;
@@ -54,7 +42,7 @@ GraphNode coll(uint64_t id, Comm c, uint64_t bytes, std::vector<uint64_t> deps) 
 
 TEST(Chakra, TracesRoundTripAndRunWithTheirDependencies) {
   test::TempDir dir;
-  const std::string platform = dir.file("idle.yaml", kIdle);
+  const std::string platform = dir.file("idle.yaml", test::kIdleNdimRing);
   // The collective alone.
   test::Result one = test::sh("run " + platform + " -q --timing-only --bytes 1MiB -o " + (dir.path / "one").string());
   ASSERT_EQ(one.code, 0) << one.out;
@@ -86,7 +74,7 @@ TEST(Chakra, TracesRoundTripAndRunWithTheirDependencies) {
 
 TEST(Chakra, MalformedTracesAreRefusedWithFileAndNode) {
   test::TempDir dir;
-  const std::string platform = dir.file("idle.yaml", kIdle);
+  const std::string platform = dir.file("idle.yaml", test::kIdleNdimRing);
   auto run = [&](const Graph& g) {
     const std::string prefix = (dir.path / "t").string();
     for (uint32_t i = 0; i < 4; ++i) write_chakra(prefix + "." + std::to_string(i) + ".et", g);

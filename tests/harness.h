@@ -116,6 +116,20 @@ inline Result sh(const std::string& args, const std::string& cwd = "") {
 }
 
 /// A scratch directory removed at the end of the test.
+/// An ndim platform of one Ring of 4 NPUs, 100 GB/s links, 500 ns latency,
+/// one chunk per collective, NPU memory and ALUs fast enough that the network
+/// alone sets collective times (closed-form checks).
+inline const char* const kIdleNdimRing =
+    "sys:\n"
+    "  topology: ndim\n"
+    "  dims: 1\n"
+    "  dim0: {type: Ring, npus: 4, links: 1, GBps: 100, latency_ns: 500}\n"
+    "  npu*:\n"
+    "    memory: {GBps: 1000000}\n"
+    "    compute: {vector_tflops: 1000000}\n"
+    "ace: {model: none}\n"
+    "collective: {chunks: 1, align_elems: 1}\n";
+
 class TempDir {
  public:
   TempDir() : path(std::filesystem::temp_directory_path() / ("fabricvp-test-" + std::to_string(::getpid()))) {

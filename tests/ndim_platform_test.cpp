@@ -17,19 +17,6 @@ using namespace fabricvp;
 
 namespace {
 
-// One dimension of 4 NPUs, 100 GB/s links, 500 ns latency; NPU memory and ALUs
-// fast enough that the network alone sets the time.
-const char* kIdle =
-    "sys:\n"
-    "  topology: ndim\n"
-    "  dims: 1\n"
-    "  dim0: {type: Ring, npus: 4, links: 1, GBps: 100, latency_ns: 500}\n"
-    "  npu*:\n"
-    "    memory: {GBps: 1000000}\n"
-    "    compute: {vector_tflops: 1000000}\n"
-    "ace: {model: none}\n"
-    "collective: {chunks: 1, align_elems: 1}\n";
-
 struct CliRun {
   test::Result r;
   nlohmann::json stats;
@@ -52,7 +39,7 @@ std::string slurp(const std::string& path) {
 
 TEST(NdimPlatform, EveryAlgorithmMatchesItsClosedFormOnAnIdleNetwork) {
   test::TempDir dir;
-  const std::string p = dir.file("idle.yaml", kIdle);
+  const std::string p = dir.file("idle.yaml", test::kIdleNdimRing);
   const double m = 1048576, B = 100, a = 500, n = 4;  // bytes, bytes/ns, ns
   const double mB = m / B;
   struct Case {
@@ -100,7 +87,7 @@ TEST(NdimPlatform, EveryAlgorithmMatchesItsClosedFormOnAnIdleNetwork) {
 
 TEST(NdimPlatform, TwoCollectivesOnTheSameLinksShareThem) {
   test::TempDir dir;
-  const std::string p = dir.file("idle.yaml", kIdle);
+  const std::string p = dir.file("idle.yaml", test::kIdleNdimRing);
   CliRun r = run(dir, p, "-c allreduce,bytes=1MiB -c allreduce,bytes=1MiB");
   ASSERT_EQ(r.r.code, 0) << r.r.out;
   // Each link direction carries both collectives' messages back to back

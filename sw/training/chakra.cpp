@@ -326,7 +326,8 @@ void GraphRun::pump(Npu& n) {
     c.pass = kWg;
     c.comm = gn.comm;
     c.bytes = gn.bytes;
-    for (uint32_t d = 0; d < m_p.dim_sizes().size(); ++d)
+    const uint32_t ndims = static_cast<uint32_t>(m_p.dim_sizes().size());
+    for (uint32_t d = 0; d < ndims; ++d)
       if (gn.involved_dim.empty() || gn.involved_dim[d]) c.dims.push_back(d);
     if (c.dims.empty()) {  // no dimension involved: nothing to do
       finished(n, k);

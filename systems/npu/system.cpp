@@ -74,22 +74,23 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
     sys.all_links.push_back(l);
     sys.link_dim.push_back(d);
   };
+  // A full-duplex link between NPU a's port pa and NPU b's port pb.
+  auto join = [&](uint32_t a, uint32_t pa, uint32_t b, uint32_t pb, uint32_t k) {
+    links.push_back(std::make_unique<npu::FabricLink>(fmt::format("link{}_{}_{}", a, b, k).c_str(), def, a, pa, b, pb));
+    npu::FabricLink& l = *links.back();
+    sys.npus[a]->tx(pa).bind(l.a_to_b.in);
+    l.a_to_b.out.bind(sys.npus[b]->rx(pb));
+    sys.npus[b]->tx(pb).bind(l.b_to_a.in);
+    l.b_to_a.out.bind(sys.npus[a]->rx(pa));
+    add(&l);
+  };
   if (n < 2) return;
   switch (ds.type) {
     case ndim::DimType::ring:
       for (uint32_t a = 0; a < sh.npus(); ++a) {
         const uint32_t b = sh.with(a, d, (sh.coord(a, d) + 1) % n);
-        for (uint32_t k = 0; k < ds.links; ++k) {
-          const uint32_t pa = sh.port(d, 2 * k), pb = sh.port(d, 2 * k + 1);  // a's + side, b's - side
-          links.push_back(
-              std::make_unique<npu::FabricLink>(fmt::format("link{}_{}_{}", a, b, k).c_str(), def, a, pa, b, pb));
-          npu::FabricLink& l = *links.back();
-          sys.npus[a]->tx(pa).bind(l.a_to_b.in);
-          l.a_to_b.out.bind(sys.npus[b]->rx(pb));
-          sys.npus[b]->tx(pb).bind(l.b_to_a.in);
-          l.b_to_a.out.bind(sys.npus[a]->rx(pa));
-          add(&l);
-        }
+        for (uint32_t k = 0; k < ds.links; ++k)
+          join(a, sh.port(d, 2 * k), b, sh.port(d, 2 * k + 1), k);  // a's + side, b's - side
       }
       break;
     case ndim::DimType::fully_connected:
@@ -97,17 +98,7 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
         const uint32_t x = sh.coord(a, d);
         for (uint32_t y = x + 1; y < n; ++y) {
           const uint32_t b = sh.with(a, d, y);
-          for (uint32_t k = 0; k < ds.links; ++k) {
-            const uint32_t pa = sh.first_port(a, b, k), pb = sh.first_port(b, a, k);
-            links.push_back(
-                std::make_unique<npu::FabricLink>(fmt::format("link{}_{}_{}", a, b, k).c_str(), def, a, pa, b, pb));
-            npu::FabricLink& l = *links.back();
-            sys.npus[a]->tx(pa).bind(l.a_to_b.in);
-            l.a_to_b.out.bind(sys.npus[b]->rx(pb));
-            sys.npus[b]->tx(pb).bind(l.b_to_a.in);
-            l.b_to_a.out.bind(sys.npus[a]->rx(pa));
-            add(&l);
-          }
+          for (uint32_t k = 0; k < ds.links; ++k) join(a, sh.first_port(a, b, k), b, sh.first_port(b, a, k), k);
         }
       }
       break;

@@ -93,8 +93,12 @@ const TrainingRun::Groups& TrainingRun::groups(const std::vector<uint32_t>& dims
   Groups g;
   g.groups = m_sys.partition(dims, m_logical);
   g.of_npu.assign(m_sys.npus.size(), 0);
+  g.rank_of.assign(m_sys.npus.size(), 0);
   for (uint32_t i = 0; i < g.groups.size(); ++i)
-    for (uint32_t n : g.groups[i].npus) g.of_npu[n] = i;
+    for (uint32_t r = 0; r < g.groups[i].size(); ++r) {
+      g.of_npu[g.groups[i].npus[r]] = i;
+      g.rank_of[g.groups[i].npus[r]] = r;
+    }
   return m_groups.emplace(mask, std::move(g)).first->second;
 }
 
@@ -122,8 +126,7 @@ void TrainingRun::collective(const training::Call& call, std::function<void()> d
   uint64_t elems = (call.bytes + es - 1) / es;
   if (kind != npu::CollectiveKind::allreduce) elems = (elems + grp.size() - 1) / grp.size() * grp.size();
   const auto& p = plans(mask_of(call.dims), g, kind, elems);
-  uint32_t rank = 0;
-  while (grp.npus[rank] != call.npu) ++rank;
+  const uint32_t rank = g.rank_of[call.npu];
   auto key = std::make_tuple(call.iteration, call.layer, call.pass, gi);
   auto [rit, fresh] = m_records.try_emplace(key);
   CollectiveRecord& r = rit->second;

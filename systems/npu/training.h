@@ -89,7 +89,8 @@ class TrainingRun final : public training::Platform {
  private:
   struct Groups {
     std::vector<Group> groups;
-    std::vector<uint32_t> of_npu;  // group index of each NPU
+    std::vector<uint32_t> of_npu;   // group index of each NPU
+    std::vector<uint32_t> rank_of;  // its rank in that group
   };
   const Groups& groups(const std::vector<uint32_t>& dims);
   void split_for_model_parallelism();
