@@ -42,24 +42,37 @@ class SerialChannel {
   /// Fixed latency from the end of serialization to the receiver.
   uint64_t latency_ps() const { return m_latency_ps; }
   /// Time the serializer becomes free (end of the last transfer).
-  uint64_t free_ps() const { return m_free; }
+  uint64_t free_ps() const { return m_hot.free; }
   /// Transfers so far.
-  uint64_t transfer_count() const { return transfers.get(); }
+  uint64_t transfer_count() const { return m_hot.transfers; }
 
   /// Serialize a transfer of `units` ready at `ready_ps` carrying `payload`
   /// bytes in `npackets` packets; returns its start. It ends at start + rate.ps(units).
-  uint64_t serialize(uint64_t ready_ps, uint64_t units, uint64_t payload, uint64_t npackets);
 
   /// Busy share of the run so far, in percent (see the top of this file).
   double utilization_pct() const;
 
-  Counter transfers, packets, payload_bytes, busy_ps;
-  Derived utilization;
+  uint64_t serialize(uint64_t ready_ps, uint64_t units, uint64_t payload, uint64_t npackets) {
+    const uint64_t start = ready_ps > m_hot.free ? ready_ps : m_hot.free;
+    const uint64_t dur = m_rate.ps(units);
+    m_hot.free = start + dur;
+    ++m_hot.transfers;
+    m_hot.packets += npackets;
+    m_hot.payload_bytes += payload;
+    m_hot.busy_ps += dur;
+    return start;
+  }
 
  private:
+  struct Hot {  // what every transfer updates, together
+    uint64_t free = 0, transfers = 0, packets = 0, payload_bytes = 0, busy_ps = 0;
+  } m_hot;
   SerialRate m_rate;
   uint64_t m_latency_ps;
-  uint64_t m_free = 0;
+
+ public:
+  CounterRef transfers, packets, payload_bytes, busy_ps;
+  Derived utilization;
 };
 
 }  // namespace fabricvp::core

@@ -67,7 +67,16 @@ class SerialRate {
   /// `bits_per_packet` on a link of `lanes` x `lane_gbps`.
   SerialRate(uint64_t bits_per_packet, uint32_t lanes, double lane_gbps);
   /// Time to serialize n back-to-back packets, in ps (exact, rounded up once).
-  uint64_t ps(uint64_t n) const { return m_ps(n); }
+  /// The last size asked is remembered: a link or memory mostly carries
+  /// transfers of one size, and the exact division costs more than the rest
+  /// of a transfer's bookkeeping.
+  uint64_t ps(uint64_t n) const {
+    if (n != m_memo_n) {
+      m_memo_n = n;
+      m_memo_ps = m_ps(n);
+    }
+    return m_memo_ps;
+  }
   uint64_t rate_kbps() const { return m_rate_kbps; }
   uint64_t bits_per_packet() const { return m_bits; }
   /// Payload bandwidth in GB/s (1e9 bytes/s) for `payload_bytes` per packet.
@@ -77,6 +86,7 @@ class SerialRate {
   uint64_t m_bits = 328 * 8;
   uint64_t m_rate_kbps = 100000000;  // 100 Gb/s
   CeilRatio m_ps{static_cast<unsigned __int128>(328 * 8) * 1000000000ULL, 100000000};
+  mutable uint64_t m_memo_n = 0, m_memo_ps = 0;  // ps(0) = 0
 };
 
 }  // namespace fabricvp::core

@@ -18,22 +18,48 @@ ActionQueue::ActionQueue(const char* name) {
 }
 
 void ActionQueue::at(uint64_t t, std::function<void()> fn) {
-  const uint64_t n = now();
-  if (t < n) throw std::logic_error(fmt::format("action at {} ps posted at {} ps", t, n));
-  const bool earlier = m_actions.empty() || t < m_actions.top_key().t;
-  m_actions.push(t, std::move(fn));
-  if (!m_in_wake && earlier) m_wake.notify(sc_core::sc_time::from_value(t - n));
+  uint64_t slot;
+  if (m_free_fns.empty()) {
+    slot = m_fns.size();
+    m_fns.push_back(std::move(fn));
+  } else {
+    slot = m_free_fns.back();
+    m_free_fns.pop_back();
+    m_fns[slot] = std::move(fn);
+  }
+  push(Action{t, nullptr, slot, 0});
+}
+
+void ActionQueue::push(const Action& a) {
+  const uint64_t n = time();
+  if (a.t < n) throw std::logic_error(fmt::format("action at {} ps posted at {} ps", a.t, n));
+  m_actions.push(a);
+  if (!m_in_wake && a.t < m_scheduled) {
+    m_wake.notify(sc_core::sc_time::from_value(a.t - n));
+    m_scheduled = a.t;
+  }
 }
 
 void ActionQueue::wake() {
   const uint64_t n = now();
+  m_now = n;
   m_in_wake = true;
-  while (!m_actions.empty() && m_actions.top_key().t <= n) {
-    std::function<void()> fn = m_actions.pop();
-    fn();
+  while (m_actions.due(n)) {
+    const Action a = m_actions.pop();
+    if (a.who) {
+      a.who->act(a.what, a.arg);
+    } else {
+      std::function<void()> fn = std::move(m_fns[a.arg]);
+      m_free_fns.push_back(a.arg);
+      fn();
+    }
   }
   m_in_wake = false;
-  if (!m_actions.empty()) m_wake.notify(sc_core::sc_time::from_value(m_actions.top_key().t - n));
+  m_scheduled = ~uint64_t(0);
+  if (!m_actions.empty()) {
+    m_scheduled = m_actions.top_time();
+    m_wake.notify(sc_core::sc_time::from_value(m_scheduled - n));
+  }
 }
 
 }  // namespace fabricvp::core
