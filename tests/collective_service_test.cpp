@@ -1,7 +1,7 @@
 // The NPU collective service (models/npu/npu.h) driven from C++ on a small
 // torus (systems/npu/system.h), once with the ACE and once with the NPU
 // cores: concurrent collectives of every kind on different sub-groups, each
-// with its own buffer, one started later from the launcher and one chained
+// with its own buffer, one started later from the fabric's action queue and one chained
 // from a completion callback; every member's result is checked against the
 // host reference, every handle's times against its submission. One
 // elaboration per TEST (SystemC elaborates once per process).
@@ -178,7 +178,7 @@ void run_workload(const std::vector<std::string>& overrides, bool ace) {
     };
   });
   submit(a2a, sys);
-  sys.launcher.at(bc.at_ps, [&] {
+  sys.actions.at(bc.at_ps, [&] {
     EXPECT_EQ(npu::Npu::now(), bc.at_ps);
     submit(bc, sys);
   });

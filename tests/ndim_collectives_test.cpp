@@ -31,6 +31,32 @@ std::vector<int32_t> as_ints(const std::vector<uint8_t>& b) {
   return v;
 }
 
+/// The timing-only shapes (ChunkPlan::shape, first_send_elems) agree with
+/// the spans of every step of every member.
+void check_shapes(const Plans& plans) {
+  for (const auto& plan : plans)
+    for (uint32_t c = 0; c < plan->chunks(); ++c) {
+      const auto chunk = plan->chunk(c);
+      for (uint32_t p = 0; p < plan->phases(); ++p)
+        for (uint32_t q = 0; q < plan->rings(p); ++q) {
+          const npu::RingRole role = plan->ring(p, q);
+          if (role.sends_first) {
+            ASSERT_EQ(chunk->first_send_elems(p, q), chunk->first_send(p, q).elems());
+          }
+          for (uint32_t t = 0; t < role.receives; ++t) {
+            const npu::Step full = chunk->step(p, q, t), sh = chunk->shape(p, q, t);
+            ASSERT_EQ(sh.elems, full.local.elems())
+                << plan->describe() << " chunk " << c << " phase " << p << " ring " << q << " step " << t;
+            ASSERT_TRUE(sh.local.empty());
+            ASSERT_EQ(sh.reduce, full.reduce);
+            ASSERT_EQ(sh.forward, full.forward);
+            ASSERT_EQ(sh.forward_local, full.forward_local);
+            ASSERT_EQ(sh.passthrough, full.passthrough);
+          }
+        }
+    }
+}
+
 /// Run `kind` on every communicator of `dims` and compare with the closed form.
 void check(const Shape& sh, const std::vector<uint32_t>& dims, CollectiveKind kind, const PlanOptions& o,
            uint64_t elems, uint32_t root = 0) {
@@ -39,6 +65,7 @@ void check(const Shape& sh, const std::vector<uint32_t>& dims, CollectiveKind ki
     Plans plans;
     for (uint32_t r = 0; r < N; ++r)
       plans.push_back(make_plan(c, kind, core::Dtype::int32, elems, root, o, c.npu_of(r)));
+    check_shapes(plans);
     Buffers in(N);
     for (uint32_t r = 0; r < N; ++r) {
       in[r].resize(elems * 4);

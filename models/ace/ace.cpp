@@ -12,7 +12,8 @@ namespace {
 uint64_t now_ps() { return core::ActionQueue::now(); }
 }  // namespace
 
-Ace::Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& model_name, DatapathFactory make)
+Ace::Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& model_name, DatapathFactory make,
+         core::ActionQueue& actions)
     : core::Module(nm, "ace"),
       sram_kib(this, "sram_kib", 4096, "KiB", "SRAM for chunks, partitioned per phase plus a terminal partition", 1u,
                1u << 22),
@@ -35,7 +36,7 @@ Ace::Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& mod
       afi_rx("afi_rx"),
       m_npu_id(npu),
       m_afi_in(*this),
-      m_actions("actions"),
+      m_actions(actions),
       m_clock(clock_mhz.get()),
       m_sram_rate(8, 1, static_cast<double>(sram_bytes_per_cycle.get()) * 8.0 * clock_mhz.get() / 1000.0),
       model(this, nullptr, "model", "", "datapath implementation: tlm (C++ model) or rtl (verilated)"),
@@ -115,6 +116,7 @@ Ace::Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& mod
       m_dp[u].back()->configure(0, 0, m_geo.depth);  // one partition: the whole staging ring
     }
   m_stage_row.assign(B, 0);
+  m_unit_horizon.assign(B, 0);
   m_beat.data.assign(m_geo.lanes, 0);
   model.set(model_name);
   sram_bytes.set(bytes);
@@ -130,9 +132,9 @@ Ace::Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& mod
   const sc_core::sc_object* endpoint = get_parent_object() ? get_parent_object() : this;
   m_engine = std::make_unique<npu::CollectiveEngine>(
       endpoint, name(), m_npu_id, m_actions, *this,
-      [this](std::shared_ptr<npu::Message> m) {
+      [this](npu::Message& m) {
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        afi_tx->b_transport(*m, delay);
+        afi_tx->b_transport(m, delay);
       },
       [this](const npu::Collective& c) { completed(c); });
 }
@@ -152,9 +154,7 @@ double Ace::datapath_host_seconds() const {
   return s;
 }
 
-void Ace::AfiIn::b_transport(npu::Message& m, sc_core::sc_time&) {
-  m_ace.m_engine->deliver(std::make_shared<npu::Message>(std::move(m)));
-}
+void Ace::AfiIn::b_transport(npu::Message& m, sc_core::sc_time&) { m_ace.m_engine->deliver(m); }
 
 void Ace::command(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   if (gp.get_command() != tlm::TLM_WRITE_COMMAND || gp.get_address() != 0 ||
@@ -228,6 +228,7 @@ void Ace::admit(uint32_t coll, const npu::Collective& c) {
   k.dt = plan.dtype();
   k.es = plan.esize();
   k.address = c.request.address;
+  k.timing_only = c.request.timing_only;
   k.last_phase = plan.phases() - 1;
   k.slot_of.assign(plan.chunks(), -1);
   k.fsm_of.assign(plan.chunks(), -1);
@@ -351,6 +352,7 @@ uint64_t Ace::dma_transfer(uint32_t coll, const npu::Span& span, uint8_t* buf, b
   const Coll& k = m_colls[coll];
   npu::DmaRequest req;
   req.client = client;
+  req.no_data = buf == nullptr;  // timing only
   uint64_t total = 0;
   for (const auto& r : span.ranges) {
     req.ranges.emplace_back(k.address + r.first * k.es, (r.second - r.first) * k.es);
@@ -386,7 +388,7 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
   // The local partial, in span order (read from the SRAM as the beats are staged).
   m_local.resize(n * es);
   sram_read(c, span, m_local.data());
-  const uint64_t c_now = m_clock.cycle_at_or_after(now);
+  const uint64_t c_now = std::max(m_clock.cycle_at_or_after(now), m_unit_horizon[unit]);
   for (auto& d : dp)
     if (d->cycle() < c_now && !d->advance(c_now - d->cycle()))
       throw std::logic_error(fmt::format("{}: the datapath produced output while idle", name()));
@@ -463,11 +465,36 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
   sram_write(c, span, m_local.data());
   if (out) std::memcpy(out, m_local.data(), n * es);
   const uint64_t first_accept = m_cpl.front().accept_cycle, last_accept = m_cpl[nsub - 1].accept_cycle;
+  m_unit_horizon[unit] = m_cpl[nsub - 1].retire_cycle + 1;
+  return count_burst(c_now, first_accept, last_accept, m_cpl[nsub - 1].retire_cycle, nbeats);
+}
+
+uint64_t Ace::count_burst(uint64_t c_now, uint64_t first_accept, uint64_t last_accept, uint64_t last_retire,
+                          uint64_t rows) {
+  const uint64_t nsub = 2 * rows;
   beats += nsub;
-  add_beats += nbeats;
-  store_beats += nbeats;
+  add_beats += rows;
+  store_beats += rows;
   dp_stall_cycles += (first_accept - c_now) + (last_accept - first_accept + 1 - nsub);
-  return m_clock.ps(m_cpl[nsub - 1].retire_cycle + 1);
+  return m_clock.ps(last_retire + 1);
+}
+
+uint64_t Ace::reduce_timing(npu::ChunkRef c, uint64_t elems) {
+  const uint64_t now = now_ps();
+  const Coll& k = m_colls[c.coll];
+  const uint32_t unit = static_cast<uint32_t>(k.slot_of[c.chunk]) % static_cast<uint32_t>(m_dp.size());
+  const uint64_t rows = (elems + alu_lanes.get() - 1) / alu_lanes.get();
+  sram_read_bytes += elems * k.es;  // the local partial, staged
+  if (rows == 0) return now;
+  m_stage_row[unit] = static_cast<uint32_t>((m_stage_row[unit] + rows) % m_geo.depth);
+  // As reduce(): stalls count from when the unit is free; the data path's
+  // models hold their own cycle, a timing-only burst moves the unit's horizon past it.
+  const uint64_t c_now = std::max(m_clock.cycle_at_or_after(now), m_unit_horizon[unit]);
+  uint64_t start = c_now;
+  for (const auto& d : m_dp[unit]) start = std::max(start, d->cycle());
+  const BurstCycles b = reduce_burst_cycles(start, rows);
+  m_unit_horizon[unit] = b.last_retire + 1;
+  return count_burst(c_now, b.first_accept, b.last_accept, b.last_retire, rows);
 }
 
 uint64_t Ace::sram_port(uint64_t now, uint64_t bytes) {
@@ -484,52 +511,72 @@ void Ace::load(npu::ChunkRef c) {
   m_free_slots.erase(m_free_slots.begin());
   occupancy(static_cast<int64_t>(m_slot_bytes));
   const npu::Span& span = m_engine->chunk_plan(c).input();
-  auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * k.es);
+  const uint64_t bytes = span.elems() * k.es;
+  std::shared_ptr<std::vector<uint8_t>> buf;
+  if (!k.timing_only) buf = std::make_shared<std::vector<uint8_t>>(bytes);
   uint64_t done = now_ps();
-  if (!buf->empty()) {
-    const uint64_t read = dma_transfer(c.coll, span, buf->data(), false, npu::Client::ace_load_read, 0);
-    done = sram_port(read, buf->size());
-    load_bytes += buf->size();
+  if (bytes) {
+    const uint64_t read = dma_transfer(c.coll, span, buf ? buf->data() : nullptr, false, npu::Client::ace_load_read, 0);
+    done = sram_port(read, bytes);
+    load_bytes += bytes;
   }
-  m_actions.at(done, [this, c, buf] {
-    sram_write(c, m_engine->chunk_plan(c).input(), buf->data());
+  m_actions.at(done, [this, c, buf, bytes] {
+    if (buf)
+      sram_write(c, m_engine->chunk_plan(c).input(), buf->data());
+    else
+      sram_write_bytes += bytes;
     ++chunks_loaded;
     m_engine->loaded(c);
   });
 }
 
-void Ace::send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu::Span& span) {
-  m->data.resize(span.elems() * m_colls[c.coll].es);
-  m->bytes = m->data.size();
-  sram_read(c, span, m->data.data());
-  m_engine->send(m, sram_port(now_ps(), m->data.size()));
+void Ace::send_local(npu::ChunkRef c, uint32_t msg, const npu::Span& span, uint64_t elems) {
+  const Coll& k = m_colls[c.coll];
+  npu::Message& m = m_engine->message(msg);
+  m.bytes = elems * k.es;
+  if (k.timing_only) {
+    sram_read_bytes += m.bytes;
+  } else {
+    m.data.resize(m.bytes);
+    sram_read(c, span, m.data.data());
+  }
+  m_engine->send(msg, sram_port(now_ps(), m.bytes));
 }
 
-void Ace::receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, npu::Step step, std::shared_ptr<npu::Message> fwd) {
-  const npu::ChunkRef c{t.coll, m_engine->chunk_of(t)};
-  const uint32_t es = m_colls[c.coll].es;
-  const uint64_t local = step.local.elems() * es;
+void Ace::receive(npu::TaskRef t, uint32_t in_id, const npu::Step& step, uint32_t fwd_id, uint64_t) {
+  const npu::ChunkRef c{t.coll, t.chunk};
+  const Coll& k = m_colls[c.coll];
+  const npu::Message& in = m_engine->message(in_id);
+  npu::Message* fwd = fwd_id == npu::MessagePool::kNone ? nullptr : &m_engine->message(fwd_id);
+  const uint32_t es = k.es;
+  const uint64_t local = step.elems * es;
   const uint64_t own = fwd && step.forward_local ? local : 0;
   const uint64_t pass = fwd ? step.passthrough * es : 0;
   if (fwd) {
-    fwd->data.resize(own + pass);
     fwd->bytes = own + pass;
+    if (!k.timing_only) fwd->data.resize(own + pass);
   }
   uint64_t r = now_ps();
   if (step.reduce) {
     // The datapath reads the local partial and writes the sum through the SRAM port.
     const uint64_t port = sram_port(r, 2 * local);
-    r = std::max(reduce(c, step.local, in->data.data(), own ? fwd->data.data() : nullptr), port);
-    ++m_engine->reduce_steps;
-    m_engine->reduced_bytes += local;
+    const uint64_t sums = k.timing_only ? reduce_timing(c, step.elems)
+                                        : reduce(c, step.local, in.data.data(), own ? fwd->data.data() : nullptr);
+    if (k.timing_only) sram_write_bytes += local;  // the sums
+    r = std::max(sums, port);
+    m_engine->reduced(local);
   } else {
-    sram_write(c, step.local, in->data.data());
-    if (own) std::memcpy(fwd->data.data(), in->data.data(), local);
-    r = sram_port(r, in->data.size());
+    if (k.timing_only) {
+      sram_write_bytes += local;
+    } else {
+      sram_write(c, step.local, in.data.data());
+      if (own) std::memcpy(fwd->data.data(), in.data.data(), local);
+    }
+    r = sram_port(r, in.bytes);
   }
-  if (pass) std::memcpy(fwd->data.data() + own, in->data.data() + local, pass);
-  if (fwd) m_engine->send(fwd, r);
-  m_actions.at(r, [this, t] { m_engine->step_done(t); });
+  if (pass && !k.timing_only) std::memcpy(fwd->data.data() + own, in.data.data() + local, pass);
+  if (fwd) m_engine->send(fwd_id, r);
+  m_engine->step_done(t, r);  // the FSM takes the ring's next message when this one's result is in place
 }
 
 void Ace::finish(npu::ChunkRef c) {
@@ -546,13 +593,20 @@ void Ace::try_terminal() {
     --m_part_used[k.last_phase];
     ++m_part_used[T];
     const npu::Span& span = m_engine->chunk_plan(c).output();
-    auto buf = std::make_shared<std::vector<uint8_t>>(span.elems() * k.es);
+    const uint64_t bytes = span.elems() * k.es;
     uint64_t w = now_ps();
-    if (!buf->empty()) {
-      sram_read(c, span, buf->data());
-      const uint64_t issue = sram_port(now_ps(), buf->size());
-      w = dma_transfer(c.coll, span, buf->data(), true, npu::Client::ace_store_write, issue - now_ps());
-      store_bytes += buf->size();
+    if (bytes) {
+      std::vector<uint8_t> buf;
+      if (k.timing_only) {
+        sram_read_bytes += bytes;
+      } else {
+        buf.resize(bytes);
+        sram_read(c, span, buf.data());
+      }
+      const uint64_t issue = sram_port(now_ps(), bytes);
+      w = dma_transfer(c.coll, span, buf.empty() ? nullptr : buf.data(), true, npu::Client::ace_store_write,
+                       issue - now_ps());
+      store_bytes += bytes;
     }
     m_actions.at(w, [this, c] {
       int32_t& slot = m_colls[c.coll].slot_of[c.chunk];

@@ -62,7 +62,9 @@ class Ace final : public core::Module, public npu::CommBackend {
   using DatapathFactory = std::function<std::unique_ptr<DatapathModel>(const std::string& name)>;
   /// `npu`: id of the NPU it serves (messages carry it); `model`: "tlm" or
   /// "rtl", reported; `make`: the datapath slices, of geometry rtl_geometry().
-  Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& model, DatapathFactory make);
+  /// `actions`: the queue it runs on (its NPU's, one per fabric).
+  Ace(const sc_core::sc_module_name& nm, uint32_t npu, const std::string& model, DatapathFactory make,
+      core::ActionQueue& actions);
   ~Ace() override;
 
   core::Param<uint32_t> sram_kib;
@@ -83,9 +85,8 @@ class Ace final : public core::Module, public npu::CommBackend {
   bool try_enter(npu::ChunkRef c, uint32_t phase) override;
   void leave(npu::ChunkRef c, uint32_t phase) override;
   void load(npu::ChunkRef c) override;
-  void send_local(npu::ChunkRef c, std::shared_ptr<npu::Message> m, const npu::Span& span) override;
-  void receive(npu::TaskRef t, std::shared_ptr<npu::Message> in, npu::Step step,
-               std::shared_ptr<npu::Message> fwd) override;
+  void send_local(npu::ChunkRef c, uint32_t msg, const npu::Span& span, uint64_t elems) override;
+  void receive(npu::TaskRef t, uint32_t in, const npu::Step& step, uint32_t fwd, uint64_t start) override;
   void finish(npu::ChunkRef c) override;
 
   /// Statistics refer to [0, ps].
@@ -101,6 +102,7 @@ class Ace final : public core::Module, public npu::CommBackend {
     core::Dtype dt = core::Dtype::fp32;
     uint32_t es = 4;
     uint64_t address = 0;
+    bool timing_only = false;  ///< no payload: sizes and times only (CollectiveRequest::timing_only)
     uint32_t last_phase = 0;
     std::vector<int32_t> slot_of;  // per chunk: SRAM slot, -1
     std::vector<int32_t> fsm_of;   // per chunk: FSM holding it, -1
@@ -139,6 +141,12 @@ class Ace final : public core::Module, public npu::CommBackend {
   /// Run the reduction of `span` of chunk c (incoming elements `in`, span
   /// order); results into the SRAM and `out` if given. Returns the time the last result is out (ps).
   uint64_t reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, uint8_t* out);
+  /// The same reduction's timing without data (timing-only collectives):
+  /// the burst's closed form (datapath.h reduce_burst_cycles).
+  uint64_t reduce_timing(npu::ChunkRef c, uint64_t elems);
+  /// Count a burst of `rows` store/add pairs; returns when its last sum is out (ps).
+  uint64_t count_burst(uint64_t c_now, uint64_t first_accept, uint64_t last_accept, uint64_t last_retire,
+                       uint64_t rows);
   /// Bytes of `span` of the chunk in the SRAM, copied out / in (span order).
   void sram_read(npu::ChunkRef c, const npu::Span& span, uint8_t* out);
   void sram_write(npu::ChunkRef c, const npu::Span& span, const uint8_t* in);
@@ -155,10 +163,11 @@ class Ace final : public core::Module, public npu::CommBackend {
   AfiIn m_afi_in;
   npu::AfiNoBw m_afi_bw;
   GpNoBw m_gp_bw;
-  core::ActionQueue m_actions;
+  core::ActionQueue& m_actions;
   Geometry m_geo;                                                 // of one slice
   std::vector<std::vector<std::unique_ptr<DatapathModel>>> m_dp;  // [unit][slice]
   std::vector<uint32_t> m_stage_row;                              // [unit] next staging row
+  std::vector<uint64_t> m_unit_horizon;                           // [unit] cycle after its last burst's last retire
   std::vector<uint8_t> m_sram;
   core::Clock m_clock;
   core::SerialRate m_sram_rate;

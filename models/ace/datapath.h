@@ -163,6 +163,25 @@ class Ring {
   size_t m_head = 0, m_size = 0;
 };
 
+/// The cycles of a reduction burst as the ACE issues it (models/ace/ace.h):
+/// `rows` pairs of a store beat (the local partial into a staging row, written
+/// back, not sent) and an add beat (the received elements + that row, sent),
+/// every pair on another row, offered back to back to a datapath on which
+/// every older chunk has retired before cycle `start`. Store k is accepted at
+/// start + 6k and retires at + 4; its add reads the row, so it waits for that
+/// write: accepted at start + 6k + 5, retired at start + 6k + 9; the next
+/// store follows the add. Both DatapathModels give exactly these cycles
+/// (tests compare with Datapath); timing-only collectives use them instead of
+/// running the beats.
+struct BurstCycles {
+  uint64_t first_accept = 0, last_accept = 0, last_retire = 0;
+};
+inline BurstCycles reduce_burst_cycles(uint64_t start, uint64_t rows) {
+  static_assert(kLatency == 4 && kInFlight == 4, "the burst's closed form assumes the RTL's pipeline");
+  if (rows == 0) return BurstCycles{start, start, start};
+  return BurstCycles{start, start + 6 * (rows - 1) + 5, start + 6 * (rows - 1) + 9};
+}
+
 /// Throws std::invalid_argument if `c` does not fit geometry `g`.
 void check_chunk(const Geometry& g, const Chunk& c);
 /// Throws std::invalid_argument / std::logic_error for a configure() call that is not allowed.

@@ -24,6 +24,31 @@ const LinkChannel::Names kBtoA = FABRICVP_DIR_NAMES("b_to_a");
 #undef FABRICVP_DIR_NAMES
 }  // namespace
 
+uint32_t MessagePool::take() {
+  uint32_t id;
+  if (m_free.empty()) {
+    id = static_cast<uint32_t>(m_next.size());
+    if ((id & (kBlock - 1)) == 0) m_blocks.push_back(std::make_unique<Message[]>(kBlock));
+    m_next.push_back(kNone);
+    return id;
+  }
+  id = m_free.back();
+  m_free.pop_back();
+  Message& m = (*this)[id];
+  m.data.clear();  // keeps its capacity
+  m.set_header(Message{});
+  m_next[id] = kNone;
+  return id;
+}
+
+uint32_t MessagePool::adopt(Message& in) {
+  const uint32_t id = take();
+  Message& m = (*this)[id];
+  m.set_header(in);
+  m.data.swap(in.data);  // `in` gets this slot's old (empty) buffer
+  return id;
+}
+
 LinkChannel::LinkChannel(FabricLink& link, const Names& n, uint32_t rx_port)
     : core::SerialChannel(&link, n.serial, core::SerialRate(8, 1, link.GBps.get() * 8.0 * link.efficiency.get()),
                           core::Clock(link.clock_mhz.get()).ps(link.latency_cycles.get())),
@@ -33,7 +58,8 @@ LinkChannel::LinkChannel(FabricLink& link, const Names& n, uint32_t rx_port)
                             "most bytes waiting in the sender's output buffer for this link"),
       m_link(link),
       m_rx_port(rx_port),
-      m_tid(std::string(n.dir) == "a_to_b" ? 1 : 2) {
+      m_tid(std::string(n.dir) == "a_to_b" ? 1 : 2),
+      m_packet_bytes(link.packet_bytes.get()) {
   in.bind(*this);
   out.bind(m_bw);
 }
@@ -42,26 +68,34 @@ void LinkChannel::b_transport(Message& m, sc_core::sc_time& delay) {
   const uint64_t now = sc_core::sc_time_stamp().value() + delay.value();
   if (m.ready_ps < now) m.ready_ps = now;
   const uint64_t n = m.bytes;
-  const uint32_t pb = m_link.packet_bytes.get();
+  const uint64_t pb = m_packet_bytes;
   m.start_ps = serialize(m.ready_ps, n, n, (n + pb - 1) / pb);
   const uint64_t ser = rate().ps(n);
   const uint64_t end = m.start_ps + ser;
   m.arrival_ps = end + latency_ps();
   m.port = m_rx_port;
   // Output buffer: this message waits from ready to the end of its serialization.
-  while (!m_queued.empty() && m_queued.front().first <= m.ready_ps) {
-    m_queued_bytes -= m_queued.front().second;
-    m_queued.pop_front();
+  while (m_count && m_queued[m_head].first <= m.ready_ps) {
+    m_queued_bytes -= m_queued[m_head].second;
+    m_head = (m_head + 1) % m_queued.size();
+    --m_count;
   }
-  m_queued.emplace_back(end, n);
+  if (m_count == m_queued.size()) {  // grow the ring, oldest first
+    std::vector<std::pair<uint64_t, uint64_t>> grown(2 * m_count);
+    for (size_t i = 0; i < m_count; ++i) grown[i] = m_queued[(m_head + i) % m_count];
+    m_queued.swap(grown);
+    m_head = 0;
+  }
+  m_queued[(m_head + m_count++) % m_queued.size()] = {end, n};
   m_queued_bytes += n;
   peak_out_buffer_bytes.note_max(m_queued_bytes);
   auto& tr = core::Context::get().trace();
   if (tr.enabled() && tr.in_window(m.start_ps, end))
     tr.span(m_link.trace_pid(), m_tid, "message", "link", m.start_ps, ser,
             fmt::format(R"("bytes":{},"arrival_ps":{})", n, m.arrival_ps));
+  if (!m_to) m_to = &*out.operator->();  // the receiver bound to `out` (an error if none)
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-  out->b_transport(m, d);
+  m_to->b_transport(m, d);
 }
 
 tlm::tlm_sync_enum LinkChannel::nb_transport_fw(Message& m, tlm::tlm_phase&, sc_core::sc_time& t) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <tlm>
 #include <vector>
@@ -37,6 +38,46 @@ struct Message {
   uint64_t start_ps = 0;    ///< set by the link: serialization start
   uint64_t arrival_ps = 0;  ///< set by the link: complete in the receiver's input buffer
   uint32_t port = 0;        ///< set by the link: the receiver's AFI port
+  /// Every field but the data from `o`.
+  void set_header(const Message& o) {
+    src = o.src;
+    dst = o.dst;
+    coll = o.coll;
+    chunk = o.chunk;
+    phase = o.phase;
+    ring = o.ring;
+    step = o.step;
+    tx_port = o.tx_port;
+    bytes = o.bytes;
+    ready_ps = o.ready_ps;
+    start_ps = o.start_ps;
+    arrival_ps = o.arrival_ps;
+    port = o.port;
+  }
+};
+
+/// Messages held by one module (in flight to it, waiting in its input
+/// buffers, or built to be sent), by index: no allocation per message once
+/// the pool has grown, and payload buffers are reused. Indices stay valid
+/// until give(); references until the next take().
+class MessagePool {
+ public:
+  static constexpr uint32_t kNone = ~0u;
+  /// A message with default fields and empty data (its buffer keeps its capacity).
+  uint32_t take();
+  void give(uint32_t id) { m_free.push_back(id); }
+  Message& operator[](uint32_t id) { return m_blocks[id >> kShift][id & (kBlock - 1)]; }
+  const Message& operator[](uint32_t id) const { return m_blocks[id >> kShift][id & (kBlock - 1)]; }
+  /// Take `m` in: its fields, and its data by swapping buffers (m keeps this slot's old one).
+  uint32_t adopt(Message& m);
+  /// A link for lists of waiting messages (kNone at the end).
+  uint32_t& next(uint32_t id) { return m_next[id]; }
+  size_t in_use() const { return m_next.size() - m_free.size(); }
+
+ private:
+  static constexpr uint32_t kShift = 6, kBlock = 1u << kShift;
+  std::vector<std::unique_ptr<Message[]>> m_blocks;  // blocks: growing never moves a message
+  std::vector<uint32_t> m_next, m_free;
 };
 
 struct afi_protocol {
@@ -83,8 +124,13 @@ class LinkChannel : public core::SerialChannel, public AfiFwIf {
   friend class FabricLink;
   FabricLink& m_link;
   uint32_t m_rx_port;
-  uint32_t m_tid;                                      // trace track: 1 a->b, 2 b->a
-  std::deque<std::pair<uint64_t, uint64_t>> m_queued;  // (serialization end, bytes) still in the output buffer
+  uint32_t m_tid;           // trace track: 1 a->b, 2 b->a
+  uint64_t m_packet_bytes;  // the link's packet_bytes
+  AfiFwIf* m_to = nullptr;  // what `out` is bound to (found at the first message)
+  // The output buffer: (serialization end, bytes) of the messages still in
+  // it, a ring of m_queued.size() slots from m_head (ends never decrease).
+  std::vector<std::pair<uint64_t, uint64_t>> m_queued = std::vector<std::pair<uint64_t, uint64_t>>(4);
+  size_t m_head = 0, m_count = 0;
   uint64_t m_queued_bytes = 0;
   AfiNoBw m_bw;
 };

@@ -69,6 +69,9 @@ struct Step {
   /// The message's first local.elems() elements belong here: added to the
   /// member's data (reduce) or stored over it.
   Span local;
+  /// local.elems(), also where `local` is left empty (ChunkPlan::shape). The
+  /// engine sets it for the backend; plans need not.
+  uint64_t elems = 0;
   bool reduce = false;
   /// Message t + 1 goes on to the next member: `local` after the reduction
   /// (if forward_local), followed by the received message's remaining
@@ -93,6 +96,17 @@ class ChunkPlan {
   virtual Span first_send(uint32_t phase, uint32_t ring) const = 0;
   /// What received message t of ring q in phase p carries and what to do with it.
   virtual Step step(uint32_t phase, uint32_t ring, uint32_t t) const = 0;
+  /// step() without its spans: `elems` and the flags, `local` empty (what a
+  /// timing-only collective needs, once per message). Plans override it
+  /// with a computation that makes no spans.
+  virtual Step shape(uint32_t phase, uint32_t ring, uint32_t t) const {
+    Step s = step(phase, ring, t);
+    s.elems = s.local.elems();
+    s.local = Span{};
+    return s;
+  }
+  /// first_send(phase, ring).elems(), without the span.
+  virtual uint64_t first_send_elems(uint32_t phase, uint32_t ring) const { return first_send(phase, ring).elems(); }
 };
 
 /// A collective's algorithm at one member (implemented in sw/collectives).

@@ -7,25 +7,25 @@
 
 namespace fabricvp::npu {
 
-size_t CollectiveEngine::MsgKeyHash::operator()(const MsgKey& k) const {
-  uint64_t h = k.coll * 0x9e3779b97f4a7c15ULL;
-  h ^= (uint64_t(k.chunk) << 32 | uint64_t(k.phase) << 24 | uint64_t(k.ring) << 16 | k.step) + 0x632be59bd9b4e019ULL +
-       (h << 6) + (h >> 2);
-  return static_cast<size_t>(h);
-}
+namespace {
+uint64_t pack(ChunkRef c) { return uint64_t(c.coll) << 32 | c.chunk; }
+ChunkRef unpack(uint64_t v) { return ChunkRef{static_cast<uint32_t>(v >> 32), static_cast<uint32_t>(v)}; }
+}  // namespace
 
 CollectiveEngine::CollectiveEngine(const sc_core::sc_object* owner, std::string name, uint32_t npu,
                                    core::ActionQueue& actions, CommBackend& backend,
-                                   std::function<void(std::shared_ptr<Message>)> transmit,
-                                   std::function<void(const Collective&)> done)
-    : messages_sent(owner, nullptr, "messages_sent", "messages", "messages handed to the AFI"),
-      messages_received(owner, nullptr, "messages_received", "messages", "messages received by the AFI"),
-      bytes_sent(owner, nullptr, "bytes_sent", "bytes", "payload bytes sent (network bytes)"),
-      bytes_received(owner, nullptr, "bytes_received", "bytes", "payload bytes received"),
-      reduce_steps(owner, nullptr, "reduce_steps", "steps", "reduce steps (a received message added to local data)"),
-      reduced_bytes(owner, nullptr, "reduced_bytes", "bytes", "bytes of messages added to local data"),
-      peak_in_buffer_bytes(owner, nullptr, "peak_in_buffer_bytes", "bytes",
-                           "most bytes received and waiting for their ring step (input buffers of all ports)"),
+                                   std::function<void(Message&)> transmit, std::function<void(const Collective&)> done)
+    : messages_sent(owner, "messages_sent", "messages", "messages handed to the AFI", m_hot.messages_sent),
+      messages_received(owner, "messages_received", "messages", "messages received by the AFI",
+                        m_hot.messages_received),
+      bytes_sent(owner, "bytes_sent", "bytes", "payload bytes sent (network bytes)", m_hot.bytes_sent),
+      bytes_received(owner, "bytes_received", "bytes", "payload bytes received", m_hot.bytes_received),
+      reduce_steps(owner, "reduce_steps", "steps", "reduce steps (a received message added to local data)",
+                   m_hot.reduce_steps),
+      reduced_bytes(owner, "reduced_bytes", "bytes", "bytes of messages added to local data", m_hot.reduced_bytes),
+      peak_in_buffer_bytes(owner, "peak_in_buffer_bytes", "bytes",
+                           "most bytes received and waiting for their ring step (input buffers of all ports)",
+                           m_hot.peak_in_buffer_bytes),
       m_name(std::move(name)),
       m_npu(npu),
       m_actions(actions),
@@ -49,81 +49,115 @@ void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
             fmt::format("{}: ring {} of phase {} waits for ring {} (must be an earlier one)", m_name, q, p, after));
       a->after[p * a->kmax + q] = after;
     }
-  a->chunks.assign(plan.chunks(), ChunkState{});
-  a->tasks.assign(size_t(plan.chunks()) * a->nphases * a->kmax, Task{});
+  a->chunks.resize(plan.chunks());
+  a->timing_only = c->request.timing_only;
+  a->esize = plan.esize();
   if (m_waiting.size() < a->nphases) m_waiting.resize(a->nphases);
   a->c = std::move(c);
   const uint32_t index = static_cast<uint32_t>(m_colls.size());
-  if (!m_by_id.emplace(a->c->id.key(), index).second)
+  const uint64_t key = a->c->id.key();
+  if (!m_by_id.emplace(key, index).second)
     throw std::logic_error(
         fmt::format("{}: collective {} on communicator {} submitted twice", m_name, a->c->id.seq, a->c->id.comm));
   m_colls.push_back(std::move(a));
   ++m_in_flight;
-  m_backend.admit(index, *m_colls[index]->c);
-  if (m_colls[index]->chunks.empty()) {  // nothing to move: done at once
-    m_actions.at(now(), [this, index] {
-      Active& e = *m_colls[index];
-      e.c->done = true;
-      e.c->completion_ps = now();
-      --m_in_flight;
-      m_done(*e.c);
-    });
-    return;
+  Active& e = *m_colls[index];
+  m_backend.admit(index, *e.c);
+  // Messages that came before it was submitted here.
+  auto early = m_early.find(key);
+  if (early != m_early.end()) {
+    const std::vector<uint32_t> msgs = std::move(early->second);
+    m_early.erase(early);
+    for (uint32_t msg : msgs) enqueue(e, index, msg);
   }
-  m_actions.at(now(), [this] { pump(); });
+  m_actions.post(now(), *this, e.chunks.empty() ? kEmpty : kPump, index);
 }
 
 const ChunkPlan& CollectiveEngine::chunk_plan(ChunkRef c) const {
   const Active& a = *m_colls[c.coll];
-  auto it = a.plans.find(c.chunk);
-  if (it == a.plans.end())
+  if (c.chunk >= a.chunks.size() || !a.chunks[c.chunk].plan)
     throw std::logic_error(fmt::format("{}: chunk {} of collective {} is not in flight", m_name, c.chunk, c.coll));
-  return *it->second;
+  return *a.chunks[c.chunk].plan;
 }
 
-void CollectiveEngine::deliver(std::shared_ptr<Message> m) {
-  m_actions.at(m->arrival_ps, [this, m] { on_message(m); });
+void CollectiveEngine::deliver(Message& m) {
+  const uint32_t msg = m_pool.adopt(m);
+  m_actions.post(m_pool[msg].arrival_ps, *this, kArrive, msg);
 }
 
-void CollectiveEngine::send(std::shared_ptr<Message> m, uint64_t ready) {
-  m_actions.at(ready, [this, m] {
-    m->ready_ps = now();
-    ++messages_sent;
-    bytes_sent += m->bytes;
-    // Read before it leaves (the link may move the bytes out).
-    const uint64_t coll = m->coll;
-    const uint32_t chunk = m->chunk, phase = m->phase, ring = m->ring, step = m->step;
-    m_transmit(m);
-    if (step == 0) sent_first(coll, chunk, phase, ring);
-  });
+void CollectiveEngine::send(uint32_t msg, uint64_t ready) { m_actions.post(ready, *this, kSend, msg); }
+
+void CollectiveEngine::act(uint32_t what, uint64_t arg) {
+  switch (what) {
+    case kArrive: on_message(static_cast<uint32_t>(arg)); return;
+    case kSend: {
+      const uint32_t msg = static_cast<uint32_t>(arg);
+      Message& m = m_pool[msg];
+      m.ready_ps = now();
+      ++m_hot.messages_sent;
+      m_hot.bytes_sent += m.bytes;
+      m_transmit(m);  // the receiver takes the payload; the header stays
+      if (m.step == 0) sent_first(m);
+      m_pool.give(msg);
+      return;
+    }
+    case kPhaseDone: phase_done(unpack(arg)); return;
+    case kEmpty: {  // a collective with nothing to move: done at once
+      Active& e = *m_colls[arg];
+      e.c->done = true;
+      e.c->completion_ps = now();
+      --m_in_flight;
+      m_done(*e.c);
+      return;
+    }
+    case kPump: pump(); return;
+    case kStepDone: {
+      const TaskRef t = m_later[arg];
+      m_later_free.push_back(static_cast<uint32_t>(arg));
+      finish_step(t, now());
+      return;
+    }
+  }
+  throw std::logic_error(fmt::format("{}: unknown action {}", m_name, what));
 }
 
-void CollectiveEngine::sent_first(uint64_t coll, uint32_t chunk, uint32_t phase, uint32_t ring) {
+CollectiveEngine::Task* CollectiveEngine::tasks(Active& a, uint32_t chunk) {
+  ChunkState& cs = a.chunks[chunk];
+  if (!cs.tasks) cs.tasks = std::make_unique<Task[]>(size_t(a.nphases) * a.kmax);
+  return cs.tasks.get();
+}
+
+CollectiveEngine::Task* CollectiveEngine::task(TaskRef t) {
+  Active& a = *m_colls[t.coll];
+  if (t.chunk >= a.chunks.size()) return nullptr;  // the collective is complete
+  return a.chunks[t.chunk].tasks ? &a.chunks[t.chunk].tasks[t.task] : nullptr;
+}
+
+void CollectiveEngine::sent_first(const Message& m) {
   // A ring this member only sends on (a broadcast's source) is done when its
   // message has left: the data no longer needs to stay where it was read.
-  auto it = m_by_id.find(coll);
-  if (it == m_by_id.end()) return;
-  Active& a = *m_colls[it->second];
-  if (chunk >= a.chunks.size()) return;
-  Task& t = a.tasks[task_id(a, chunk, phase, ring)];
-  if (!t.live || t.total != 0 || t.phase != phase || t.chunk != chunk) return;
-  t.live = false;
-  if (--a.chunks[chunk].rings_left == 0) phase_done(ChunkRef{it->second, chunk}, phase);
+  const uint32_t index = m_by_id.at(m.coll);
+  Active& a = *m_colls[index];
+  const TaskRef id{index, m.chunk, m.phase * a.kmax + m.ring};
+  Task* t = task(id);
+  if (!t || !t->live || t->total != 0 || a.chunks[m.chunk].phase != m.phase) return;
+  t->live = false;
+  ring_done(ChunkRef{index, m.chunk}, m.ring, now());
 }
 
-std::shared_ptr<Message> CollectiveEngine::header(const Active& a, uint32_t chunk, uint32_t phase, uint32_t ring,
-                                                  uint32_t step) const {
-  auto m = std::make_shared<Message>();
+uint32_t CollectiveEngine::header(const Active& a, uint32_t chunk, uint32_t phase, uint32_t ring, uint32_t step) {
+  const uint32_t id = m_pool.take();
+  Message& m = m_pool[id];
   const RingRole& role = a.roles[phase * a.kmax + ring];
-  m->src = m_npu;
-  m->dst = role.next;
-  m->coll = a.c->id.key();
-  m->chunk = chunk;
-  m->phase = static_cast<uint16_t>(phase);
-  m->ring = static_cast<uint16_t>(ring);
-  m->step = static_cast<uint16_t>(step);
-  m->tx_port = role.port;
-  return m;
+  m.src = m_npu;
+  m.dst = role.next;
+  m.coll = a.c->id.key();
+  m.chunk = chunk;
+  m.phase = static_cast<uint16_t>(phase);
+  m.ring = static_cast<uint16_t>(ring);
+  m.step = static_cast<uint16_t>(step);
+  m.tx_port = role.port;
+  return id;
 }
 
 void CollectiveEngine::pump() {
@@ -149,7 +183,8 @@ void CollectiveEngine::pump() {
       const ChunkRef c{i, a.next_load};
       if (!m_backend.try_enter(c, 0)) return;
       ++a.next_load;
-      a.plans.emplace(c.chunk, a.c->plan().chunk(c.chunk));
+      a.chunks[c.chunk].plan = a.c->plan().chunk(c.chunk);
+      tasks(a, c.chunk);
       m_backend.load(c);
     }
   }
@@ -160,96 +195,195 @@ void CollectiveEngine::loaded(ChunkRef c) { start_phase(c, 0); }
 void CollectiveEngine::start_phase(ChunkRef c, uint32_t p) {
   Active& a = *m_colls[c.coll];
   ChunkState& cs = a.chunks[c.chunk];
+  Task* ts = tasks(a, c.chunk);
   cs.phase = static_cast<int>(p);
-  const uint32_t K = a.c->plan().rings(p);
-  std::vector<uint32_t> started;
   cs.rings_left = 0;
+  cs.phase_end = now();
+  const uint32_t K = a.c->plan().rings(p);
   for (uint32_t q = 0; q < K; ++q) {
     const RingRole& role = a.roles[p * a.kmax + q];
     if (!role.active()) continue;
-    Task& t = a.tasks[task_id(a, c.chunk, p, q)];
     // A ring it receives on is done after its last receive; one it only sends
     // on, when that message has left (sent_first).
-    t = Task{c.chunk, p, q, 0, role.receives, false, true};
+    Task& t = ts[p * a.kmax + q];
+    t.step = 0;
+    t.total = role.receives;
+    t.free_ps = now();
+    t.busy = false;
+    t.live = true;
     ++cs.rings_left;
-    started.push_back(q);
   }
-  const ChunkPlan& plan = *a.plans.at(c.chunk);
-  for (uint32_t q : started)
-    if (a.roles[p * a.kmax + q].sends_first)
-      m_backend.send_local(c, header(a, c.chunk, p, q, 0), plan.first_send(p, q));
+  const ChunkPlan& plan = *cs.plan;
+  for (uint32_t q = 0; q < K; ++q) {
+    const RingRole& role = a.roles[p * a.kmax + q];
+    if (!role.sends_first) continue;
+    const uint32_t msg = header(a, c.chunk, p, q, 0);
+    if (a.timing_only)
+      m_backend.send_local(c, msg, Span{}, plan.first_send_elems(p, q));
+    else {
+      const Span span = plan.first_send(p, q);
+      m_backend.send_local(c, msg, span, span.elems());
+    }
+  }
   if (cs.rings_left == 0) {
-    m_actions.at(now(), [this, c, p] { phase_done(c, p); });
+    m_actions.post(now(), *this, kPhaseDone, pack(c));
     return;
   }
-  for (uint32_t q : started) try_receive(TaskRef{c.coll, task_id(a, c.chunk, p, q)});
+  for (uint32_t q = 0; q < K; ++q)
+    if (a.roles[p * a.kmax + q].active()) try_receive(TaskRef{c.coll, c.chunk, p * a.kmax + q});
 }
 
-void CollectiveEngine::on_message(std::shared_ptr<Message> m) {
-  ++messages_received;
-  bytes_received += m->bytes;
-  m_inbox_bytes += m->bytes;
-  peak_in_buffer_bytes.note_max(m_inbox_bytes);
-  const MsgKey k{m->coll, m->chunk, m->phase, m->ring, m->step};
-  if (!m_inbox.emplace(k, m).second)
+void CollectiveEngine::enqueue(Active& a, uint32_t coll, uint32_t msg) {
+  const Message& m = m_pool[msg];
+  if (m.chunk >= a.chunks.size() || m.phase >= a.nphases || m.ring >= a.kmax)
     throw std::logic_error(
-        fmt::format("{}: message of collective {:#x} chunk {} phase {} ring {} step {} received twice", m_name, m->coll,
-                    m->chunk, m->phase, m->ring, m->step));
-  auto it = m_by_id.find(m->coll);
-  if (it == m_by_id.end()) return;  // its collective is not submitted here yet
-  Active& a = *m_colls[it->second];
-  if (m->chunk < a.chunks.size() && a.chunks[m->chunk].phase == m->phase && m->ring < a.kmax)
-    try_receive(TaskRef{it->second, task_id(a, m->chunk, m->phase, m->ring)});
+        fmt::format("{}: a message for chunk {} phase {} ring {} of collective {:#x}, which has {} "
+                    "chunks, {} phases, {} rings",
+                    m_name, m.chunk, m.phase, m.ring, m.coll, a.chunks.size(), a.nphases, a.kmax));
+  (void)coll;
+  Task& t = tasks(a, m.chunk)[m.phase * a.kmax + m.ring];
+  // Messages of a ring come in step order nearly always: append, else walk.
+  uint32_t* link = &t.head;
+  if (t.tail != MessagePool::kNone && m_pool[t.tail].step < m.step) link = &m_pool.next(t.tail);
+  while (*link != MessagePool::kNone && m_pool[*link].step < m.step) link = &m_pool.next(*link);
+  if (*link != MessagePool::kNone && m_pool[*link].step == m.step)
+    throw std::logic_error(
+        fmt::format("{}: message of collective {:#x} chunk {} phase {} ring {} step {} received twice", m_name, m.coll,
+                    m.chunk, m.phase, m.ring, m.step));
+  m_pool.next(msg) = *link;
+  if (*link == MessagePool::kNone) t.tail = msg;
+  *link = msg;
+}
+
+void CollectiveEngine::on_message(uint32_t msg) {
+  const Message& m = m_pool[msg];
+  ++m_hot.messages_received;
+  m_hot.bytes_received += m.bytes;
+  m_hot.inbox_bytes += m.bytes;
+  m_hot.peak_in_buffer_bytes = std::max(m_hot.peak_in_buffer_bytes, m_hot.inbox_bytes);
+  uint32_t index;
+  if (m.coll == m_last_key) {
+    index = m_last_index;
+  } else {
+    auto it = m_by_id.find(m.coll);
+    if (it == m_by_id.end()) {  // its collective is not submitted here yet
+      m_early[m.coll].push_back(msg);
+      return;
+    }
+    index = it->second;
+    m_last_key = m.coll;
+    m_last_index = index;
+  }
+  Active& a = *m_colls[index];
+  const TaskRef id{index, m.chunk, m.phase * a.kmax + m.ring};
+  enqueue(a, index, msg);
+  try_receive(id);
 }
 
 void CollectiveEngine::try_receive(TaskRef id) {
   Active& a = *m_colls[id.coll];
-  Task& t = a.tasks[id.task];
-  if (!t.live || t.busy || t.step >= t.total) return;
-  const int32_t after = a.after[t.phase * a.kmax + t.ring];
-  if (after >= 0) {
-    const Task& before = a.tasks[task_id(a, t.chunk, t.phase, static_cast<uint32_t>(after))];
-    if (before.live && before.step < before.total) return;  // step_done retries when it has taken them all
+  const uint32_t p = id.task / a.kmax, q = id.task % a.kmax;
+  for (;;) {
+    Task* tp = task(id);
+    if (!tp) return;
+    Task& t = *tp;
+    if (!t.live || t.busy || t.step >= t.total || a.chunks[id.chunk].phase != static_cast<int>(p)) return;
+    uint64_t start = std::max(now(), t.free_ps);
+    const int32_t after = a.after[id.task];
+    if (after >= 0) {
+      const Task& before = a.chunks[id.chunk].tasks[p * a.kmax + static_cast<uint32_t>(after)];
+      if (before.live && before.step < before.total) return;  // ring_done retries when it has taken them all
+      start = std::max(start, before.free_ps);
+    }
+    const uint32_t first = a.roles[id.task].first_step;
+    const uint32_t msg = t.head;
+    if (msg == MessagePool::kNone || m_pool[msg].step != first + t.step) return;
+    t.head = m_pool.next(msg);
+    if (t.head == MessagePool::kNone) t.tail = MessagePool::kNone;
+    const Message& in = m_pool[msg];
+    m_hot.inbox_bytes -= in.bytes;
+    const ChunkPlan& plan = *a.chunks[id.chunk].plan;
+    Step step;
+    if (a.timing_only) {
+      step = plan.shape(p, q, t.step);
+    } else {
+      step = plan.step(p, q, t.step);
+      step.elems = step.local.elems();
+    }
+    const uint64_t expect = (step.elems + step.passthrough) * a.esize;
+    if (expect != in.bytes || (!in.data.empty() && in.data.size() != in.bytes))
+      throw std::logic_error(fmt::format("{}: chunk {} phase {} ring {} step {}: {} bytes received for a {}-byte step",
+                                         m_name, id.chunk, p, q, t.step, in.bytes, expect));
+    t.busy = true;
+    t.in_receive = true;
+    t.done_inside = false;
+    const uint32_t fwd = step.forward ? header(a, id.chunk, p, q, first + t.step + 1) : MessagePool::kNone;
+    m_backend.receive(id, msg, step, fwd, start);
+    m_pool.give(msg);
+    // The backend may have finished the step (and with it the chunk) inside receive().
+    tp = task(id);
+    if (!tp) return;
+    tp->in_receive = false;
+    if (!tp->done_inside) return;  // it reports later
   }
-  const uint32_t first = a.roles[t.phase * a.kmax + t.ring].first_step;
-  auto it = m_inbox.find(MsgKey{a.c->id.key(), t.chunk, static_cast<uint16_t>(t.phase), static_cast<uint16_t>(t.ring),
-                                static_cast<uint16_t>(first + t.step)});
-  if (it == m_inbox.end()) return;
-  std::shared_ptr<Message> in = std::move(it->second);
-  m_inbox.erase(it);
-  m_inbox_bytes -= in->bytes;
-  Step step = a.plans.at(t.chunk)->step(t.phase, t.ring, t.step);
-  const uint64_t expect = (step.local.elems() + step.passthrough) * a.c->plan().esize();
-  if (expect != in->bytes || (!in->data.empty() && in->data.size() != in->bytes))
-    throw std::logic_error(fmt::format("{}: chunk {} phase {} ring {} step {}: {} bytes received for a {}-byte step",
-                                       m_name, t.chunk, t.phase, t.ring, t.step, in->bytes, expect));
-  t.busy = true;
-  std::shared_ptr<Message> fwd = step.forward ? header(a, t.chunk, t.phase, t.ring, first + t.step + 1) : nullptr;
-  m_backend.receive(id, std::move(in), std::move(step), std::move(fwd));
 }
 
-void CollectiveEngine::step_done(TaskRef id) {
-  Active& a = *m_colls[id.coll];
-  Task& t = a.tasks[id.task];
+void CollectiveEngine::step_done(TaskRef id, uint64_t ready) {
+  Task* tp = task(id);
+  if (!tp || !tp->busy)
+    throw std::logic_error(fmt::format("{}: step_done for a ring step that is not in progress", m_name));
+  if (ready < now())
+    throw std::logic_error(
+        fmt::format("{}: a step's result in place at {} ps, before now ({} ps)", m_name, ready, now()));
+  if (ready > now() && !m_backend.books_ahead()) {  // the ring moves on when the result is in place
+    uint32_t slot;
+    if (m_later_free.empty()) {
+      slot = static_cast<uint32_t>(m_later.size());
+      m_later.push_back(id);
+    } else {
+      slot = m_later_free.back();
+      m_later_free.pop_back();
+      m_later[slot] = id;
+    }
+    m_actions.post(ready, *this, kStepDone, slot);
+    return;
+  }
+  finish_step(id, ready);
+}
+
+void CollectiveEngine::finish_step(TaskRef id, uint64_t ready) {
+  Task& t = *task(id);
   t.busy = false;
+  t.free_ps = ready;
+  if (t.in_receive) t.done_inside = true;
   if (++t.step < t.total) {
-    try_receive(id);
+    if (!t.in_receive) try_receive(id);
     return;
   }
   t.live = false;
-  const uint32_t chunk = t.chunk, phase = t.phase, ring = t.ring;
-  if (--a.chunks[chunk].rings_left == 0) {
-    phase_done(ChunkRef{id.coll, chunk}, phase);
-    return;
-  }
-  const uint32_t K = a.c->plan().rings(phase);
-  for (uint32_t q = ring + 1; q < K; ++q)
-    if (a.after[phase * a.kmax + q] == static_cast<int32_t>(ring))
-      try_receive(TaskRef{id.coll, task_id(a, chunk, phase, q)});
+  ring_done(ChunkRef{id.coll, id.chunk}, id.task % m_colls[id.coll]->kmax, ready);
 }
 
-void CollectiveEngine::phase_done(ChunkRef c, uint32_t p) {
+void CollectiveEngine::ring_done(ChunkRef c, uint32_t ring, uint64_t ready) {
   Active& a = *m_colls[c.coll];
+  ChunkState& cs = a.chunks[c.chunk];
+  cs.phase_end = std::max(cs.phase_end, ready);
+  if (--cs.rings_left == 0) {
+    if (cs.phase_end > now())
+      m_actions.post(cs.phase_end, *this, kPhaseDone, pack(c));
+    else
+      phase_done(c);
+    return;
+  }
+  const uint32_t p = static_cast<uint32_t>(cs.phase);
+  const uint32_t K = a.c->plan().rings(p);
+  for (uint32_t q = ring + 1; q < K; ++q)
+    if (a.after[p * a.kmax + q] == static_cast<int32_t>(ring)) try_receive(TaskRef{c.coll, c.chunk, p * a.kmax + q});
+}
+
+void CollectiveEngine::phase_done(ChunkRef c) {
+  Active& a = *m_colls[c.coll];
+  const uint32_t p = static_cast<uint32_t>(a.chunks[c.chunk].phase);
   m_backend.leave(c, p);
   if (p + 1 < a.nphases) {
     std::vector<ChunkRef>& w = m_waiting[p + 1];
@@ -268,17 +402,18 @@ void CollectiveEngine::phase_done(ChunkRef c, uint32_t p) {
 
 void CollectiveEngine::chunk_done(ChunkRef c) {
   Active& a = *m_colls[c.coll];
-  a.plans.erase(c.chunk);
+  ChunkState& cs = a.chunks[c.chunk];
+  cs.plan.reset();
+  cs.tasks.reset();
   ++a.done;
   a.completion = std::max(a.completion, now());
   if (a.done == a.chunks.size()) {
     a.c->done = true;
     a.c->completion_ps = a.completion;
     --m_in_flight;
-    m_done(*a.c);
     // What only a collective in flight needs goes now.
-    std::vector<Task>().swap(a.tasks);
     std::vector<ChunkState>().swap(a.chunks);
+    m_done(*a.c);
   }
   pump();
 }
@@ -287,8 +422,9 @@ std::string CollectiveEngine::progress() const {
   std::string out;
   for (const auto& a : m_colls) {
     if (a->c->done) continue;
-    out += fmt::format("{}{} on communicator {} (#{}): {} of {} chunks done", out.empty() ? "" : "; ",
-                       collective_name(a->c->plan().kind()), a->c->id.comm, a->c->id.seq, a->done, a->chunks.size());
+    out +=
+        fmt::format("{}{} on communicator {} (#{}): {} of {} chunks done", out.empty() ? "" : "; ",
+                    collective_name(a->c->plan().kind()), a->c->id.comm, a->c->id.seq, a->done, a->c->plan().chunks());
   }
   return out;
 }

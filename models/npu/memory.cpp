@@ -48,16 +48,18 @@ Memory::Memory(const sc_core::sc_module_name& nm)
       dma("dma"),
       m_all(8, 1, GBps.get() * 8.0),
       m_comm(8, 1, GBps.get() * 8.0 * comm_share.get()),
-      requests(this, nullptr, "requests", "requests", "memory requests served"),
-      busy_ps(this, nullptr, "busy_ps", "ps", "time the memory was transferring"),
-      comm_bytes_total(this, nullptr, "comm_bytes", "bytes",
-                       "bytes moved for communication (every client except compute)"),
-      read_bytes(this, nullptr, "read_bytes", "bytes", "bytes read"),
-      write_bytes(this, nullptr, "write_bytes", "bytes", "bytes written"),
+      m_comm_limited(comm_share.get() < 1.0),
+      requests(this, "requests", "requests", "memory requests served", m_hot.requests),
+      busy_ps(this, "busy_ps", "ps", "time the memory was transferring", m_hot.busy_ps),
+      comm_bytes_total(this, "comm_bytes", "bytes", "bytes moved for communication (every client except compute)",
+                       m_hot.comm_bytes),
+      read_bytes(this, "read_bytes", "bytes", "bytes read", m_hot.read_bytes),
+      write_bytes(this, "write_bytes", "bytes", "bytes written", m_hot.write_bytes),
       utilization_pct(this, "utilization", "%", "busy share of the simulated time",
-                      [this] { return core::percent_of_run(busy_ps.get()); }) {
+                      [this] { return core::percent_of_run(m_hot.busy_ps); }) {
   for (uint32_t i = 0; i < kClients; ++i)
-    m_bytes.push_back(std::make_unique<core::Counter>(this, nullptr, kClientStat[i], "bytes", kClientDesc[i]));
+    m_bytes.push_back(
+        std::make_unique<core::CounterRef>(this, kClientStat[i], "bytes", kClientDesc[i], m_hot.by_client[i]));
   dma.register_b_transport(this, &Memory::dma_transport);
 }
 
@@ -99,6 +101,10 @@ void Memory::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
   }
   uint8_t* p = gp.get_data_ptr();
   for (const auto& [addr, len] : req->ranges) {
+    if (req->no_data) {
+      check_range(*this, addr, len);
+      continue;
+    }
     if (gp.is_write())
       write(addr, p, len);
     else
@@ -112,24 +118,24 @@ void Memory::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
 }
 
 uint64_t Memory::access(uint64_t now_ps, uint64_t bytes, Client c) {
+  Hot& h = m_hot;
   const bool comm = c != Client::compute;
-  const uint64_t start = std::max({now_ps, m_free, comm ? m_comm_free : uint64_t(0)});
+  const uint64_t start = std::max({now_ps, h.free, comm ? h.comm_free : uint64_t(0)});
   const uint64_t t = m_all.ps(bytes);
-  m_free = start + t;
-  uint64_t done = m_free;
+  h.free = start + t;
+  uint64_t done = h.free;
   if (comm) {
-    m_comm_free = start + m_comm.ps(bytes);  // communication holds to its share of the bandwidth
-    done = std::max(done, m_comm_free);
-    comm_bytes_total += bytes;
+    // Communication holds to its share of the bandwidth.
+    h.comm_free = m_comm_limited ? start + m_comm.ps(bytes) : h.free;
+    done = std::max(done, h.comm_free);
+    h.comm_bytes += bytes;
   }
-  ++requests;
-  busy_ps += t;
-  *m_bytes[static_cast<uint32_t>(c)] += bytes;
-  (is_read(c) ? read_bytes : write_bytes) += bytes;
+  ++h.requests;
+  h.busy_ps += t;
+  h.by_client[static_cast<uint32_t>(c)] += bytes;
+  (is_read(c) ? h.read_bytes : h.write_bytes) += bytes;
   return done;
 }
-
-uint64_t Memory::comm_bytes() const { return comm_bytes_total.get(); }
 
 Compute::Compute(const sc_core::sc_module_name& nm)
     : core::Module(nm, "npu.compute"),
@@ -140,9 +146,10 @@ Compute::Compute(const sc_core::sc_module_name& nm)
                "cores the baseline gives communication kernels (seed 002 BaselineCommOpt / BaselineCompOpt)", 1u,
                100000u),
       launch_ns(this, "launch_ns", 0, "ns", "fixed cost of launching a kernel", uint64_t(0), uint64_t(1) << 40),
-      kernels(this, nullptr, "kernels", "kernels", "kernels run"),
-      flops(this, nullptr, "flops", "flop", "floating-point (or integer) operations"),
-      busy_ps(this, nullptr, "busy_ps", "ps", "arithmetic time of the kernels (summed over concurrent kernels)") {
+      m_memo_ps(launch_ns.get() * 1000),  // vector_ps(0)
+      kernels(this, "kernels", "kernels", "kernels run", m_hot.kernels),
+      flops(this, "flops", "flop", "floating-point (or integer) operations", m_hot.flops),
+      busy_ps(this, "busy_ps", "ps", "arithmetic time of the kernels (summed over concurrent kernels)", m_hot.busy_ps) {
   if (comm_sms.get() > sms.get())
     throw core::ConfigError(std::string(name()) + ".comm_sms: more SMs for communication than the NPU has");
 }

@@ -48,6 +48,7 @@ const char* client_name(Client c);
 struct DmaRequest : tlm::tlm_extension<DmaRequest> {
   Client client = Client::compute;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  ///< (byte address, bytes), data back to back in that order
+  bool no_data = false;  ///< timing only: the request costs its time, no bytes move (the data pointer may be null)
   tlm::tlm_extension_base* clone() const override { return new DmaRequest(*this); }
   void copy_from(const tlm::tlm_extension_base& e) override { *this = static_cast<const DmaRequest&>(e); }
 };
@@ -66,9 +67,9 @@ class Memory : public core::Module {
   /// Serve a request of `bytes` issued now (at `now_ps`); returns when it is done.
   uint64_t access(uint64_t now_ps, uint64_t bytes, Client c);
   /// Bytes moved by client c.
-  uint64_t bytes_of(Client c) const { return m_bytes[static_cast<uint32_t>(c)]->get(); }
+  uint64_t bytes_of(Client c) const { return m_hot.by_client[static_cast<uint32_t>(c)]; }
   /// Bytes moved for communication (every client except compute).
-  uint64_t comm_bytes() const;
+  uint64_t comm_bytes() const { return m_hot.comm_bytes; }
 
   /// Contents (host loads, checks and the NPU's own kernels): bytes [addr,
   /// addr + len); never-written bytes read as zero. std::out_of_range past size_mib.
@@ -82,11 +83,16 @@ class Memory : public core::Module {
   void dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   std::vector<uint8_t> m_data;
   core::SerialRate m_all, m_comm;
-  uint64_t m_free = 0, m_comm_free = 0;
-  std::vector<std::unique_ptr<core::Counter>> m_bytes;
+  bool m_comm_limited = false;  // comm_share < 1
+  struct Hot {                  // what every request updates, together
+    uint64_t free = 0, comm_free = 0;
+    uint64_t requests = 0, busy_ps = 0, comm_bytes = 0, read_bytes = 0, write_bytes = 0;
+    uint64_t by_client[kClients] = {};
+  } m_hot;
+  std::vector<std::unique_ptr<core::CounterRef>> m_bytes;
 
  public:
-  core::Counter requests, busy_ps, comm_bytes_total, read_bytes, write_bytes;
+  core::CounterRef requests, busy_ps, comm_bytes_total, read_bytes, write_bytes;
   core::Derived utilization_pct;
 };
 
@@ -106,8 +112,31 @@ class Compute : public core::Module {
   uint64_t vector_ps(uint64_t flops, uint32_t use_sms) const;
   /// Arithmetic time of `flops` tensor operations on `use_sms` SMs, in ps.
   uint64_t tensor_ps(uint64_t flops, uint32_t use_sms) const;
+  /// A workload's kernel that kept the NPU busy for `ps` (counted).
+  void ran(uint64_t ps) {
+    ++m_hot.kernels;
+    m_hot.busy_ps += ps;
+  }
+  /// A reduction kernel of `elems` additions on the comm_sms SMs: counted; returns its arithmetic time.
+  uint64_t reduction(uint64_t elems) {
+    if (elems != m_memo_elems) {
+      m_memo_elems = elems;
+      m_memo_ps = vector_ps(elems, comm_sms.get());
+    }
+    ++m_hot.kernels;
+    m_hot.flops += elems;
+    m_hot.busy_ps += m_memo_ps;
+    return m_memo_ps;
+  }
 
-  core::Counter kernels, flops, busy_ps;
+ private:
+  struct Hot {
+    uint64_t kernels = 0, flops = 0, busy_ps = 0;
+  } m_hot;
+  uint64_t m_memo_elems = 0, m_memo_ps = 0;
+
+ public:
+  core::CounterRef kernels, flops, busy_ps;
 };
 
 }  // namespace fabricvp::npu

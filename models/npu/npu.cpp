@@ -9,10 +9,18 @@
 namespace fabricvp::npu {
 
 /// The NPU's cores run the collectives (seed 002's baselines): every byte
-/// moves through memory.
+/// moves through memory. A received message's work is booked when the step
+/// is taken, in this order: the AFI RX DMA writes it to memory (after the
+/// endpoint delay), the reduction kernel reads both operands and writes the
+/// sum, the AFI TX DMA reads what goes on. The memory serves requests in the
+/// order they are booked (models/npu/memory.h), so its queue holds each
+/// message's requests together, in the order messages are taken.
 class Npu::Cores final : public CommBackend {
  public:
-  explicit Cores(Npu& n) : m_npu(n) {}
+  explicit Cores(Npu& n)
+      : m_npu(n),
+        m_endpoint_delay_ps(n.endpoint_delay_ns.get() * 1000),
+        m_reduction_delay_ps(n.reduction_delay_ns.get() * 1000) {}
   void set_engine(CollectiveEngine& e) { m_engine = &e; }
 
   void admit(uint32_t coll, const Collective& c) override {
@@ -39,71 +47,61 @@ class Npu::Cores final : public CommBackend {
   }
   void load(ChunkRef c) override { m_engine->loaded(c); }  // the data is in memory already
 
-  void send_local(ChunkRef c, std::shared_ptr<Message> m, const Span& span) override {
+  void send_local(ChunkRef c, uint32_t msg, const Span& span, uint64_t elems) override {
     const Coll& k = m_colls[c.coll];
-    m->bytes = span.elems() * k.es;
+    Message& m = m_engine->message(msg);
+    m.bytes = elems * k.es;
     if (!k.timing_only) {
-      m->data.resize(m->bytes);
-      gather(c.coll, span, m->data.data());
+      m.data.resize(m.bytes);
+      gather(c.coll, span, m.data.data());
     }
-    read_and_send(m, Npu::now());
+    read_and_send(msg, m_engine->now());
   }
 
-  void receive(TaskRef t, std::shared_ptr<Message> in, Step step, std::shared_ptr<Message> fwd) override {
-    const uint64_t bytes = in->bytes;
+  void receive(TaskRef t, uint32_t in_id, const Step& step, uint32_t fwd, uint64_t start) override {
+    const Coll& k = m_colls[t.coll];
+    const Message& in = m_engine->message(in_id);
     // The endpoint's processing of a received message (ASTRA-sim's endpoint-delay), then the AFI RX DMA
     // writes it into memory (a staging buffer for a reduction).
-    const uint64_t written =
-        m_npu.memory.access(Npu::now() + m_npu.endpoint_delay_ns.get() * 1000, bytes, Client::afi_rx_write);
-    // (The message, step and forward move from action to action: no copies per message.)
-    m_npu.m_actions.at(written, [this, t, in = std::move(in), step = std::move(step), fwd = std::move(fwd)]() mutable {
-      const Coll& k = m_colls[t.coll];
-      const uint64_t local = step.local.elems() * k.es;
-      uint64_t ready = Npu::now();
-      if (step.reduce) {
-        // Reduction kernel on the communication SMs: 2 reads + 1 write of the message.
-        const uint64_t now = Npu::now();
-        m_npu.memory.access(now, 2 * local, Client::reduce_read);
-        const uint64_t mem_done = m_npu.memory.access(now, local, Client::reduce_write);
-        const uint64_t elems = local / k.es;
-        const uint64_t alu = m_npu.compute.vector_ps(elems, m_npu.compute.comm_sms.get());
-        ++m_npu.compute.kernels;
-        m_npu.compute.flops += elems;
-        m_npu.compute.busy_ps += alu;
-        ready = std::max(mem_done, now + alu) + m_npu.reduction_delay_ns.get() * 1000;
-        if (!k.timing_only) {
-          m_tmp.resize(local);
-          gather(t.coll, step.local, m_tmp.data());
-          core::add(k.dt, m_tmp.data(), in->data.data(), m_tmp.data(), local);
-          scatter(t.coll, step.local, m_tmp.data());
-        }
-        ++m_engine->reduce_steps;
-        m_engine->reduced_bytes += local;
-      } else if (!k.timing_only) {
-        scatter(t.coll, step.local, in->data.data());
+    const uint64_t written = m_npu.memory.access(start + m_endpoint_delay_ps, in.bytes, Client::afi_rx_write);
+    const uint64_t local = step.elems * k.es;
+    uint64_t ready = written;
+    if (step.reduce) {
+      // Reduction kernel on the communication SMs: 2 reads + 1 write of the message.
+      m_npu.memory.access(written, 2 * local, Client::reduce_read);
+      const uint64_t mem_done = m_npu.memory.access(written, local, Client::reduce_write);
+      const uint64_t alu = m_npu.compute.reduction(step.elems);
+      ready = std::max(mem_done, written + alu) + m_reduction_delay_ps;
+      if (!k.timing_only) {
+        m_tmp.resize(local);
+        gather(t.coll, step.local, m_tmp.data());
+        core::add(k.dt, m_tmp.data(), in.data.data(), m_tmp.data(), local);
+        scatter(t.coll, step.local, m_tmp.data());
       }
-      m_npu.m_actions.at(ready, [this, t, in = std::move(in), step = std::move(step), fwd = std::move(fwd), local] {
-        if (fwd) {
-          const Coll& kk = m_colls[t.coll];
-          const uint64_t own = step.forward_local ? local : 0;
-          const uint64_t pass = step.passthrough * kk.es;
-          fwd->bytes = own + pass;
-          if (!kk.timing_only) {
-            fwd->data.resize(own + pass);
-            if (own) gather(t.coll, step.local, fwd->data.data());
-            if (pass) std::memcpy(fwd->data.data() + own, in->data.data() + local, pass);
-          }
-          read_and_send(fwd, Npu::now());
-        }
-        m_engine->step_done(t);
-      });
-    });
+      m_engine->reduced(local);
+    } else if (!k.timing_only) {
+      scatter(t.coll, step.local, in.data.data());
+    }
+    if (fwd != MessagePool::kNone) {
+      Message& f = m_engine->message(fwd);
+      const uint64_t own = step.forward_local ? local : 0;
+      const uint64_t pass = step.passthrough * k.es;
+      f.bytes = own + pass;
+      if (!k.timing_only) {
+        f.data.resize(own + pass);
+        if (own) gather(t.coll, step.local, f.data.data());
+        if (pass) std::memcpy(f.data.data() + own, in.data.data() + local, pass);
+      }
+      read_and_send(fwd, ready);
+    }
+    m_engine->step_done(t, ready);
   }
 
   void finish(ChunkRef c) override {
     --m_in_flight;
     m_engine->chunk_done(c);
   }
+  bool books_ahead() const override { return true; }
 
  private:
   struct Coll {
@@ -128,13 +126,14 @@ class Npu::Cores final : public CommBackend {
       in += len;
     }
   }
-  /// The AFI TX DMA reads the message from memory, then it leaves.
-  void read_and_send(std::shared_ptr<Message> msg, uint64_t t) {
-    const uint64_t done = m_npu.memory.access(t, msg->bytes, Client::afi_tx_read);
+  /// The AFI TX DMA reads the message from memory from time t on, then it leaves.
+  void read_and_send(uint32_t msg, uint64_t t) {
+    const uint64_t done = m_npu.memory.access(t, m_engine->message(msg).bytes, Client::afi_tx_read);
     m_engine->send(msg, done);
   }
 
   Npu& m_npu;
+  const uint64_t m_endpoint_delay_ps, m_reduction_delay_ps;
   CollectiveEngine* m_engine = nullptr;
   std::vector<Coll> m_colls;
   uint32_t m_in_flight = 0;
@@ -142,7 +141,8 @@ class Npu::Cores final : public CommBackend {
   std::vector<uint32_t> m_dim_active;  // chunks in a phase of each dimension (active_chunks_per_dim)
 };
 
-Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const Attach& attach)
+Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, core::ActionQueue& actions,
+         const Attach& attach)
     : core::Module(nm, "npu"),
       comm_chunks(this, "comm_chunks", 32, "chunks",
                   "baseline: chunks of a collective the NPU's communication library keeps in flight", 1u, 1u << 20),
@@ -172,9 +172,10 @@ Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const A
       m_id(id),
       m_rx_link(*this, false),
       m_rx_ace(*this, true),
-      m_actions("actions") {
+      m_actions(actions) {
   for (uint32_t p = 0; p < ports; ++p) {
     m_tx.push_back(std::make_unique<AfiInitiator>(fmt::format("afi_tx{}", p).c_str()));
+    m_tx_if.push_back(nullptr);
     m_rx.push_back(std::make_unique<AfiTarget>(fmt::format("afi_rx{}", p).c_str()));
     m_tx.back()->bind(m_bw);
     m_rx.back()->bind(m_rx_link);
@@ -187,7 +188,7 @@ Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const A
   if (!m_attached) {
     m_cores = std::make_unique<Cores>(*this);
     m_engine = std::make_unique<CollectiveEngine>(
-        this, name(), m_id, m_actions, *m_cores, [this](std::shared_ptr<Message> m) { transmit(*m); },
+        this, name(), m_id, m_actions, *m_cores, [this](Message& m) { transmit(m); },
         [this](const Collective& c) { completed(c); });
     m_cores->set_engine(*m_engine);
     m_engine->set_lifo(scheduling.get() == "lifo");
@@ -297,26 +298,35 @@ void Npu::Rx::b_transport(Message& m, sc_core::sc_time& delay) {
     if (!n.m_router)
       throw std::logic_error(
           fmt::format("{}: a message for npu{} arrived and this NPU routes nothing", n.name(), m.dst));
-    auto msg = std::make_shared<Message>(std::move(m));
-    msg->tx_port = n.m_router(msg->dst, msg->port);
-    n.m_actions.at(msg->arrival_ps, [&n, msg] {
-      ++*n.m_forwarded;
-      *n.m_forwarded_bytes += msg->bytes;
-      msg->ready_ps = now();
-      n.transmit(*msg);
-    });
+    // Store and forward: it goes on when it is complete here.
+    const uint32_t id = n.m_forwarding.adopt(m);
+    Message& f = n.m_forwarding[id];
+    f.tx_port = n.m_router(f.dst, f.port);
+    n.m_actions.post(f.arrival_ps, n, 0, id);
   } else if (n.m_engine) {
-    n.m_engine->deliver(std::make_shared<Message>(std::move(m)));
+    n.m_engine->deliver(m);
   } else {
     n.to_ace->b_transport(m, delay);
   }
 }
 
+void Npu::act(uint32_t, uint64_t arg) {
+  const uint32_t id = static_cast<uint32_t>(arg);
+  Message& m = m_forwarding[id];
+  ++*m_forwarded;
+  *m_forwarded_bytes += m.bytes;
+  m.ready_ps = now();
+  transmit(m);
+  m_forwarding.give(id);
+}
+
 void Npu::transmit(Message& m) {
   if (m.tx_port >= m_tx.size())
     throw std::logic_error(fmt::format("{}: message for AFI port {} of {}", name(), m.tx_port, m_tx.size()));
+  AfiFwIf*& to = m_tx_if[m.tx_port];
+  if (!to) to = &*(*m_tx[m.tx_port]).operator->();  // the link bound to the port (an error if none)
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  (*m_tx[m.tx_port])->b_transport(m, delay);
+  to->b_transport(m, delay);
 }
 
 }  // namespace fabricvp::npu

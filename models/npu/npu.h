@@ -66,12 +66,14 @@ using GpInitiator = tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 
 /// `socket` with blocking transport; returns the response text if refused, else "".
 std::string write_block(GpInitiator& socket, void* data, unsigned len);
 
-class Npu : public core::Module {
+class Npu : public core::Module, public core::Actor {
  public:
   /// `attach` builds a child module of this NPU that executes its
   /// collectives (its ACE) and binds it, or is empty (the NPU's cores do).
   using Attach = std::function<std::unique_ptr<core::Module>(Npu&)>;
-  Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, const Attach& attach = {});
+  /// `actions`: the queue its engine, router and ACE run on (one per fabric).
+  Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, core::ActionQueue& actions,
+      const Attach& attach = {});
   ~Npu() override;
 
   core::Param<uint32_t> comm_chunks;
@@ -113,6 +115,8 @@ class Npu : public core::Module {
   std::string progress() const;
 
   static uint64_t now() { return core::ActionQueue::now(); }
+  core::ActionQueue& actions() { return m_actions; }
+  void act(uint32_t what, uint64_t arg) override;
 
   core::Counter interrupts;
   core::Value<uint64_t> completion;
@@ -152,11 +156,13 @@ class Npu : public core::Module {
 
   uint32_t m_id;
   std::vector<std::unique_ptr<AfiInitiator>> m_tx;
+  std::vector<AfiFwIf*> m_tx_if;  // what each TX socket is bound to (found at its first message)
   std::vector<std::unique_ptr<AfiTarget>> m_rx;
   AfiNoBw m_bw;
   Rx m_rx_link, m_rx_ace;
   GpNoBw m_gp_bw;
-  core::ActionQueue m_actions;
+  core::ActionQueue& m_actions;
+  MessagePool m_forwarding;  // messages for other NPUs, until they are complete here
   std::unique_ptr<core::Module> m_attached;
   std::unique_ptr<Cores> m_cores;                   // the NPU cores' backend (no ACE)
   std::unique_ptr<CollectiveEngine> m_engine;       // its engine (no ACE)

@@ -7,13 +7,25 @@
 
 namespace fabricvp::collectives {
 
-Span split(const Span& s, uint32_t k, uint32_t i, uint32_t align) {
-  const uint64_t total = s.elems();
+namespace {
+/// Elements [first, second) of the concatenation that part i of k holds.
+std::pair<uint64_t, uint64_t> split_range(uint64_t total, uint32_t k, uint32_t i, uint32_t align) {
   const uint64_t units = (total + align - 1) / align;
   const uint64_t base = units / k, extra = units % k;
   const uint64_t u0 = i * base + std::min<uint64_t>(i, extra);
   const uint64_t u1 = u0 + base + (i < extra ? 1 : 0);
-  return s.sub(std::min(total, u0 * align), std::min(total, u1 * align));
+  return {std::min(total, u0 * align), std::min(total, u1 * align)};
+}
+}  // namespace
+
+Span split(const Span& s, uint32_t k, uint32_t i, uint32_t align) {
+  const auto [from, to] = split_range(s.elems(), k, i, align);
+  return s.sub(from, to);
+}
+
+uint64_t split_elems(uint64_t total, uint32_t k, uint32_t i, uint32_t align) {
+  const auto [from, to] = split_range(total, k, i, align);
+  return to - from;
 }
 
 void run_plans(const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,

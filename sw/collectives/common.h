@@ -18,6 +18,8 @@ using npu::Span;
 /// Part i of k of `s`, split on multiples of `align` elements of the
 /// concatenation (balanced: the first parts get one align unit more).
 Span split(const Span& s, uint32_t k, uint32_t i, uint32_t align);
+/// split(s, k, i, align).elems() for a span of `total` elements, without the span.
+uint64_t split_elems(uint64_t total, uint32_t k, uint32_t i, uint32_t align);
 
 /// Execute the plans of every member (plans[rank]; rank_of maps an NPU id to
 /// its rank) on host buffers (bufs[rank]: the member's whole buffer), phase by

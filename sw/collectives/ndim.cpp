@@ -315,6 +315,9 @@ struct EPhase {
   uint32_t dim, level;
   uint32_t sub = 0;
   uint32_t group = 0;  ///< the algorithm phase it belongs to (its working set)
+  // Filled when the plan is made, for the per-message paths (shape()):
+  uint32_t n = 1, x = 0;  ///< members along the dimension, this member's coordinate
+  bool sw = false;        ///< a Switch dimension (its ring lanes all run +)
 };
 
 /// The position of member x in tree t of n (tree 1 is tree 0 over the reversed positions).
@@ -333,8 +336,16 @@ class NdChunk final : public npu::ChunkPlan {
   const Span& output() const override { return m_output; }
   Span first_send(uint32_t phase, uint32_t ring) const override;
   npu::Step step(uint32_t phase, uint32_t ring, uint32_t t) const override;
+  // The same, counting elements instead of making spans (timing only; tests
+  // check they agree with the spans).
+  uint64_t first_send_elems(uint32_t phase, uint32_t ring) const override;
+  npu::Step shape(uint32_t phase, uint32_t ring, uint32_t t) const override;
 
  private:
+  uint64_t seg_elems(const EPhase& e, uint32_t q, uint32_t i) const;
+  uint64_t segs_elems(const EPhase& e, uint32_t lo, uint32_t hi) const;
+  uint64_t digit_blocks_elems(const EPhase& e) const;
+  uint64_t tree_half_elems(const EPhase& e, uint32_t ring) const;
   /// Segment i (the part member coordinate i owns after a reduce-scatter) of lane q in phase e.
   Span seg(const EPhase& e, uint32_t q, uint32_t i) const;
   /// Segments lo .. hi - 1 (K = 1).
@@ -346,6 +357,18 @@ class NdChunk final : public npu::ChunkPlan {
   Span m_span, m_input, m_output;
   std::vector<Span> m_pieces;  // block collectives: this chunk's slice of every block
   std::vector<Span> m_group;   // all-reduce: the working set of each algorithm phase
+  std::vector<uint64_t> m_group_elems;
+  uint64_t m_piece_elems = 0;
+  /// Per phase and lane, what seg_elems() needs without a division: the
+  /// lane's elements (all-reduce: split over the members as split() does,
+  /// `units` of align elements, `base` per member and one more for the first
+  /// `extra`; block collectives: one segment's elements).
+  struct LaneCount {
+    uint64_t total = 0, base = 0, extra = 0;
+  };
+  std::vector<std::vector<LaneCount>> m_lanes;
+  void make_spans(uint32_t c);
+  void count_lanes();
 };
 
 class NdPlan final : public npu::CollectivePlan {
@@ -373,6 +396,11 @@ class NdPlan final : public npu::CollectivePlan {
       m_stride.push_back(m_stride.empty() ? 1 : m_stride.back() * m_radix[m_radix.size() - 2]);
     }
     build_phases(o);
+    for (EPhase& e : m_phases) {
+      e.n = m_radix[e.level];
+      e.x = m_mine[e.level];
+      e.sw = sh.spec(e.dim).type == DimType::sw;
+    }
     // Chunks.
     const bool blocks =
         kind == CollectiveKind::reducescatter || kind == CollectiveKind::allgather || kind == CollectiveKind::alltoall;
@@ -437,6 +465,7 @@ class NdPlan final : public npu::CollectivePlan {
   uint32_t root_digit(uint32_t level) const { return digit(m_root, level); }
   uint32_t levels() const { return static_cast<uint32_t>(m_mine.size()); }
   uint32_t size_of(const EPhase& e) const { return m_radix[e.level]; }
+  uint32_t radix(uint32_t level) const { return m_radix[level]; }
   /// Lanes (unidirectional rings) the phase splits its data over.
   uint32_t lanes(const EPhase& e) const {
     if (e.alg == Algorithm::ring) return m_comm.shape().lanes(e.dim);
@@ -614,6 +643,12 @@ class NdPlan final : public npu::CollectivePlan {
 // ---- chunks ---------------------------------------------------------------------
 
 NdChunk::NdChunk(const NdPlan& p, uint32_t c) : m_p(p) {
+  make_spans(c);
+  count_lanes();
+}
+
+void NdChunk::make_spans(uint32_t c) {
+  const NdPlan& p = m_p;
   const CollectiveKind k = p.kind();
   if (k == CollectiveKind::allreduce || k == CollectiveKind::broadcast) {
     const uint64_t first = uint64_t(c) * p.chunk_elems();
@@ -637,6 +672,7 @@ NdChunk::NdChunk(const NdPlan& p, uint32_t c) : m_p(p) {
         stack.pop_back();
       }
       m_group.push_back(cur);
+      m_group_elems.push_back(cur.elems());
       // The last phase of this group decides what it leaves.
       size_t last = i;
       while (last + 1 < ph.size() && ph[last + 1].group == e.group) ++last;
@@ -651,6 +687,7 @@ NdChunk::NdChunk(const NdPlan& p, uint32_t c) : m_p(p) {
     return;
   }
   const uint64_t lo = uint64_t(c) * p.chunk_elems(), hi = std::min(p.block(), lo + p.chunk_elems());
+  m_piece_elems = hi - lo;
   for (uint32_t b = 0; b < p.members(); ++b) {
     const uint64_t base = uint64_t(b) * p.block();
     m_pieces.push_back(Span{{{base + lo, base + hi}}});
@@ -773,6 +810,136 @@ npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
       return s;
   }
   (void)t;
+  return s;
+}
+
+void NdChunk::count_lanes() {
+  const CollectiveKind k = m_p.kind();
+  if (k == CollectiveKind::broadcast) return;
+  const uint32_t align = m_p.align();
+  for (const EPhase& e : m_p.phase_list()) {
+    const uint32_t K = m_p.lanes(e), n = m_p.size_of(e);
+    std::vector<LaneCount> lanes(K);
+    for (uint32_t q = 0; q < K; ++q) {
+      LaneCount& lc = lanes[q];
+      if (k == CollectiveKind::allreduce) {
+        lc.total = split_elems(m_group_elems[e.group], K, q, align);
+        const uint64_t units = (lc.total + align - 1) / align;
+        lc.base = units / n;
+        lc.extra = units % n;
+      } else {
+        // The blocks seg() takes: digit i at this level, this member's digits
+        // at the fixed levels, any digit at the others; each gives its lane part.
+        uint64_t blocks = 1;
+        for (uint32_t l = 0; l < m_p.levels(); ++l) {
+          const bool fixed = e.op == Op::rs ? l < e.level : l > e.level;
+          if (l != e.level && !fixed) blocks *= m_p.radix(l);
+        }
+        lc.total = blocks * split_elems(m_piece_elems, K, q, align);
+      }
+    }
+    m_lanes.push_back(std::move(lanes));
+  }
+}
+
+uint64_t NdChunk::seg_elems(const EPhase& e, uint32_t q, uint32_t i) const {
+  const LaneCount& lc = m_lanes[static_cast<size_t>(&e - m_p.phase_list().data())][q];
+  if (m_p.kind() != CollectiveKind::allreduce) return lc.total;
+  // split_elems(lc.total, n, i, align), with the division done once.
+  const uint64_t align = m_p.align();
+  const uint64_t u0 = i * lc.base + std::min<uint64_t>(i, lc.extra);
+  const uint64_t u1 = u0 + lc.base + (i < lc.extra ? 1 : 0);
+  return std::min(lc.total, u1 * align) - std::min(lc.total, u0 * align);
+}
+
+uint64_t NdChunk::segs_elems(const EPhase& e, uint32_t lo, uint32_t hi) const {
+  uint64_t s = 0;
+  for (uint32_t i = lo; i < hi; ++i) s += seg_elems(e, 0, i);
+  return s;
+}
+
+uint64_t NdChunk::digit_blocks_elems(const EPhase& e) const {
+  return uint64_t(m_p.members() / m_p.size_of(e)) * m_piece_elems;
+}
+
+uint64_t NdChunk::tree_half_elems(const EPhase& e, uint32_t ring) const {
+  return split_elems(m_group_elems[e.group], 2, ring / 2, m_p.align());
+}
+
+uint64_t NdChunk::first_send_elems(uint32_t phase, uint32_t ring) const {
+  const EPhase& e = m_p.phase_list()[phase];
+  const uint32_t n = e.n, x = e.x;
+  switch (e.alg) {
+    case Algorithm::ring: {
+      const int64_t s = e.sw || ring % 2 == 0 ? 1 : -1;
+      return seg_elems(e, ring, e.op == Op::ag ? x : mod(int64_t(x) - s, n));
+    }
+    case Algorithm::direct:
+      switch (e.op) {
+        case Op::rs: return seg_elems(e, 0, (x + ring + 1) % n);
+        case Op::ag: return seg_elems(e, 0, x);
+        case Op::a2a: return digit_blocks_elems(e);
+        default: return m_span.elems();  // broadcast
+      }
+    case Algorithm::halving_doubling: {
+      if (e.op == Op::rs) {
+        const uint32_t dist = n >> (e.sub + 1), lo = x & ~(2 * dist - 1);
+        return (x & dist) ? segs_elems(e, lo, lo + dist) : segs_elems(e, lo + dist, lo + 2 * dist);
+      }
+      const uint32_t dist = 1u << e.sub, lo = x & ~(dist - 1);
+      return segs_elems(e, lo, lo + dist);
+    }
+    case Algorithm::double_binary_tree: return tree_half_elems(e, ring);
+  }
+  return 0;
+}
+
+npu::Step NdChunk::shape(uint32_t phase, uint32_t ring, uint32_t t) const {
+  const EPhase& e = m_p.phase_list()[phase];
+  const uint32_t n = e.n, x = e.x;
+  npu::Step s;
+  switch (e.alg) {
+    case Algorithm::ring: {
+      const int64_t sg = e.sw || ring % 2 == 0 ? 1 : -1;
+      const bool rs = e.op == Op::rs || (e.op == Op::ar && t < n - 1);
+      if (rs) {
+        s.reduce = true;
+        s.elems = seg_elems(e, ring, mod(int64_t(x) - sg * (2 + t), n));
+        s.forward = t < n - 2 || e.op == Op::ar;
+      } else {
+        const uint32_t a = e.op == Op::ar ? t - (n - 1) : t;
+        s.elems = seg_elems(e, ring, mod(int64_t(x) - sg * (1 + a), n));
+        s.forward = a < n - 2;
+      }
+      return s;
+    }
+    case Algorithm::direct:
+      switch (e.op) {
+        case Op::rs:
+          s.elems = seg_elems(e, 0, x);
+          s.reduce = true;
+          break;
+        case Op::ag: s.elems = seg_elems(e, 0, mod(int64_t(x) - (ring + 1), n)); break;
+        case Op::a2a: s.elems = digit_blocks_elems(e); break;
+        default: s.elems = m_span.elems(); break;
+      }
+      return s;
+    case Algorithm::halving_doubling: {
+      if (e.op == Op::rs) {
+        const uint32_t dist = n >> (e.sub + 1), lo = x & ~(2 * dist - 1);
+        s.elems = (x & dist) ? segs_elems(e, lo + dist, lo + 2 * dist) : segs_elems(e, lo, lo + dist);
+        s.reduce = true;
+        return s;
+      }
+      const uint32_t dist = 1u << e.sub, lo = (x ^ dist) & ~(dist - 1);
+      s.elems = segs_elems(e, lo, lo + dist);
+      return s;
+    }
+    case Algorithm::double_binary_tree:
+      s.elems = tree_half_elems(e, ring);
+      s.reduce = e.op == Op::tree_up;
+      return s;
+  }
   return s;
 }
 

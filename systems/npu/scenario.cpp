@@ -89,7 +89,7 @@ void NpuScenario::load() {
     if (s.at_ps == 0)
       submit(s);
     else
-      m_sys->launcher.at(s.at_ps, [this, &s] { submit(s); });
+      m_sys->actions.at(s.at_ps, [this, &s] { submit(s); });
   }
 }
 

@@ -109,7 +109,7 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
         for (uint32_t x = 0; x < n; ++x) members.push_back(sh.with(g, d, x));
         for (uint32_t k = 0; k < ds.links; ++k) {
           switches.push_back(
-              std::make_unique<npu::FabricSwitch>(fmt::format("switch{}_{}", g, k).c_str(), members,
+              std::make_unique<npu::FabricSwitch>(fmt::format("switch{}_{}", g, k).c_str(), sys.actions, members,
                                                   [&sh, d](uint32_t dst) { return sh.switch_port(d, dst); }));
           npu::FabricSwitch& s = *switches.back();
           for (uint32_t x = 0; x < n; ++x) {
@@ -138,7 +138,7 @@ System::System(const sc_core::sc_module_name& nm)
       description(this, "description", "", "", "one line describing the platform (printed in the summary)"),
       topology(this, "topology", "torus", "", "topology generator: torus (seed 001's 3-D torus) or ndim",
                {"torus", "ndim"}),
-      launcher("launcher") {
+      actions("actions") {
   if (is_torus())
     build_torus();
   else
@@ -163,7 +163,7 @@ void System::build_npus(uint32_t count, uint32_t ports) {
       else
         make = [](const std::string&) { return std::make_unique<ace::Datapath>(ace::rtl_geometry()); };
       attach = [this, make, model](npu::Npu& n) -> std::unique_ptr<core::Module> {
-        auto a = std::make_unique<ace::Ace>("ace", n.id(), model, make);
+        auto a = std::make_unique<ace::Ace>("ace", n.id(), model, make, n.actions());
         n.ace_cmd.bind(a->cmd);
         a->irq.bind(n.ace_irq);
         a->dma.bind(n.memory.dma);
@@ -173,7 +173,7 @@ void System::build_npus(uint32_t count, uint32_t ports) {
         return a;
       };
     }
-    npus.push_back(std::make_unique<npu::Npu>(fmt::format("npu{}", i).c_str(), i, ports, attach));
+    npus.push_back(std::make_unique<npu::Npu>(fmt::format("npu{}", i).c_str(), i, ports, actions, attach));
   }
 }
 

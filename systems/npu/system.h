@@ -111,8 +111,9 @@ class System : public core::Module {
   std::vector<std::unique_ptr<npu::FabricLink>> links;  ///< torus (ndim: owned by their dimension)
   std::vector<npu::FabricLink*> all_links;              ///< every link of the platform
   std::vector<uint32_t> link_dim;                       ///< dimension of each of all_links
-  /// Submits collectives at later simulated times (workloads that start them after time 0).
-  core::ActionQueue launcher;
+  /// The one action queue of the fabric: every NPU, ACE, switch and the
+  /// workloads (collectives started after time 0) run on it.
+  core::ActionQueue actions;
 
   bool is_torus() const { return topology.get() == "torus"; }
   uint32_t ndims() const { return fabric.ndims(); }

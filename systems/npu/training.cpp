@@ -84,7 +84,7 @@ void TrainingRun::split_for_model_parallelism() {
 
 uint64_t TrainingRun::now() const { return core::ActionQueue::now(); }
 
-void TrainingRun::at(uint32_t, uint64_t t, std::function<void()> fn) { m_sys.launcher.at(t, std::move(fn)); }
+void TrainingRun::at(uint32_t, uint64_t t, std::function<void()> fn) { m_sys.actions.at(t, std::move(fn)); }
 
 const TrainingRun::Groups& TrainingRun::groups(const std::vector<uint32_t>& dims) {
   const uint32_t mask = mask_of(dims);
@@ -194,9 +194,7 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
 }
 
 void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
-  npu::Compute& c = m_sys.npus[npu]->compute;
-  ++c.kernels;
-  c.busy_ps += end - start;
+  m_sys.npus[npu]->compute.ran(end - start);
   auto& tr = core::Context::get().trace();
   if (m_trace_pid && tr.in_window(start, end))
     tr.span(m_trace_pid, 2 * npu + 1, m_graph ? "compute" : training::pass_name(pass), "compute", start, end - start,
