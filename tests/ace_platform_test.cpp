@@ -132,6 +132,31 @@ TEST(AcePlatform, RtlDatapathGivesTheSameResultsAndTiming) {
   }
 }
 
+// Timing-only collectives run the ACE's bursts in closed form (no data, no
+// datapath beats): every collective must take the same simulated time and
+// leave the same ACE, SRAM and memory counters as with data.
+TEST(AcePlatform, TimingOnlyGivesTheSameTimesAndCountersAsData) {
+  test::TempDir dir;
+  for (const char* coll : {"allreduce", "reducescatter", "allgather", "alltoall"}) {
+    const std::string args = kSmall + " --dtype fp32 --bytes 40000 --workload " + coll;
+    RunOut d = run(args, dir, std::string("data_") + coll);
+    RunOut t = run(args + " --timing-only", dir, std::string("timing_") + coll);
+    ASSERT_EQ(d.r.code, 0) << coll << "\n" << d.r.out;
+    ASSERT_EQ(t.r.code, 0) << coll << "\n" << t.r.out;
+    EXPECT_TRUE(d.stats["workload"]["verified"].get<bool>()) << coll;
+    EXPECT_EQ(d.stats["workload"]["simulated_ps"], t.stats["workload"]["simulated_ps"]) << coll;
+    for (uint32_t i = 0; i < 8; ++i) {
+      const std::string n = "npu" + std::to_string(i);
+      const auto &a = d.stats["sys"][n], &b = t.stats["sys"][n];
+      EXPECT_EQ(a["completion_ps"], b["completion_ps"]) << coll << " " << n;
+      for (const char* k : {"beats", "add_beats", "store_beats", "dp_stall_cycles", "peak_sram_bytes",
+                            "sram_read_bytes", "sram_write_bytes", "alu_utilization"})
+        EXPECT_EQ(a["ace"][k], b["ace"][k]) << coll << " " << n << " " << k;
+      EXPECT_EQ(a["memory"], b["memory"]) << coll << " " << n;
+    }
+  }
+}
+
 TEST(AcePlatform, EnhancedAndBaselineAlgorithmsBothVerified) {
   test::TempDir dir;
   RunOut e = run("--bytes 256KiB -p collective.algorithm=enhanced", dir, "e");

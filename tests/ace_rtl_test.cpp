@@ -324,6 +324,55 @@ TEST(AceDatapath, RtlFollowsTheDocumentedTiming) {
   EXPECT_FALSE(rtl.failed());
 }
 
+namespace {
+/// Bursts of store/add pairs as the ACE issues them (models/ace/ace.cpp
+/// reduce()), started at several cycles and wrapping around the buffer: the
+/// model's cycles must equal reduce_burst_cycles(), which timing-only
+/// collectives use instead of running the beats.
+void expect_burst_closed_form(DatapathModel& m) {
+  const Geometry& g = m.geometry();
+  m.configure(0, 0, g.depth);
+  const std::vector<uint32_t> ones(g.lanes, 0x3f800000u);
+  uint32_t row = g.depth - 3;  // the first bursts wrap around the buffer's end
+  uint32_t tag = 0;
+  Completion x;
+  for (uint64_t idle : {0u, 1u, 5u, 17u}) {
+    for (uint64_t rows : {1u, 2u, 3u, 4u, 7u, 64u}) {
+      ASSERT_TRUE(m.advance(idle));
+      const uint64_t start = m.cycle();
+      for (uint64_t r = 0; r < rows; ++r) {
+        m.submit(make_chunk(Op::store, Dtype::fp32, row, ones, true, false, tag++ & 0xff));
+        m.submit(make_chunk(Op::add, Dtype::fp32, row, ones, false, true, tag++ & 0xff));
+        row = (row + 1) % g.depth;
+      }
+      uint64_t first = 0, last = 0, retire = 0;
+      for (uint64_t b = 0; b < 2 * rows; ++b) {
+        ASSERT_TRUE(m.next(x));
+        if (b == 0) first = x.accept_cycle;
+        last = x.accept_cycle;
+        retire = x.retire_cycle;
+      }
+      const BurstCycles want = reduce_burst_cycles(start, rows);
+      EXPECT_EQ(first, want.first_accept) << rows << " rows after " << idle << " idle cycles";
+      EXPECT_EQ(last, want.last_accept) << rows << " rows after " << idle << " idle cycles";
+      EXPECT_EQ(retire, want.last_retire) << rows << " rows after " << idle << " idle cycles";
+      EXPECT_EQ(m.cycle(), want.last_retire + 1);
+    }
+  }
+}
+}  // namespace
+
+TEST(AceDatapath, CppModelBurstsFollowTheClosedForm) {
+  Datapath model(RtlDatapath::built_geometry());
+  expect_burst_closed_form(model);
+}
+
+TEST(AceDatapath, RtlBurstsFollowTheClosedForm) {
+  RtlDatapath rtl("burst_dut");
+  expect_burst_closed_form(rtl);
+  EXPECT_FALSE(rtl.failed());
+}
+
 TEST(AceDatapath, ChunksThatDoNotFitAreRejected) {
   Datapath model(RtlDatapath::built_geometry());
   Chunk c = make_chunk(Op::add, Dtype::fp32, 0, std::vector<uint32_t>(3, 0), true, true);
