@@ -102,6 +102,32 @@ TEST(NdimPlatform, TwoCollectivesOnTheSameLinksShareThem) {
   EXPECT_NEAR(alone.stats["workload"]["simulated_ps"].get<double>() / 1000, 6 * (s + a), 16.0);
 }
 
+// ASTRA-sim's system files name `ring` for all-to-all too: each member's
+// blocks travel around the ring, every member keeping its own and passing the
+// rest on. On dim0 (a 4-NPU ring) a member's B bytes cost B/4 x (3 + 2 + 1)
+// link bytes, against B/4 x (1 + 2 + 1) with direct sends routed the short way.
+TEST(NdimPlatform, RingAllToAllPassesBlocksOnAndIsChecked) {
+  test::TempDir dir;
+  const std::string p = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  const uint64_t B = 64 * 1024;
+  for (const char* impl : {"ring", "direct"}) {
+    const std::string args =
+        std::string("--workload alltoall --bytes 64KiB --group dim0 -p collective.alltoall_implementation=") + impl;
+    CliRun data = run(dir, p, args, std::string("data_") + impl);
+    CliRun timing = run(dir, p, args + " --timing-only", std::string("timing_") + impl);
+    ASSERT_EQ(data.r.code, 0) << data.r.out;
+    ASSERT_EQ(timing.r.code, 0) << timing.r.out;
+    EXPECT_TRUE(data.stats["workload"]["verified"].get<bool>()) << impl;
+    EXPECT_EQ(data.stats["workload"]["simulated_ps"], timing.stats["workload"]["simulated_ps"]) << impl;
+    const uint64_t hops = std::string(impl) == "ring" ? 6 : 4;
+    EXPECT_EQ(data.stats["workload"]["network_bytes"].get<uint64_t>(), 64 * B / 4 * hops) << impl;
+  }
+  // On every dimension (ring, fully connected, switch) at once.
+  CliRun all = run(dir, p, "--workload alltoall --bytes 256KiB -p collective.alltoall_implementation=ring", "all");
+  ASSERT_EQ(all.r.code, 0) << all.r.out;
+  EXPECT_TRUE(all.stats["workload"]["verified"].get<bool>());
+}
+
 TEST(NdimPlatform, TimingOnlyGivesTheSameTimesAsData) {
   test::TempDir dir;
   const std::string p = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
@@ -128,7 +154,7 @@ TEST(NdimPlatform, BadPlatformInputIsRefusedClearly) {
       {"-p collective.allreduce_implementation=hierarchicalRing", "'hierarchicalRing' is not an algorithm"},
       {"-p collective.allreduce_implementation=halvingDoubling -p sys.dim0.npus=3",
        "halvingDoubling on dimension 0 of 3 NPUs"},
-      {"-p collective.alltoall_implementation=ring", "all-to-all runs direct"},
+      {"-p collective.alltoall_implementation=halvingDoubling", "all-to-all runs ring or direct"},
       {"-p sys.dim0.latency_ns=0.5", "not a whole number of nanoseconds"},
       {"-p ace.model=tlm", "the ACE is built for seed 001's torus"},
       {"--group dim7", "'dim7' is not a dimension"},
@@ -187,6 +213,7 @@ TEST(NdimPlatform, AstraNetworkAndSystemFilesConvertAndRun) {
                                    "{\"scheduling-policy\": \"LIFO\", \"endpoint-delay\": 10,"
                                    " \"active-chunks-per-dimension\": 2, \"preferred-dataset-splits\": 4,"
                                    " \"all-reduce-implementation\": [\"ring\", \"direct\", \"halvingDoubling\"],"
+                                   " \"all-to-all-implementation\": [\"ring\"],"
                                    " \"collective-optimization\": \"localBWAware\", \"boost-mode\": 0}");
   const std::string out = (dir.path / "p.yaml").string();
   test::Result c = test::sh("convert astra --network " + net + " --system " + sys + " -o " + out);
@@ -200,6 +227,11 @@ TEST(NdimPlatform, AstraNetworkAndSystemFilesConvertAndRun) {
             "reduce-scatter ring dim0, reduce-scatter direct dim1, reduce-scatter halvingDoubling dim2 step 0, "
             "all-gather halvingDoubling dim2 step 0, all-gather direct dim1, all-gather ring dim0");
   EXPECT_GT(r.stats["sys"]["dim0"]["link0_1_0"]["a_to_b"]["bytes"].get<uint64_t>(), 0u);
+  // ASTRA-sim's own example system files ask for all-to-all on rings too.
+  CliRun a2a = run(dir, out, "--bytes 1MiB --workload alltoall", "a2a");
+  ASSERT_EQ(a2a.r.code, 0) << a2a.r.out;
+  EXPECT_TRUE(a2a.stats["workload"]["verified"].get<bool>());
+  EXPECT_EQ(a2a.stats["workload"]["phases"], "all-to-all ring dim0, all-to-all ring dim1, all-to-all ring dim2");
   // ASTRA-sim's GB/s are 2^30 bytes/s.
   const std::string platform = slurp(out);
   EXPECT_NE(platform.find("GBps: 53.6870912"), std::string::npos) << platform;

@@ -352,6 +352,9 @@ class NdChunk final : public npu::ChunkPlan {
   Span segs(const EPhase& e, uint32_t lo, uint32_t hi) const;
   /// Blocks whose digit at the phase's level is g (all-to-all).
   Span digit_blocks(const EPhase& e, uint32_t g) const;
+  /// Lane q's part of each of those blocks (ring all-to-all), and its size.
+  Span lane_blocks(const EPhase& e, uint32_t q, uint32_t g) const;
+  uint64_t lane_blocks_elems(const EPhase& e, uint32_t q) const;
 
   const NdPlan& m_p;
   Span m_span, m_input, m_output;
@@ -486,6 +489,10 @@ class NdPlan final : public npu::CollectivePlan {
     if (alg == Algorithm::halving_doubling && !pow2(n))
       throw core::ConfigError(
           fmt::format("halvingDoubling on dimension {} of {} NPUs: the size must be a power of two", d, n));
+    if (op == Op::a2a && alg != Algorithm::ring && alg != Algorithm::direct)
+      throw core::ConfigError(fmt::format(
+          "{} on dimension {}: all-to-all runs ring (messages pass through the members in between) or direct",
+          algorithm_name(alg), d));
     if (alg == Algorithm::double_binary_tree && op != Op::ar)
       throw core::ConfigError(
           fmt::format("doubleBinaryTree on dimension {}: it implements all-reduce only (the {} needs ring, direct or "
@@ -542,7 +549,7 @@ class NdPlan final : public npu::CollectivePlan {
         for (uint32_t i = 0; i < D; ++i) add(Op::ag, alg_of(dims[lv[i]], o), lv[i], g++);
         break;
       case CollectiveKind::alltoall:
-        for (uint32_t i = 0; i < D; ++i) add(Op::a2a, Algorithm::direct, lv[i], g++);
+        for (uint32_t i = 0; i < D; ++i) add(Op::a2a, alg_of(dims[lv[i]], o), lv[i], g++);
         break;
       case CollectiveKind::broadcast:
         for (uint32_t i = 0; i < D; ++i) add(Op::bcast, Algorithm::direct, lv[i], g++);
@@ -731,12 +738,30 @@ Span NdChunk::digit_blocks(const EPhase& e, uint32_t g) const {
   return s;
 }
 
+Span NdChunk::lane_blocks(const EPhase& e, uint32_t q, uint32_t g) const {
+  const uint32_t K = m_p.lanes(e);
+  Span s;
+  for (uint32_t b = 0; b < m_p.members(); ++b)
+    if (m_p.digit(b, e.level) == g) s.append(split(m_pieces[b], K, q, m_p.align()));
+  return s;
+}
+
+uint64_t NdChunk::lane_blocks_elems(const EPhase& e, uint32_t q) const {
+  return uint64_t(m_p.members() / m_p.size_of(e)) * split_elems(m_piece_elems, m_p.lanes(e), q, m_p.align());
+}
+
 Span NdChunk::first_send(uint32_t phase, uint32_t ring) const {
   const EPhase& e = m_p.phase_list()[phase];
   const uint32_t n = m_p.size_of(e), x = m_p.my_digit(e.level);
   switch (e.alg) {
     case Algorithm::ring: {
       const int64_t s = m_p.comm().shape().spec(e.dim).type == DimType::sw || ring % 2 == 0 ? 1 : -1;
+      if (e.op == Op::a2a) {
+        // Lane `ring`'s part of the blocks for the members 1 .. n-1 positions ahead, nearest first.
+        Span out;
+        for (uint32_t j = 1; j < n; ++j) out.append(lane_blocks(e, ring, mod(int64_t(x) + s * j, n)));
+        return out;
+      }
       return seg(e, ring, e.op == Op::ag ? x : mod(int64_t(x) - s, n));
     }
     case Algorithm::direct: {
@@ -768,6 +793,16 @@ npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
   switch (e.alg) {
     case Algorithm::ring: {
       const int64_t sg = m_p.comm().shape().spec(e.dim).type == DimType::sw || ring % 2 == 0 ? 1 : -1;
+      if (e.op == Op::a2a) {
+        // From the member t + 1 positions behind: the blocks for this member
+        // (stored in the slots of the origin's coordinate, as direct does),
+        // then those for the n - 2 - t members after it, passed on.
+        s.local = lane_blocks(e, ring, mod(int64_t(x) - sg * (1 + t), n));
+        s.forward = t + 2 < n;
+        s.forward_local = false;
+        s.passthrough = uint64_t(n - 2 - t) * s.local.elems();
+        return s;
+      }
       const bool rs = e.op == Op::rs || (e.op == Op::ar && t < n - 1);
       if (rs) {
         s.reduce = true;
@@ -872,6 +907,7 @@ uint64_t NdChunk::first_send_elems(uint32_t phase, uint32_t ring) const {
   switch (e.alg) {
     case Algorithm::ring: {
       const int64_t s = e.sw || ring % 2 == 0 ? 1 : -1;
+      if (e.op == Op::a2a) return uint64_t(n - 1) * lane_blocks_elems(e, ring);
       return seg_elems(e, ring, e.op == Op::ag ? x : mod(int64_t(x) - s, n));
     }
     case Algorithm::direct:
@@ -901,6 +937,13 @@ npu::Step NdChunk::shape(uint32_t phase, uint32_t ring, uint32_t t) const {
   switch (e.alg) {
     case Algorithm::ring: {
       const int64_t sg = e.sw || ring % 2 == 0 ? 1 : -1;
+      if (e.op == Op::a2a) {
+        s.elems = lane_blocks_elems(e, ring);
+        s.forward = t + 2 < n;
+        s.forward_local = false;
+        s.passthrough = uint64_t(n - 2 - t) * s.elems;
+        return s;
+      }
       const bool rs = e.op == Op::rs || (e.op == Op::ar && t < n - 1);
       if (rs) {
         s.reduce = true;

@@ -34,9 +34,11 @@
 //   doubleBinaryTree all-reduce only: the chunk's two halves are reduced up
 //             two binary trees (heap order over the positions, and over the
 //             positions reversed) and broadcast back down, a phase per level
-// All-to-all is direct in every dimension (the block for coordinate x is sent
-// to x, where it lands in the slot of its origin's coordinate); broadcast is
-// direct from the member holding the data, dimension by dimension.
+// All-to-all, per dimension, is direct (the block for coordinate x is sent to
+// x, where it lands in the slot of its origin's coordinate) or ring (each
+// lane's message carries the blocks for the members 1 .. n-1 positions ahead;
+// a member keeps the first and passes the rest on: Step::passthrough);
+// broadcast is direct from the member holding the data, dimension by dimension.
 //
 // Order over the dimensions d0, d1, .. of an all-reduce (collective-optimization):
 //   baseline      all-reduce on every dimension in turn

@@ -338,8 +338,8 @@ ndim::PlanOptions System::ndim_options(npu::CollectiveKind kind) const {
     if (!ndim::parse_algorithm(t, a))
       throw core::ConfigError(fmt::format(
           "{}: '{}' is not an algorithm (ring, direct, halvingDoubling, doubleBinaryTree)", impl->name(), t));
-    if (kind == npu::CollectiveKind::alltoall && a != ndim::Algorithm::direct)
-      throw core::ConfigError(fmt::format("{}: '{}': all-to-all runs direct in every dimension", impl->name(), t));
+    if (kind == npu::CollectiveKind::alltoall && a != ndim::Algorithm::direct && a != ndim::Algorithm::ring)
+      throw core::ConfigError(fmt::format("{}: '{}': all-to-all runs ring or direct in a dimension", impl->name(), t));
     o.algorithms.push_back(a);
   }
   return o;
