@@ -337,3 +337,79 @@ TEST(NdimPlatform, ModelParallelGroupInsideADimensionSplitsIt) {
   EXPECT_EQ(fwd8, 2u * 8);  // 2 layers x 8 model-parallel groups of 8
   EXPECT_EQ(wg8, 2u * 8);   // 2 layers x 8 data-parallel groups of 8
 }
+
+// compute.timing roofline: a pass's flops run on the SMs the collectives
+// leave (NPU cores: sms - comm_sms; ideal endpoint: all) at tensor_tflops x
+// efficiency, its memory bytes at compute_share of the bandwidth; the longer
+// one is the pass's time. A pass without flops or bytes keeps its compute_ns.
+TEST(NdimPlatform, RooflineComputeTimesFollowTheResourcesLeftToCompute) {
+  test::TempDir dir;
+  const std::string w = dir.file("w.yaml",
+                                 "workload:\n  parallelism: DATA\n  layers:\n"
+                                 "    - name: mm\n"  // 1 GFLOP, 9 MB: compute bound
+                                 "      fwd: {compute_ns: 1, flops: 1000000000, mem_bytes: 9000000}\n"
+                                 "    - name: ew\n"  // 0.1 GFLOP, 36 MB: memory bound
+                                 "      fwd: {compute_ns: 1, flops: 100000000, mem_bytes: 36000000}\n"
+                                 "    - name: given\n"
+                                 "      fwd: {compute_ns: 5000}\n");
+  const std::string p = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  const std::string roof =
+      " -p sys.npu*.compute.timing=roofline -p sys.npu*.compute.tensor_tflops=100 -p sys.npu*.compute.efficiency=0.5"
+      " -p sys.npu*.memory.GBps=900 -p sys.npu*.memory.comm_share=0.5 -p sys.npu*.memory.compute_share=0.5";
+  auto layer_fwd = [](const CliRun& r, const char* layer) {
+    for (const auto& [k, l] : r.stats["workload"].items())
+      if (k.rfind("layer", 0) == 0 && l.is_object() && l["name"] == layer) return l["fwd_compute_ps"].get<uint64_t>();
+    ADD_FAILURE() << "no layer " << layer;
+    return uint64_t(0);
+  };
+  // NPU cores: 72 of 80 SMs -> 1e9 / (50e12 x 72 / 80) s = 22222.3 ns; 36 MB at 450 GB/s = 80 us.
+  CliRun cores = run(dir, p, "--workload " + w + roof, "cores");
+  ASSERT_EQ(cores.r.code, 0) << cores.r.out;
+  EXPECT_EQ(layer_fwd(cores, "mm"), 22222223u);
+  EXPECT_EQ(layer_fwd(cores, "ew"), 80000000u);
+  EXPECT_EQ(layer_fwd(cores, "given"), 5000000u);
+  EXPECT_EQ(cores.stats["sys"]["npu0"]["memory"]["compute_bytes"].get<uint64_t>(), 45000000u);
+  // Ideal endpoint: every SM computes.
+  CliRun ideal = run(dir, p, "--workload " + w + roof + " -p ace.model=ideal", "ideal");
+  ASSERT_EQ(ideal.r.code, 0) << ideal.r.out;
+  EXPECT_EQ(layer_fwd(ideal, "mm"), 20000000u);
+  EXPECT_EQ(layer_fwd(ideal, "ew"), 80000000u);
+  // timing: workload (the default) keeps the workload's times.
+  CliRun given = run(dir, p, "--workload " + w, "given");
+  ASSERT_EQ(given.r.code, 0) << given.r.out;
+  EXPECT_EQ(layer_fwd(given, "mm"), 1000u);
+  // Shares that add up to more than the memory are refused.
+  CliRun bad = run(dir, p, "--workload " + w + roof + " -p sys.npu*.memory.compute_share=0.8", "bad");
+  EXPECT_EQ(bad.r.code, 1);
+  EXPECT_NE(bad.r.out.find("compute_share: 0.8 set aside for compute and comm_share 0.5"), std::string::npos)
+      << bad.r.out;
+}
+
+// Seed 002's Ideal endpoint: collectives checked, no memory traffic, faster
+// than the NPU cores through memory.
+TEST(NdimPlatform, IdealEndpointMovesNoMemoryAndIsChecked) {
+  test::TempDir dir;
+  const std::string p = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  CliRun ideal = run(dir, p, "--bytes 1MiB -p ace.model=ideal", "ideal");
+  CliRun cores = run(dir, p, "--bytes 1MiB", "cores");
+  ASSERT_EQ(ideal.r.code, 0) << ideal.r.out;
+  ASSERT_EQ(cores.r.code, 0) << cores.r.out;
+  EXPECT_TRUE(ideal.stats["workload"]["verified"].get<bool>());
+  EXPECT_EQ(ideal.stats["sys"]["npu0"]["memory"]["comm_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(cores.stats["sys"]["npu0"]["memory"]["comm_bytes"].get<uint64_t>(), 0u);
+  EXPECT_LT(ideal.stats["workload"]["simulated_ps"].get<uint64_t>(),
+            cores.stats["workload"]["simulated_ps"].get<uint64_t>());
+  EXPECT_EQ(ideal.stats["workload"]["engine"], "ideal");
+}
+
+TEST(NdimPlatform, AceTrainingExperimentQuick) {
+  test::TempDir dir;
+  test::Result e = test::sh("experiment ace-training --quick -o " + (dir.path / "e").string());
+  ASSERT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("ACE speedup"), std::string::npos) << e.out;
+  const nlohmann::json j = test::load_json((dir.path / "e" / "ace-training.json").string());
+  ASSERT_EQ(j["points"].size(), 4u);
+  const auto& s = j["speedups"]["dlrm"];
+  EXPECT_GT(s["ace_over_best_baseline"].get<double>(), 1.0);
+  EXPECT_LE(s["ace_of_ideal"].get<double>(), 1.0);
+}

@@ -44,10 +44,15 @@ Memory::Memory(const sc_core::sc_module_name& nm)
       comm_share(this, "comm_share", 1.0, "",
                  "share of the bandwidth communication may use (seed 002 BaselineCommOpt / BaselineCompOpt)", 0.001,
                  1.0),
+      compute_share(this, "compute_share", 1.0, "",
+                    "share of the bandwidth set aside for compute kernels (timing: roofline); with comm_share "
+                    "at most 1 when below 1",
+                    0.001, 1.0),
       size_mib(this, "size_mib", 32768, "MiB", "capacity (the collective's buffer must fit)", 1, uint64_t(1) << 30),
       dma("dma"),
       m_all(8, 1, GBps.get() * 8.0),
       m_comm(8, 1, GBps.get() * 8.0 * comm_share.get()),
+      m_compute(8, 1, GBps.get() * 8.0 * compute_share.get()),
       m_comm_limited(comm_share.get() < 1.0),
       requests(this, "requests", "requests", "memory requests served", m_hot.requests),
       busy_ps(this, "busy_ps", "ps", "time the memory was transferring", m_hot.busy_ps),
@@ -61,6 +66,11 @@ Memory::Memory(const sc_core::sc_module_name& nm)
     m_bytes.push_back(
         std::make_unique<core::CounterRef>(this, kClientStat[i], "bytes", kClientDesc[i], m_hot.by_client[i]));
   dma.register_b_transport(this, &Memory::dma_transport);
+  if (compute_share.get() < 1.0 && comm_share.get() + compute_share.get() > 1.0 + 1e-9)
+    throw core::ConfigError(
+        fmt::format("{}.compute_share: {} set aside for compute and comm_share {} for "
+                    "communication add up to more than the memory's bandwidth",
+                    name(), compute_share.get(), comm_share.get()));
 }
 
 namespace {
@@ -146,12 +156,29 @@ Compute::Compute(const sc_core::sc_module_name& nm)
                "cores the baseline gives communication kernels (seed 002 BaselineCommOpt / BaselineCompOpt)", 1u,
                100000u),
       launch_ns(this, "launch_ns", 0, "ns", "fixed cost of launching a kernel", uint64_t(0), uint64_t(1) << 40),
+      efficiency(this, "efficiency", 1.0, "", "achieved share of tensor_tflops in workload kernels (timing: roofline)",
+                 0.001, 1.0),
+      timing(this, "timing", "workload", "",
+             "time of a workload pass: workload (its compute_ns, measured on the whole NPU) or roofline (from its "
+             "flops and mem_bytes on the SMs and memory share compute is left)",
+             {"workload", "roofline"}),
       m_memo_ps(launch_ns.get() * 1000),  // vector_ps(0)
       kernels(this, "kernels", "kernels", "kernels run", m_hot.kernels),
       flops(this, "flops", "flop", "floating-point (or integer) operations", m_hot.flops),
       busy_ps(this, "busy_ps", "ps", "arithmetic time of the kernels (summed over concurrent kernels)", m_hot.busy_ps) {
   if (comm_sms.get() > sms.get())
     throw core::ConfigError(std::string(name()) + ".comm_sms: more SMs for communication than the NPU has");
+  m_roofline = timing.get() == "roofline";
+}
+
+uint64_t Compute::kernel_ps(uint64_t f, uint64_t memory_ps) const {
+  const uint32_t s = compute_sms();
+  if (s == 0)
+    throw core::ConfigError(fmt::format("{}: comm_sms ({}) leaves no SMs to the workload's kernels ({} SMs)", name(),
+                                        comm_sms.get(), sms.get()));
+  const double rate = tensor_tflops.get() * efficiency.get() * 1e12 * s / sms.get();
+  const uint64_t arith = static_cast<uint64_t>(std::ceil(static_cast<double>(f) / rate * 1e12));
+  return launch_ns.get() * 1000 + std::max(arith, memory_ps);
 }
 
 uint64_t Compute::vector_ps(uint64_t f, uint32_t use_sms) const {

@@ -59,6 +59,7 @@ class Memory : public core::Module {
 
   core::Param<double> GBps;
   core::Param<double> comm_share;
+  core::Param<double> compute_share;
   core::Param<uint64_t> size_mib;
 
   /// DMA from other modules (the ACE).
@@ -70,6 +71,15 @@ class Memory : public core::Module {
   uint64_t bytes_of(Client c) const { return m_hot.by_client[static_cast<uint32_t>(c)]; }
   /// Bytes moved for communication (every client except compute).
   uint64_t comm_bytes() const { return m_hot.comm_bytes; }
+  /// A compute kernel's `bytes` (Compute::timing roofline) at the bandwidth
+  /// compute kernels are given: compute_share x GBps, set aside for them (seed
+  /// 002's static split of the memory between compute and communication; not
+  /// queued with the requests above). Counted under client compute; returns
+  /// the transfer time.
+  uint64_t compute_traffic_ps(uint64_t bytes) {
+    m_hot.by_client[static_cast<uint32_t>(Client::compute)] += bytes;
+    return m_compute.ps(bytes);
+  }
 
   /// Contents (host loads, checks and the NPU's own kernels): bytes [addr,
   /// addr + len); never-written bytes read as zero. std::out_of_range past size_mib.
@@ -82,7 +92,7 @@ class Memory : public core::Module {
  private:
   void dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   std::vector<uint8_t> m_data;
-  core::SerialRate m_all, m_comm;
+  core::SerialRate m_all, m_comm, m_compute;
   bool m_comm_limited = false;  // comm_share < 1
   struct Hot {                  // what every request updates, together
     uint64_t free = 0, comm_free = 0;
@@ -97,7 +107,11 @@ class Memory : public core::Module {
 };
 
 /// Roofline compute model: a kernel of f flops and b memory bytes on s of the
-/// NPU's SMs takes max(f / (TFLOPS x s / sms), memory time of b).
+/// NPU's SMs takes max(f / (TFLOPS x s / sms), memory time of b). With
+/// timing: roofline, a workload pass that gives its flops and memory bytes is
+/// timed so, on the SMs communication leaves it (all of them with an ACE) and
+/// at Memory::compute_share of the bandwidth: seed 002's BaselineCommOpt /
+/// BaselineCompOpt / ACE / Ideal differ in exactly these resources.
 class Compute : public core::Module {
  public:
   explicit Compute(const sc_core::sc_module_name& nm);
@@ -107,6 +121,18 @@ class Compute : public core::Module {
   core::Param<uint32_t> sms;
   core::Param<uint32_t> comm_sms;
   core::Param<uint64_t> launch_ns;
+  core::Param<double> efficiency;
+  core::Param<std::string> timing;
+
+  /// Workload passes timed by the roofline (timing: roofline) rather than by their compute_ns.
+  bool roofline() const { return m_roofline; }
+  /// The NPU's cores run collectives (no ACE): comm_sms of the SMs are theirs.
+  void reserve_comm_sms(bool r) { m_reserved = r; }
+  /// SMs left to the workload's kernels.
+  uint32_t compute_sms() const { return m_reserved ? sms.get() - comm_sms.get() : sms.get(); }
+  /// A workload pass of `flops` tensor operations whose memory traffic takes
+  /// `memory_ps`: max(flops / (tensor_tflops x efficiency x compute_sms() / sms), memory_ps).
+  uint64_t kernel_ps(uint64_t flops, uint64_t memory_ps) const;
 
   /// Arithmetic time of `flops` vector operations on `use_sms` SMs, in ps.
   uint64_t vector_ps(uint64_t flops, uint32_t use_sms) const;
@@ -134,6 +160,7 @@ class Compute : public core::Module {
     uint64_t kernels = 0, flops = 0, busy_ps = 0;
   } m_hot;
   uint64_t m_memo_elems = 0, m_memo_ps = 0;
+  bool m_roofline = false, m_reserved = false;
 
  public:
   core::CounterRef kernels, flops, busy_ps;

@@ -22,6 +22,10 @@ class Npu::Cores final : public CommBackend {
         m_endpoint_delay_ps(n.endpoint_delay_ns.get() * 1000),
         m_reduction_delay_ps(n.reduction_delay_ns.get() * 1000) {}
   void set_engine(CollectiveEngine& e) { m_engine = &e; }
+  /// Seed 002's Ideal endpoint: a received message is handled endpoint_delay
+  /// after it arrives, with no memory traffic and no reduction kernel; sends
+  /// leave at once. The data are still reduced (and checked).
+  void set_ideal() { m_ideal = true; }
 
   void admit(uint32_t coll, const Collective& c) override {
     if (m_colls.size() <= coll) m_colls.resize(coll + 1);
@@ -63,10 +67,19 @@ class Npu::Cores final : public CommBackend {
     const Message& in = m_engine->message(in_id);
     // The endpoint's processing of a received message (ASTRA-sim's endpoint-delay), then the AFI RX DMA
     // writes it into memory (a staging buffer for a reduction).
-    const uint64_t written = m_npu.memory.access(start + m_endpoint_delay_ps, in.bytes, Client::afi_rx_write);
+    const uint64_t written = m_ideal ? start + m_endpoint_delay_ps
+                                     : m_npu.memory.access(start + m_endpoint_delay_ps, in.bytes, Client::afi_rx_write);
     const uint64_t local = step.elems * k.es;
     uint64_t ready = written;
-    if (step.reduce) {
+    if (step.reduce && m_ideal) {
+      if (!k.timing_only) {
+        m_tmp.resize(local);
+        gather(t.coll, step.local, m_tmp.data());
+        core::add(k.dt, m_tmp.data(), in.data.data(), m_tmp.data(), local);
+        scatter(t.coll, step.local, m_tmp.data());
+      }
+      m_engine->reduced(local);
+    } else if (step.reduce) {
       // Reduction kernel on the communication SMs: 2 reads + 1 write of the message.
       m_npu.memory.access(written, 2 * local, Client::reduce_read);
       const uint64_t mem_done = m_npu.memory.access(written, local, Client::reduce_write);
@@ -128,7 +141,7 @@ class Npu::Cores final : public CommBackend {
   }
   /// The AFI TX DMA reads the message from memory from time t on, then it leaves.
   void read_and_send(uint32_t msg, uint64_t t) {
-    const uint64_t done = m_npu.memory.access(t, m_engine->message(msg).bytes, Client::afi_tx_read);
+    const uint64_t done = m_ideal ? t : m_npu.memory.access(t, m_engine->message(msg).bytes, Client::afi_tx_read);
     m_engine->send(msg, done);
   }
 
@@ -137,6 +150,7 @@ class Npu::Cores final : public CommBackend {
   CollectiveEngine* m_engine = nullptr;
   std::vector<Coll> m_colls;
   uint32_t m_in_flight = 0;
+  bool m_ideal = false;
   std::vector<uint8_t> m_tmp;
   std::vector<uint32_t> m_dim_active;  // chunks in a phase of each dimension (active_chunks_per_dim)
 };
@@ -191,8 +205,15 @@ Npu::Npu(const sc_core::sc_module_name& nm, uint32_t id, uint32_t ports, core::A
         this, name(), m_id, m_actions, *m_cores, [this](Message& m) { transmit(m); },
         [this](const Collective& c) { completed(c); });
     m_cores->set_engine(*m_engine);
+    compute.reserve_comm_sms(true);
     m_engine->set_lifo(scheduling.get() == "lifo");
   }
+}
+
+void Npu::set_ideal_endpoint() {
+  if (!m_cores) throw std::logic_error(fmt::format("{}: an ideal endpoint replaces the NPU cores, not an ACE", name()));
+  m_cores->set_ideal();
+  compute.reserve_comm_sms(false);
 }
 
 Npu::~Npu() {

@@ -218,10 +218,10 @@ void TrainingLoop::step(Npu& n) {
     const Op& op = program[n.pc];
     switch (op.kind) {
       case OpKind::compute: {
-        const uint64_t ns = m_w.layers[op.layer].pass[op.pass].compute_ns;
+        const uint64_t ps = m_p.compute_ps(n.id, m_w.layers[op.layer].pass[op.pass]);
         ++n.pc;
-        if (ns == 0) break;
-        const uint64_t start = m_p.now(), end = start + ns * 1000;
+        if (ps == 0) break;
+        const uint64_t start = m_p.now(), end = start + ps;
         n.t.compute += end - start;
         n.t.layer_compute[op.layer][op.pass] += end - start;
         m_p.computed(n.id, op.layer, op.pass, start, end);

@@ -72,6 +72,11 @@ class Platform {
     (void)npu, (void)src, (void)dst, (void)bytes, (void)done;
     throw std::logic_error("this platform has no point-to-point transfers");
   }
+  /// How long `npu` computes pass `p` (ps); by default its compute_ns.
+  virtual uint64_t compute_ps(uint32_t npu, const Pass& p) {
+    (void)npu;
+    return p.compute_ns * 1000;
+  }
   /// Observers (statistics, traces): a compute span, a collective's life at one NPU.
   virtual void computed(uint32_t, uint32_t /*layer*/, uint32_t /*pass*/, uint64_t /*start*/, uint64_t /*end*/) {}
   virtual void communicated(const Call&, uint64_t /*issue*/, uint64_t /*end*/) {}

@@ -297,8 +297,10 @@ Workload parse_yaml(const std::string& path) {
       if (!pn) continue;  // no compute, no collective
       if (!pn.IsMap())
         throw core::ConfigError(fmt::format("{}: layer {}: {} must be a map", at(path, pn), l.name, pass_name(p)));
-      no_unknown_keys(path, pn, {"compute_ns", "comm", "bytes"});
+      no_unknown_keys(path, pn, {"compute_ns", "comm", "bytes", "flops", "mem_bytes"});
       if (pn["compute_ns"]) l.pass[p].compute_ns = yaml_uint(path, pn["compute_ns"], "compute_ns");
+      if (pn["flops"]) l.pass[p].flops = yaml_uint(path, pn["flops"], "flops");
+      if (pn["mem_bytes"]) l.pass[p].mem_bytes = yaml_uint(path, pn["mem_bytes"], "mem_bytes");
       if (pn["comm"] && !parse_comm(pn["comm"].Scalar(), l.pass[p].comm))
         throw core::ConfigError(
             fmt::format("{}: layer {}: {} collective '{}' (ALLREDUCE, ALLTOALL, ALLGATHER, REDUCESCATTER or NONE)",

@@ -48,6 +48,9 @@ struct Pass {
   uint64_t compute_ns = 0;
   Comm comm = Comm::none;
   uint64_t bytes = 0;
+  /// YAML form only (0: not given): the pass's tensor operations and memory
+  /// bytes, for NPUs that time passes by their roofline (compute.timing).
+  uint64_t flops = 0, mem_bytes = 0;
 };
 
 enum PassKind : uint8_t { kFwd = 0, kIg = 1, kWg = 2 };

@@ -149,6 +149,10 @@ void NpuScenario::summarize(const systems::Outcome& out, systems::Summary& sum) 
                                    "GB/s memory for communication)",
                                    n0.compute.comm_sms.get(), n0.compute.sms.get(), 100.0 * n0.memory.comm_share.get(),
                                    n0.memory.GBps.get()));
+  } else if (engine == "ideal") {
+    sum.line("engine", fmt::format("ace.model=ideal: every message handled in the endpoint delay ({} ns), no memory "
+                                   "traffic or SMs (seed 002's Ideal)",
+                                   m_sys->npus[0]->endpoint_delay_ns.get()));
   } else {
     const ace::Ace& a = *m_sys->aces[0];
     sum.line("engine",

@@ -14,8 +14,9 @@ namespace ndim = collectives::ndim;
 Choices::Choices()
     : ace_model("ace", "model", "tlm", "",
                 "collective engine: tlm (ACE, C++ datapath), rtl (ACE, verilated datapath), none (baseline: NPU cores "
-                "reduce through memory)",
-                {"tlm", "rtl", "none"}),
+                "reduce through memory), ideal (seed 002's Ideal: every message handled in the endpoint delay, no "
+                "memory traffic or SMs)",
+                {"tlm", "rtl", "none", "ideal"}),
       algorithm("collective", "algorithm", "enhanced", "",
                 "multi-dimensional all-reduce: enhanced (reduce-scatter down the dimensions, all-reduce on the last, "
                 "all-gather back up; ASTRA-sim's localBWAware) or baseline (all-reduce on every dimension in turn) "
@@ -156,7 +157,7 @@ void System::build_npus(uint32_t count, uint32_t ports) {
   const std::string model = choices.ace_model.get();
   for (uint32_t i = 0; i < count; ++i) {
     npu::Npu::Attach attach;
-    if (model != "none") {
+    if (model != "none" && model != "ideal") {
       ace::Ace::DatapathFactory make;
       if (model == "rtl")
         make = [](const std::string& n) { return std::make_unique<ace::RtlDatapath>(n.c_str()); };
@@ -174,6 +175,7 @@ void System::build_npus(uint32_t count, uint32_t ports) {
       };
     }
     npus.push_back(std::make_unique<npu::Npu>(fmt::format("npu{}", i).c_str(), i, ports, actions, attach));
+    if (model == "ideal") npus.back()->set_ideal_endpoint();
   }
 }
 
@@ -239,10 +241,10 @@ void System::build_ndim() {
     ds.push_back(dim_params.back()->spec());
   }
   fabric = ndim::Shape(ds);
-  if (choices.ace_model.get() != "none")
+  if (choices.ace_model.get() != "none" && choices.ace_model.get() != "ideal")
     throw core::ConfigError(fmt::format(
         "ace.model: '{}': the ACE is built for seed 001's torus (topology torus); on an ndim fabric the NPU cores run "
-        "the collectives (ace.model: none)",
+        "the collectives (ace.model: none, or ideal)",
         choices.ace_model.get()));
   // Every algorithm must exist for every dimension it would run on (checked again per collective).
   for (npu::CollectiveKind k : {npu::CollectiveKind::allreduce, npu::CollectiveKind::reducescatter,

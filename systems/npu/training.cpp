@@ -193,6 +193,13 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
   m_sys.npus[npu]->submit(req, [done](const npu::Collective&) { done(); });
 }
 
+uint64_t TrainingRun::compute_ps(uint32_t npu, const training::Pass& p) {
+  npu::Npu& n = *m_sys.npus[npu];
+  // Roofline timing needs the pass's flops or bytes; a pass that gives only its time keeps it.
+  if (!n.compute.roofline() || (p.flops == 0 && p.mem_bytes == 0)) return p.compute_ns * 1000;
+  return n.compute.kernel_ps(p.flops, n.memory.compute_traffic_ps(p.mem_bytes));
+}
+
 void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
   m_sys.npus[npu]->compute.ran(end - start);
   auto& tr = core::Context::get().trace();

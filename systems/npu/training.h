@@ -80,6 +80,7 @@ class TrainingRun final : public training::Platform {
   uint64_t now() const override;
   void at(uint32_t npu, uint64_t t, std::function<void()> fn) override;
   void collective(const training::Call& call, std::function<void()> done) override;
+  uint64_t compute_ps(uint32_t npu, const training::Pass& p) override;
   void computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) override;
   void communicated(const training::Call& call, uint64_t issue, uint64_t end) override;
   void p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, std::function<void()> done) override;

@@ -129,8 +129,11 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
                                      t.iterations() == 1 ? "" : "s", core::dtype_name(t.dtype()),
                                      t.data() ? "data checked" : "timing only"));
   }
-  sum.line("collectives", fmt::format("{} ({} on the NPU cores, all-reduce {})", t.records().size(),
-                                      m_sys->choices.ace_model.get() == "none" ? "run" : "run by the ACE",
+  const std::string& engine = m_sys->choices.ace_model.get();
+  sum.line("collectives", fmt::format("{} (run {}, all-reduce {})", t.records().size(),
+                                      engine == "none"    ? "on the NPU cores"
+                                      : engine == "ideal" ? "by an ideal endpoint"
+                                                          : "by the ACE",
                                       m_sys->algorithm_text(npu::CollectiveKind::allreduce)));
   for (uint32_t it = 0; it < tm.iteration_end.size(); ++it) {
     const uint64_t start = it == 0 ? 0 : tm.iteration_end[it - 1];
