@@ -93,7 +93,8 @@ Job run_job(const std::string& dir, std::vector<std::string> args) {
   return Job{a, dir, {}};
 }
 
-std::string platform_file(const std::string& file) { return std::string(FABRICVP_SOURCE_DIR) + "/platforms/" + file; }
+std::string source_file(const std::string& path) { return std::string(FABRICVP_SOURCE_DIR) + "/" + path; }
+std::string platform_file(const std::string& file) { return source_file("platforms/" + file); }
 
 std::string size_name(uint64_t b) {
   if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{}MiB", b >> 20);

@@ -49,6 +49,8 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs);
 
 /// The platform files shipped with fabricvp (platforms/<file>).
 std::string platform_file(const std::string& file);
+/// Any file of the source tree (e.g. "sw/workloads/resnet50.yaml").
+std::string source_file(const std::string& path);
 /// 64MiB, 4KiB, 320B (experiment folder names).
 std::string size_name(uint64_t bytes);
 /// Write <out>/<name>.json and say so.

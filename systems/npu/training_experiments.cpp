@@ -1,0 +1,137 @@
+// ace-training (seed 002 §V-VI): ResNet-50, GNMT and DLRM training iterations
+// on the 64-NPU ACE torus with the four endpoint configurations of the paper.
+// They differ only in who runs the collectives and which NPU resources that
+// takes from the workload's kernels (compute.timing roofline: a pass's flops
+// on the SMs left to it, its memory bytes at the bandwidth set aside for it):
+//   Ideal            ace.model=ideal: messages handled in the endpoint delay,
+//                    no memory traffic or SMs; compute keeps everything
+//   BaselineCommOpt  NPU cores run the collectives with generous resources
+//   BaselineCompOpt  NPU cores run them with few resources, compute keeps most
+//   ACE              the ACE runs them; its DMA has a memory share, every SM
+//                    computes
+// Iteration time, compute and exposed communication per configuration, and
+// the ACE's speedup over each baseline and the best one.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "systems/experiment.h"
+
+namespace fs = std::filesystem;
+
+namespace fabricvp::npusys {
+
+namespace {
+
+using systems::ExperimentOptions;
+using systems::Job;
+using systems::platform_file;
+using systems::run_job;
+using systems::run_jobs;
+using systems::save_result;
+
+struct Config {
+  const char* name;
+  const char* engine;    // ace.model
+  uint32_t comm_sms;     // SMs the NPU cores' collectives take (none only)
+  double comm_share;     // memory bandwidth communication may use
+  double compute_share;  // memory bandwidth set aside for the workload's kernels
+};
+
+// The workloads' compute_ns come from a 125 TFLOPS x 0.5, 900 GB/s roofline
+// (scripts/gen-workloads.py); the NPUs here use the same one, so Ideal
+// computes each pass in exactly its compute_ns.
+const Config kConfigs[] = {
+    {"Ideal", "ideal", 0, 1.0, 1.0},
+    {"BaselineCommOpt", "none", 8, 0.5, 0.5},
+    {"BaselineCompOpt", "none", 2, 0.2, 0.8},
+    {"ACE", "tlm", 0, 0.2, 0.8},
+};
+
+std::vector<std::string> config_args(const Config& c) {
+  std::vector<std::string> a = {"-p", std::string("ace.model=") + c.engine,
+                                "-p", "sys.npu*.compute.timing=roofline",
+                                "-p", "sys.npu*.compute.tensor_tflops=125",
+                                "-p", "sys.npu*.compute.efficiency=0.5",
+                                "-p", "sys.npu*.memory.GBps=900",
+                                "-p", fmt::format("sys.npu*.memory.comm_share={}", c.comm_share),
+                                "-p", fmt::format("sys.npu*.memory.compute_share={}", c.compute_share)};
+  if (c.comm_sms) {
+    a.push_back("-p");
+    a.push_back(fmt::format("sys.npu*.compute.comm_sms={}", c.comm_sms));
+  }
+  return a;
+}
+
+int ace_training(const ExperimentOptions& opt) {
+  std::vector<std::string> workloads = {"resnet50", "gnmt", "dlrm"};
+  if (opt.quick) workloads = {"dlrm"};
+  const fs::path dir = fs::path(opt.out_dir) / "ace-training";
+  std::vector<Job> jobs;
+  for (const std::string& w : workloads)
+    for (const Config& c : kConfigs) {
+      std::vector<std::string> args = {platform_file("ace-torus-4x4x4.yaml"), "--workload",
+                                       systems::source_file("sw/workloads/" + w + ".yaml")};
+      for (std::string& a : config_args(c)) args.push_back(std::move(a));
+      jobs.push_back(run_job((dir / fmt::format("{}_{}", w, c.name)).string(), args));
+    }
+  run_jobs(jobs, opt.jobs);
+
+  nlohmann::json out = {{"experiment", "ace-training"},
+                        {"platform", "ace-torus-4x4x4.yaml (64 NPUs, 4x4x4 torus)"},
+                        {"compute", "roofline 125 TFLOPS x 0.5, 900 GB/s per NPU, 80 SMs"},
+                        {"paper_speedup_over_best_baseline", {{"resnet50", 1.41}, {"gnmt", 1.12}, {"dlrm", 1.13}}}};
+  for (const Config& c : kConfigs)
+    out["configs"][c.name] = {{"engine", c.engine},
+                              {"comm_sms", c.comm_sms},
+                              {"comm_share", c.comm_share},
+                              {"compute_share", c.compute_share}};
+  fmt::print("Training iteration on the 64-NPU ACE torus (timing only; compute from the roofline on what each\n"
+             "configuration leaves the workload's kernels)\n\n");
+  fmt::print("{:<10} {:<16} {:>13} {:>13} {:>13} {:>9}\n", "workload", "configuration", "iteration ms", "compute ms",
+             "exposed ms", "vs Ideal");
+  size_t k = 0;
+  for (const std::string& w : workloads) {
+    double t[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < 4; ++i) {
+      const nlohmann::json& r = jobs[k++].result["workload"];
+      t[i] = r["total_ps"].get<double>();
+      const double comp = r["compute_ps"].get<double>(), exp = r["exposed_comm_ps"].get<double>();
+      out["points"].push_back({{"workload", w},
+                               {"config", kConfigs[i].name},
+                               {"iteration_ps", t[i]},
+                               {"compute_ps", comp},
+                               {"exposed_comm_ps", exp}});
+      fmt::print("{:<10} {:<16} {:>13.3f} {:>13.3f} {:>13.3f} {:>8.1f}%\n", i == 0 ? w : "", kConfigs[i].name,
+                 t[i] / 1e9, comp / 1e9, exp / 1e9, 100.0 * t[0] / t[i]);
+    }
+    const double best = std::min(t[1], t[2]);
+    const nlohmann::json s = {{"ace_over_commopt", t[1] / t[3]},
+                              {"ace_over_compopt", t[2] / t[3]},
+                              {"ace_over_best_baseline", best / t[3]},
+                              {"ace_of_ideal", t[0] / t[3]}};
+    out["speedups"][w] = s;
+    fmt::print("{:<10} ACE speedup: {:.2f}x over BaselineCommOpt, {:.2f}x over BaselineCompOpt, {:.2f}x over the best "
+               "(paper: {:.2f}x)\n\n",
+               "", t[1] / t[3], t[2] / t[3], best / t[3],
+               out["paper_speedup_over_best_baseline"][w].get<double>());
+    if (t[0] > std::min({t[1], t[2], t[3]}))
+      throw std::runtime_error(fmt::format("ace-training: {}: Ideal is not the fastest configuration", w));
+  }
+  save_result(opt, out);
+  return 0;
+}
+
+const bool registered = systems::register_experiment(
+    {"ace-training",
+     "seed 002 §VI: ResNet-50 / GNMT / DLRM iterations with the ACE vs BaselineCommOpt / BaselineCompOpt vs Ideal",
+     ace_training});
+
+}  // namespace
+
+}  // namespace fabricvp::npusys
