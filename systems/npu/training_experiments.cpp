@@ -91,8 +91,9 @@ int ace_training(const ExperimentOptions& opt) {
                               {"comm_sms", c.comm_sms},
                               {"comm_share", c.comm_share},
                               {"compute_share", c.compute_share}};
-  fmt::print("Training iteration on the 64-NPU ACE torus (timing only; compute from the roofline on what each\n"
-             "configuration leaves the workload's kernels)\n\n");
+  fmt::print(
+      "Training iteration on the 64-NPU ACE torus (timing only; compute from the roofline on what each\n"
+      "configuration leaves the workload's kernels)\n\n");
   fmt::print("{:<10} {:<16} {:>13} {:>13} {:>13} {:>9}\n", "workload", "configuration", "iteration ms", "compute ms",
              "exposed ms", "vs Ideal");
   size_t k = 0;
@@ -116,10 +117,10 @@ int ace_training(const ExperimentOptions& opt) {
                               {"ace_over_best_baseline", best / t[3]},
                               {"ace_of_ideal", t[0] / t[3]}};
     out["speedups"][w] = s;
-    fmt::print("{:<10} ACE speedup: {:.2f}x over BaselineCommOpt, {:.2f}x over BaselineCompOpt, {:.2f}x over the best "
-               "(paper: {:.2f}x)\n\n",
-               "", t[1] / t[3], t[2] / t[3], best / t[3],
-               out["paper_speedup_over_best_baseline"][w].get<double>());
+    fmt::print(
+        "{:<10} ACE speedup: {:.2f}x over BaselineCommOpt, {:.2f}x over BaselineCompOpt, {:.2f}x over the best "
+        "(paper: {:.2f}x)\n\n",
+        "", t[1] / t[3], t[2] / t[3], best / t[3], out["paper_speedup_over_best_baseline"][w].get<double>());
     if (t[0] > std::min({t[1], t[2], t[3]}))
       throw std::runtime_error(fmt::format("ace-training: {}: Ideal is not the fastest configuration", w));
   }
