@@ -23,6 +23,8 @@ packages=(
   qemu-system-misc      # qemu-system-riscv32: the reference the ISS is tested against
   libprotobuf-dev       # Chakra execution traces (ASTRA-sim 2.x workloads)
   protobuf-compiler     # protoc for the Chakra schema
+  libsqlite3-dev        # sweep results (fabricvp sweep)
+  sqlite3               # the sqlite3 shell: docs/sweeps.md's queries, tests
 )
 
 missing=()

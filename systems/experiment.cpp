@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -37,7 +40,7 @@ std::string self_exe() {
 
 }  // namespace
 
-void run_jobs(std::vector<Job>& work, uint32_t jobs) {
+void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end) {
   const std::string exe = self_exe();
   struct Running {
     pid_t pid;
@@ -59,31 +62,50 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs) {
     posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
-    if (posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) != 0)
-      throw std::runtime_error("cannot start " + exe);
+    const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("cannot start " + exe);
     running.push_back(Running{pid, i});
   };
-  while (done < work.size()) {
-    while (next < work.size() && running.size() < std::max<uint32_t>(1, jobs)) start(next++);
-    int status = 0;
-    pid_t pid = waitpid(-1, &status, 0);
-    auto it = std::find_if(running.begin(), running.end(), [pid](const Running& r) { return r.pid == pid; });
-    if (it == running.end()) continue;
-    Job& j = work[it->index];
-    running.erase(it);
-    ++done;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  try {
+    while (done < work.size()) {
+      while (next < work.size() && running.size() < std::max<uint32_t>(1, jobs)) start(next++);
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, 0);
+      if (pid < 0 && errno == EINTR) throw Interrupted();  // a handler of the caller's (fabricvp sweep) caught a signal
+      if (pid < 0) throw std::runtime_error("waitpid failed while running jobs");
+      auto it = std::find_if(running.begin(), running.end(), [pid](const Running& r) { return r.pid == pid; });
+      if (it == running.end()) continue;
+      const size_t index = it->index;
+      Job& j = work[index];
+      running.erase(it);
+      ++done;
+      JobEnd end;
+      end.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
       std::ifstream lf(fs::path(j.dir) / "log.txt");
-      std::string text((std::istreambuf_iterator<char>(lf)), {});
-      throw core::ConfigError(fmt::format("experiment point failed (exit {}): fabricvp {}\n{}",
-                                          WIFEXITED(status) ? WEXITSTATUS(status) : -1, fmt::join(j.args, " "), text));
+      end.log.assign(std::istreambuf_iterator<char>(lf), {});
+      if (end.exit_code == 0) {
+        const fs::path json = fs::exists(fs::path(j.dir) / "stats.json") ? fs::path(j.dir) / "stats.json"
+                                                                         : fs::path(j.dir) / "topology.json";
+        std::ifstream f(json);
+        j.result = nlohmann::json::parse(f);
+      }
+      on_end(index, j, end);
     }
-    const fs::path json =
-        fs::exists(fs::path(j.dir) / "stats.json") ? fs::path(j.dir) / "stats.json" : fs::path(j.dir) / "topology.json";
-    std::ifstream f(json);
-    j.result = nlohmann::json::parse(f);
+  } catch (...) {
+    for (const Running& r : running) kill(r.pid, SIGTERM);
+    for (const Running& r : running) waitpid(r.pid, nullptr, 0);
+    throw;
   }
+}
+
+void run_jobs(std::vector<Job>& work, uint32_t jobs) {
+  run_jobs(work, jobs, [](size_t, Job& j, const JobEnd& end) {
+    if (end.exit_code != 0)
+      throw core::ConfigError(fmt::format("experiment point failed (exit {}): fabricvp {}\n{}", end.exit_code,
+                                          fmt::join(j.args, " "), end.log));
+  });
 }
 
 Job run_job(const std::string& dir, std::vector<std::string> args) {

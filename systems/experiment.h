@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,22 @@ Job run_job(const std::string& dir, std::vector<std::string> args);
 /// Run the jobs `jobs` at a time; each writes into its own directory. Throws
 /// core::ConfigError with the child's log when one fails.
 void run_jobs(std::vector<Job>& work, uint32_t jobs);
+/// How a job ended: its exit code (-1 if killed by a signal, with `signal`)
+/// and its log (stdout and stderr, <dir>/log.txt).
+struct JobEnd {
+  int exit_code = 0;
+  int signal = 0;
+  std::string log;
+};
+/// The same without throwing: `on_end(index, job, end)` as each job ends
+/// (in completion order; job.result is loaded when it succeeded). Children
+/// still running when on_end throws are killed and waited for; so are they
+/// when a signal the caller handles (without SA_RESTART) interrupts the wait,
+/// which then throws Interrupted.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted by a signal") {}
+};
+void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end);
 
 /// The platform files shipped with fabricvp (platforms/<file>).
 std::string platform_file(const std::string& file);

@@ -1,0 +1,644 @@
+#include "runtime/sweep.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sqlite3.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "models/core/config.h"
+#include "systems/experiment.h"
+
+namespace fs = std::filesystem;
+
+namespace fabricvp::runtime {
+
+namespace {
+
+// ---- the sweep file ------------------------------------------------------------
+
+std::string at(const std::string& path, const YAML::Node& n) { return fmt::format("{}:{}", path, n.Mark().line + 1); }
+
+void no_unknown_keys(const std::string& path, const YAML::Node& map, std::initializer_list<const char*> known) {
+  for (const auto& kv : map) {
+    const std::string k = kv.first.Scalar();
+    bool ok = false;
+    for (const char* x : known) ok |= k == x;
+    if (!ok) {
+      std::string list;
+      for (const char* x : known) list += (list.empty() ? "" : ", ") + std::string(x);
+      throw core::ConfigError(fmt::format("{}: unknown key '{}' (known: {})", at(path, kv.first), k, list));
+    }
+  }
+}
+
+std::string scalar(const std::string& path, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) throw core::ConfigError(fmt::format("{}: {} must be a single value", at(path, n), what));
+  return n.Scalar();
+}
+
+double number(const std::string& path, const YAML::Node& n, const std::string& what) {
+  const std::string s = scalar(path, n, what);
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(v))
+    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a number", at(path, n), what, s));
+  return v;
+}
+
+/// The shortest text that reads back as v (integers without a decimal point).
+std::string format_number(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+// Columns of `runs` that are not parameters or statistics.
+const char* const kFixedColumns[] = {"id",          "sweep",   "point",    "seed",   "status",      "exit_code",
+                                     "message",     "version", "platform", "wall_s", "config_hash", "out_dir",
+                                     "finished_utc"};
+
+bool fixed_column(const std::string& k) {
+  for (const char* c : kFixedColumns)
+    if (k == c) return true;
+  return false;
+}
+
+std::vector<std::string> axis_values(const std::string& path, const YAML::Node& a, const std::string& key) {
+  const bool has_values = static_cast<bool>(a["values"]), has_range = static_cast<bool>(a["range"]);
+  if (has_values == has_range)
+    throw core::ConfigError(fmt::format("{}: axis '{}' needs either values or range", at(path, a), key));
+  std::vector<std::string> out;
+  if (has_values) {
+    const YAML::Node v = a["values"];
+    if (!v.IsSequence() || v.size() == 0)
+      throw core::ConfigError(fmt::format("{}: axis '{}': values must be a non-empty list", at(path, v), key));
+    for (const auto& x : v) out.push_back(scalar(path, x, "axis '" + key + "' value"));
+    return out;
+  }
+  const YAML::Node r = a["range"];
+  if (!r.IsMap()) throw core::ConfigError(fmt::format("{}: axis '{}': range must be a map", at(path, r), key));
+  no_unknown_keys(path, r, {"from", "to", "step", "factor"});
+  if (!r["from"] || !r["to"] || static_cast<bool>(r["step"]) == static_cast<bool>(r["factor"]))
+    throw core::ConfigError(
+        fmt::format("{}: axis '{}': range needs from, to and one of step or factor", at(path, r), key));
+  const double from = number(path, r["from"], "range.from"), to = number(path, r["to"], "range.to");
+  const double tol = 1e-9 * std::max(std::fabs(from), std::fabs(to));
+  if (r["step"]) {
+    const double step = number(path, r["step"], "range.step");
+    if (step <= 0 || to < from)
+      throw core::ConfigError(fmt::format("{}: axis '{}': range needs step > 0 and to >= from", at(path, r), key));
+    const double n = std::floor((to - from + tol) / step);
+    if (n > 100000) throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", at(path, r), key));
+    for (int64_t i = 0; i <= static_cast<int64_t>(n); ++i) out.push_back(format_number(from + step * i));
+  } else {
+    const double f = number(path, r["factor"], "range.factor");
+    if (f <= 1 || from <= 0 || to < from)
+      throw core::ConfigError(
+          fmt::format("{}: axis '{}': range needs factor > 1 and 0 < from <= to", at(path, r), key));
+    for (double x = from; x <= to + tol; x *= f) {
+      out.push_back(format_number(x));
+      if (out.size() > 100000)
+        throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", at(path, r), key));
+    }
+  }
+  return out;
+}
+
+void check_key(const std::string& path, const YAML::Node& n, const std::string& key,
+               std::set<std::string>& seen) {
+  if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", at(path, n)));
+  if (fixed_column(key) || key == "--seed" || key == "-s" || key == "-o" || key == "--out" || key == "-q")
+    throw core::ConfigError(fmt::format(
+        "{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)", at(path, n),
+        key));
+  if (!seen.insert(key).second)
+    throw core::ConfigError(fmt::format("{}: axis key '{}' appears twice", at(path, n), key));
+}
+
+}  // namespace
+
+SweepSpec load_sweep(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw core::ConfigError(fmt::format("{}: not a readable file", path));
+  if (fs::file_size(path, ec) > (1u << 20))
+    throw core::ConfigError(fmt::format("{}: larger than 1 MiB; a sweep file is a few lines", path));
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  if (!root.IsMap() || !root["sweep"])
+    throw core::ConfigError(fmt::format("{}: a sweep file is a map with the key 'sweep'", path));
+  no_unknown_keys(path, root, {"sweep"});
+  const YAML::Node s = root["sweep"];
+  if (!s.IsMap()) throw core::ConfigError(fmt::format("{}: sweep must be a map", at(path, s)));
+  no_unknown_keys(path, s, {"name", "platform", "options", "axes", "seeds", "repetitions", "record"});
+  SweepSpec out;
+  out.file = path;
+  out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
+  if (!s["platform"]) throw core::ConfigError(fmt::format("{}: sweep has no platform", at(path, s)));
+  const std::string plat = scalar(path, s["platform"], "platform");
+  out.platform = fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
+  if (!fs::is_regular_file(out.platform, ec))
+    throw core::ConfigError(fmt::format("{}: platform '{}' is not a file ({})", at(path, s["platform"]), plat,
+                                        out.platform));
+  if (s["options"]) {
+    if (!s["options"].IsSequence())
+      throw core::ConfigError(fmt::format("{}: options must be a list", at(path, s["options"])));
+    for (const auto& o : s["options"]) {
+      const std::string v = scalar(path, o, "an option");
+      if (v == "-o" || v == "--out" || v == "--seed" || v == "-s" || v == "-q")
+        throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", at(path, o), v));
+      out.options.push_back(v);
+    }
+  }
+  std::set<std::string> seen;
+  if (s["axes"]) {
+    if (!s["axes"].IsSequence())
+      throw core::ConfigError(fmt::format("{}: axes must be a list", at(path, s["axes"])));
+    for (const auto& a : s["axes"]) {
+      if (!a.IsMap()) throw core::ConfigError(fmt::format("{}: an axis must be a map", at(path, a)));
+      SweepAxis ax;
+      if (a["zip"]) {
+        no_unknown_keys(path, a, {"zip"});
+        if (!a["zip"].IsSequence() || a["zip"].size() < 2)
+          throw core::ConfigError(fmt::format("{}: zip lists two or more axes", at(path, a["zip"])));
+        std::vector<std::vector<std::string>> cols;
+        for (const auto& z : a["zip"]) {
+          if (!z.IsMap() || !z["key"])
+            throw core::ConfigError(fmt::format("{}: a zipped axis is a map with a key", at(path, z)));
+          no_unknown_keys(path, z, {"key", "values", "range"});
+          const std::string k = scalar(path, z["key"], "key");
+          check_key(path, z["key"], k, seen);
+          ax.keys.push_back(k);
+          cols.push_back(axis_values(path, z, k));
+          if (cols.back().size() != cols.front().size())
+            throw core::ConfigError(fmt::format("{}: zipped axis '{}' has {} values, '{}' has {}", at(path, z), k,
+                                                cols.back().size(), ax.keys.front(), cols.front().size()));
+        }
+        for (size_t i = 0; i < cols.front().size(); ++i) {
+          ax.values.emplace_back();
+          for (const auto& c : cols) ax.values.back().push_back(c[i]);
+        }
+      } else {
+        if (!a["key"]) throw core::ConfigError(fmt::format("{}: an axis needs a key (or zip)", at(path, a)));
+        no_unknown_keys(path, a, {"key", "values", "range"});
+        const std::string k = scalar(path, a["key"], "key");
+        check_key(path, a["key"], k, seen);
+        ax.keys.push_back(k);
+        for (std::string& v : axis_values(path, a, k)) ax.values.push_back({std::move(v)});
+      }
+      out.axes.push_back(std::move(ax));
+    }
+  }
+  if (s["seeds"] && s["repetitions"])
+    throw core::ConfigError(fmt::format("{}: give seeds or repetitions, not both", at(path, s["repetitions"])));
+  if (s["seeds"]) {
+    if (!s["seeds"].IsSequence() || s["seeds"].size() == 0)
+      throw core::ConfigError(fmt::format("{}: seeds must be a non-empty list", at(path, s["seeds"])));
+    for (const auto& x : s["seeds"]) {
+      const double v = number(path, x, "seed");
+      if (v < 0 || v != std::floor(v) || v > 9e15)
+        throw core::ConfigError(fmt::format("{}: seed '{}' is not a whole number >= 0", at(path, x), x.Scalar()));
+      out.seeds.push_back(static_cast<uint64_t>(v));
+    }
+  } else if (s["repetitions"]) {
+    const double n = number(path, s["repetitions"], "repetitions");
+    if (n < 1 || n > 10000 || n != std::floor(n))
+      throw core::ConfigError(fmt::format("{}: repetitions must be a whole number 1..10000", at(path, s["repetitions"])));
+    for (uint64_t i = 1; i <= static_cast<uint64_t>(n); ++i) out.seeds.push_back(i);
+  } else {
+    out.seeds = {1};
+  }
+  if (!s["record"] || !s["record"].IsSequence() || s["record"].size() == 0)
+    throw core::ConfigError(
+        fmt::format("{}: record lists the statistics to keep (dotted paths into stats.json, e.g. "
+                    "workload.busbw_GBps)",
+                    at(path, s)));
+  for (const auto& r : s["record"]) {
+    const std::string k = scalar(path, r, "a statistic");
+    if (fixed_column(k) || !seen.insert(k).second)
+      throw core::ConfigError(fmt::format("{}: statistic '{}' is also a parameter or a fixed column", at(path, r), k));
+    out.record.push_back(k);
+  }
+  uint64_t n = out.seeds.size();
+  for (const SweepAxis& a : out.axes) n *= a.values.size();
+  if (n > 1000000) throw core::ConfigError(fmt::format("{}: {} points; at most 1,000,000", path, n));
+  return out;
+}
+
+std::vector<SweepPoint> sweep_points(const SweepSpec& s) {
+  std::vector<SweepPoint> out;
+  std::vector<size_t> idx(s.axes.size(), 0);
+  for (;;) {
+    SweepPoint base;
+    for (size_t a = 0; a < s.axes.size(); ++a)
+      for (size_t k = 0; k < s.axes[a].keys.size(); ++k)
+        base.params.emplace_back(s.axes[a].keys[k], s.axes[a].values[idx[a]][k]);
+    for (uint64_t seed : s.seeds) {
+      SweepPoint p = base;
+      p.seed = seed;
+      p.index = out.size();
+      p.key = s.name;
+      for (const auto& [k, v] : p.params) p.key += "|" + k + "=" + v;
+      p.key += fmt::format("|seed={}", seed);
+      out.push_back(std::move(p));
+    }
+    size_t a = s.axes.size();
+    while (a > 0) {
+      --a;
+      if (++idx[a] < s.axes[a].values.size()) break;
+      idx[a] = 0;
+      if (a == 0) return out;
+    }
+    if (s.axes.empty()) return out;
+  }
+}
+
+std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, const std::string& out_dir) {
+  std::vector<std::string> a = {"run", s.platform};
+  a.insert(a.end(), s.options.begin(), s.options.end());
+  for (const auto& [k, v] : p.params) {
+    if (k.rfind("-", 0) == 0) {
+      a.push_back(k);
+      a.push_back(v);
+    } else {
+      a.push_back("-p");
+      a.push_back(k + "=" + v);
+    }
+  }
+  a.insert(a.end(), {"--seed", std::to_string(p.seed), "-q", "-o", out_dir});
+  return a;
+}
+
+// ---- the database --------------------------------------------------------------
+
+namespace {
+
+std::string quote_id(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+class Db {
+ public:
+  explicit Db(const std::string& path) : m_path(path) {
+    if (sqlite3_open(path.c_str(), &m_db) != SQLITE_OK) {
+      const std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+      sqlite3_close(m_db);
+      throw core::ConfigError(fmt::format("{}: cannot open the results database: {}", path, msg));
+    }
+    sqlite3_busy_timeout(m_db, 10000);
+    exec("CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, sweep TEXT NOT NULL, point TEXT NOT NULL UNIQUE, "
+         "seed INTEGER, status TEXT NOT NULL, exit_code INTEGER, message TEXT, version TEXT, platform TEXT, "
+         "wall_s REAL, config_hash TEXT, out_dir TEXT, finished_utc TEXT)");
+    exec("CREATE TABLE IF NOT EXISTS columns (name TEXT PRIMARY KEY, kind TEXT NOT NULL, unit TEXT, "
+         "description TEXT)");
+    sqlite3_stmt* st = prepare("SELECT name FROM pragma_table_info('runs')");
+    while (sqlite3_step(st) == SQLITE_ROW) m_cols.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+  }
+  ~Db() { sqlite3_close(m_db); }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      const std::string msg = err ? err : "?";
+      sqlite3_free(err);
+      throw core::ConfigError(fmt::format("{}: {} (in: {})", m_path, msg, sql));
+    }
+  }
+  sqlite3_stmt* prepare(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(m_db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
+      throw core::ConfigError(fmt::format("{}: {} (in: {})", m_path, sqlite3_errmsg(m_db), sql));
+    return st;
+  }
+
+  /// Status of a recorded point ("" if none).
+  std::string status(const std::string& point) {
+    sqlite3_stmt* st = prepare("SELECT status FROM runs WHERE point = ?");
+    sqlite3_bind_text(st, 1, point.c_str(), -1, SQLITE_TRANSIENT);
+    std::string s;
+    if (sqlite3_step(st) == SQLITE_ROW) s = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return s;
+  }
+
+  void column(const std::string& name, const std::string& kind, const std::string& unit, const std::string& desc) {
+    if (!m_cols.count(name)) {
+      exec("ALTER TABLE runs ADD COLUMN " + quote_id(name));
+      m_cols.insert(name);
+    }
+    sqlite3_stmt* st = prepare(
+        "INSERT INTO columns (name, kind, unit, description) VALUES (?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+        "kind = excluded.kind, unit = COALESCE(excluded.unit, columns.unit), "
+        "description = COALESCE(excluded.description, columns.description)");
+    sqlite3_bind_text(st, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, kind.c_str(), -1, SQLITE_TRANSIENT);
+    if (unit.empty())
+      sqlite3_bind_null(st, 3);
+    else
+      sqlite3_bind_text(st, 3, unit.c_str(), -1, SQLITE_TRANSIENT);
+    if (desc.empty())
+      sqlite3_bind_null(st, 4);
+    else
+      sqlite3_bind_text(st, 4, desc.c_str(), -1, SQLITE_TRANSIENT);
+    step_done(st);
+  }
+
+  /// One row (replacing the point's earlier row). Values: JSON numbers and
+  /// numeric text become numbers; null stays NULL.
+  void insert(const std::vector<std::pair<std::string, nlohmann::json>>& row) {
+    std::string names, marks;
+    for (const auto& [k, v] : row) {
+      names += (names.empty() ? "" : ", ") + quote_id(k);
+      marks += marks.empty() ? "?" : ", ?";
+    }
+    sqlite3_stmt* st = prepare("INSERT OR REPLACE INTO runs (" + names + ") VALUES (" + marks + ")");
+    int i = 1;
+    for (const auto& [k, v] : row) {
+      if (v.is_null()) {
+        sqlite3_bind_null(st, i);
+      } else if (v.is_boolean()) {
+        sqlite3_bind_int(st, i, v.get<bool>() ? 1 : 0);
+      } else if (v.is_number_integer()) {
+        sqlite3_bind_int64(st, i, v.get<int64_t>());
+      } else if (v.is_number()) {
+        sqlite3_bind_double(st, i, v.get<double>());
+      } else if (v.is_string()) {
+        const std::string& s = v.get_ref<const std::string&>();
+        char* end = nullptr;
+        errno = 0;
+        const long long n = s.empty() ? 0 : std::strtoll(s.c_str(), &end, 10);
+        if (!s.empty() && end && *end == 0 && errno == 0) {
+          sqlite3_bind_int64(st, i, n);
+        } else {
+          const double d = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+          if (!s.empty() && end && *end == 0 && std::isfinite(d))
+            sqlite3_bind_double(st, i, d);
+          else
+            sqlite3_bind_text(st, i, s.c_str(), -1, SQLITE_TRANSIENT);
+        }
+      } else {
+        const std::string s = v.dump();
+        sqlite3_bind_text(st, i, s.c_str(), -1, SQLITE_TRANSIENT);
+      }
+      ++i;
+    }
+    step_done(st);
+  }
+
+ private:
+  void step_done(sqlite3_stmt* st) {
+    const int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) throw core::ConfigError(fmt::format("{}: {}", m_path, sqlite3_errmsg(m_db)));
+  }
+
+  std::string m_path;
+  sqlite3* m_db = nullptr;
+  std::set<std::string> m_cols;
+};
+
+/// stats.json value at a dotted path (null if absent).
+const nlohmann::json* find_stat(const nlohmann::json& j, const std::string& path) {
+  const nlohmann::json* cur = &j;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    const size_t dot = path.find('.', pos);
+    const std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    if (!cur->is_object()) return nullptr;
+    auto it = cur->find(part);
+    if (it == cur->end()) return nullptr;
+    cur = &*it;
+    if (dot == std::string::npos) return cur;
+    pos = dot + 1;
+  }
+  return nullptr;
+}
+
+/// Unit and description of a statistic from stats.json's schema: the path
+/// itself, or with its instance names replaced by their module types
+/// (sys.npu3.memory.comm_bytes -> npu.memory.comm_bytes) as far as they match.
+std::pair<std::string, std::string> stat_unit(const nlohmann::json& stats, const std::string& path) {
+  const auto sc = stats.find("schema");
+  if (sc == stats.end() || !sc->is_object()) return {};
+  for (const auto& [k, v] : sc->items()) {
+    bool match = k == path;
+    if (!match && path.size() > k.size()) {
+      // suffix match on whole components: ".memory.comm_bytes" of the path against the schema key's tail
+      const size_t dot = k.find('.');
+      const std::string tail = dot == std::string::npos ? k : k.substr(dot);
+      match = path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0 &&
+              dot != std::string::npos;
+    }
+    if (match) return {v.value("unit", ""), v.value("description", "")};
+  }
+  return {};
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02.0f}s", static_cast<int>(s / 60), std::fmod(s, 60));
+  return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(std::fmod(s, 3600) / 60));
+}
+
+/// The last line of a failed run's log that says what went wrong.
+std::string failure_message(const std::string& log) {
+  std::string last;
+  size_t pos = 0;
+  while (pos < log.size()) {
+    const size_t nl = log.find('\n', pos);
+    const std::string line = log.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    if (line.find("error") != std::string::npos || line.find("mismatch") != std::string::npos) return line;
+    if (!line.empty()) last = line;
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return last;
+}
+
+}  // namespace
+
+namespace {
+volatile std::sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+
+/// SIGINT / SIGTERM interrupt the sweep's wait for its points (no SA_RESTART):
+/// the running points are killed, what finished stays recorded.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGINT, &sa, &m_int);
+    sigaction(SIGTERM, &sa, &m_term);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &m_int, nullptr);
+    sigaction(SIGTERM, &m_term, nullptr);
+  }
+
+ private:
+  struct sigaction m_int {}, m_term {};
+};
+}  // namespace
+
+int run_sweep(const SweepOptions& o) {
+  const SignalGuard guard;
+  try {
+    const SweepSpec s = load_sweep(o.file);
+    const std::vector<SweepPoint> all = sweep_points(s);
+    const fs::path out = fs::path(o.out) / s.name;
+    fs::create_directories(out);
+    const std::string db_path = o.db.empty() ? (fs::path(o.out) / (s.name + ".sqlite")).string() : o.db;
+    if (fs::path(db_path).has_parent_path()) fs::create_directories(fs::path(db_path).parent_path());
+    Db db(db_path);
+    for (const SweepAxis& a : s.axes)
+      for (const std::string& k : a.keys) db.column(k, "param", "", k.rfind("-", 0) == 0 ? "run option" : "parameter");
+
+    std::vector<const SweepPoint*> todo;
+    size_t skipped_ok = 0, skipped_failed = 0;
+    for (const SweepPoint& p : all) {
+      const std::string st = db.status(p.key);
+      if (st == "ok") {
+        ++skipped_ok;
+      } else if (!st.empty() && !o.retry_failed) {
+        ++skipped_failed;
+      } else {
+        todo.push_back(&p);
+      }
+    }
+    std::vector<systems::Job> jobs;
+    for (const SweepPoint* p : todo) {
+      const std::string dir = (out / "points" / std::to_string(p->index)).string();
+      fs::remove_all(dir);  // no stale outputs of an earlier attempt
+      std::vector<std::string> args = point_args(s, *p, dir);
+      jobs.push_back(systems::Job{args, dir, {}});
+    }
+    const bool tty = !o.quiet && isatty(2);
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t done = 0, failed = 0;
+    int first_failure = 0;
+    std::set<std::string> units_known;
+    auto progress = [&](bool final) {
+      if (!tty) return;
+      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double eta = done ? el / done * (jobs.size() - done) : 0;
+      fmt::print(stderr, "\r{}: {}/{} points, {} failed, {} elapsed{}   ", s.name, done, jobs.size(), failed,
+                 duration(el), final || !done ? std::string() : ", ETA " + duration(eta));
+      if (final) fmt::print(stderr, "\n");
+    };
+    progress(false);
+    systems::run_jobs(jobs, o.jobs, [&](size_t i, systems::Job& j, const systems::JobEnd& end) {
+      const SweepPoint& p = *todo[i];
+      std::vector<std::pair<std::string, nlohmann::json>> row = {
+          {"sweep", s.name}, {"point", p.key}, {"seed", p.seed}, {"out_dir", j.dir}, {"finished_utc", utc_now()}};
+      for (const auto& [k, v] : p.params) row.emplace_back(k, v);
+      std::string status = "ok", message;
+      int code = end.exit_code;
+      if (end.exit_code == 0) {
+        const nlohmann::json& r = j.result;
+        if (const auto* run = find_stat(r, "run")) {
+          row.emplace_back("version", run->value("version", ""));
+          row.emplace_back("config_hash", run->value("config_hash", ""));
+          row.emplace_back("platform", run->value("platform", ""));
+          row.emplace_back("wall_s", run->value("wall_s", 0.0));
+        }
+        std::vector<std::string> missing;
+        for (const std::string& k : s.record) {
+          const nlohmann::json* v = find_stat(r, k);
+          if (!v || v->is_object() || v->is_array()) {
+            missing.push_back(k);
+            row.emplace_back(k, nullptr);
+            continue;
+          }
+          if (units_known.insert(k).second) {
+            const auto [unit, desc] = stat_unit(r, k);
+            db.column(k, "stat", unit, desc);
+          }
+          row.emplace_back(k, *v);
+        }
+        if (!missing.empty()) {
+          status = "failed";
+          code = 1;
+          message = fmt::format("stats.json has no value {} (record: in {})", fmt::join(missing, ", "), s.file);
+        }
+      } else {
+        status = "failed";
+        if (end.exit_code < 0) code = 5;
+        message = end.signal ? fmt::format("killed by signal {}", end.signal) : failure_message(end.log);
+        for (const std::string& k : s.record) {
+          if (units_known.insert(k).second) db.column(k, "stat", "", "");
+          row.emplace_back(k, nullptr);
+        }
+      }
+      row.emplace_back("status", status);
+      row.emplace_back("exit_code", code);
+      row.emplace_back("message", message);
+      db.insert(row);
+      ++done;
+      if (status != "ok") {
+        ++failed;
+        if (!first_failure) first_failure = code ? code : 1;
+        if (!tty && !o.quiet)
+          fmt::print(stderr, "fabricvp sweep: point {} failed (exit {}): {}\n", p.index, code, message);
+      }
+      progress(false);
+    });
+    progress(true);
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print("sweep {}: {} points: {} run ({} ok, {} failed), {} already ok{} in {}; results in {} (table runs), "
+               "outputs in {}\n",
+               s.name, all.size(), jobs.size(), jobs.size() - failed, failed, skipped_ok,
+               skipped_failed ? fmt::format(", {} failed before (--retry-failed runs them)", skipped_failed)
+                              : std::string(),
+               duration(el), db_path, (out / "points").string());
+    return first_failure;
+  } catch (const systems::Interrupted&) {
+    fmt::print(stderr, "\nfabricvp sweep: stopped by signal {}; the points that finished are recorded, running them "
+                       "again resumes the sweep\n",
+               static_cast<int>(g_signal));
+    return 128 + static_cast<int>(g_signal);
+  } catch (const core::ConfigError& e) {
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "fabricvp: internal error: {}\n", e.what());
+    return 5;
+  }
+}
+
+}  // namespace fabricvp::runtime

@@ -1,0 +1,209 @@
+// fabricvp sweep (runtime/sweep.h): points from axes, ranges, zips and seeds;
+// a local sweep into SQLite with units; resume (points already recorded are
+// skipped, failed ones recorded with their exit code and rerun on request, a
+// sweep stopped by a signal picks up where it stopped); bad sweep files.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+#include "models/core/config.h"
+#include "runtime/sweep.h"
+
+using namespace fabricvp;
+
+namespace {
+
+/// Rows of a query through the sqlite3 shell ("|" between columns).
+std::vector<std::string> query(const std::string& db, const std::string& sql) {
+  const std::string cmd = "sqlite3 '" + db + "' 2>&1 <<'SQL'\n" + sql + ";\nSQL\n";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  std::vector<std::string> rows;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    const size_t nl = out.find('\n', pos);
+    rows.push_back(out.substr(pos, nl - pos));
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return rows;
+}
+
+std::string ring_platform(const test::TempDir& dir) { return dir.file("ring.yaml", test::kIdleNdimRing); }
+
+}  // namespace
+
+TEST(Sweep, PointsComeFromAxesRangesZipsAndSeeds) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  platform: ring.yaml\n"
+                                 "  axes:\n"
+                                 "    - key: sys.dim0.GBps\n"
+                                 "      range: {from: 25, to: 100, step: 25}\n"
+                                 "    - zip:\n"
+                                 "        - {key: --workload, values: [allreduce, allgather]}\n"
+                                 "        - {key: --bytes, values: [1KiB, 2KiB]}\n"
+                                 "    - key: sys.dim0.latency_ns\n"
+                                 "      range: {from: 1, to: 8, factor: 2}\n"
+                                 "  repetitions: 2\n"
+                                 "  record: [workload.simulated_ps]\n");
+  const runtime::SweepSpec s = runtime::load_sweep(f);
+  EXPECT_EQ(s.name, "s");
+  const auto pts = runtime::sweep_points(s);
+  ASSERT_EQ(pts.size(), 4u * 2u * 4u * 2u);
+  EXPECT_EQ(pts[0].key, "s|sys.dim0.GBps=25|--workload=allreduce|--bytes=1KiB|sys.dim0.latency_ns=1|seed=1");
+  EXPECT_EQ(pts[1].seed, 2u);
+  EXPECT_EQ(pts[2].params[3].second, "2");                    // latency 1, 2, 4, 8
+  EXPECT_EQ(pts[8].params[1].second, "allgather");            // the zip advances both keys
+  EXPECT_EQ(pts[8].params[2].second, "2KiB");
+  EXPECT_EQ(pts.back().params[0].second, "100");
+  const auto args = runtime::point_args(s, pts[0], "/o");
+  const std::vector<std::string> want = {"run",    s.platform, "-p",     "sys.dim0.GBps=25", "--workload", "allreduce",
+                                         "--bytes", "1KiB",    "-p",     "sys.dim0.latency_ns=1", "--seed", "1",
+                                         "-q",     "-o",       "/o"};
+  EXPECT_EQ(args, want);
+}
+
+TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
+  test::TempDir dir;
+  ring_platform(dir);
+  struct Case {
+    std::string text, want;
+  };
+  const Case cases[] = {
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axis: []\n", "s.yaml:4: unknown key 'axis'"},
+      {"sweep:\n  platform: nope.yaml\n  record: [a]\n", "s.yaml:2: platform 'nope.yaml' is not a file"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, range: {from: 1, to: 2x, step: 1}}\n",
+       "s.yaml:5: range.to: '2x' is not a number"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: [1], range: {from: 1, to: 2, "
+       "step: 1}}\n",
+       "axis 'x' needs either values or range"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - zip:\n        - {key: x, values: [1, 2]}\n"
+       "        - {key: y, values: [1]}\n",
+       "zipped axis 'y' has 1 values, 'x' has 2"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: --seed, values: [1]}\n",
+       "axis key '--seed' is set by the sweep itself"},
+      {"sweep:\n  platform: ring.yaml\n", "record lists the statistics to keep"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  seeds: [1.5]\n", "seed '1.5' is not a whole number"},
+      {"sweep: [\n", "s.yaml:2:"},
+  };
+  for (const Case& c : cases) {
+    const std::string f = dir.file("s.yaml", c.text);
+    try {
+      runtime::load_sweep(f);
+      ADD_FAILURE() << "accepted:\n" << c.text;
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << e.what();
+    }
+  }
+  // From the command line: exit 1 and the message.
+  test::Result r = test::sh("sweep " + dir.file("s.yaml", cases[0].text) + " -o " + (dir.path / "o").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("unknown key 'axis'"), std::string::npos) << r.out;
+}
+
+TEST(Sweep, LocalSweepFillsTheDatabaseAndResumes) {
+  test::TempDir dir;
+  ring_platform(dir);
+  // One point fails: 3 bytes of fp32 is not a whole number of elements.
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  name: ring-gbps\n"
+                                 "  platform: ring.yaml\n"
+                                 "  options: [--workload, allreduce, --dtype, fp32]\n"
+                                 "  axes:\n"
+                                 "    - key: sys.dim0.GBps\n"
+                                 "      values: [50, 100]\n"
+                                 "    - key: --bytes\n"
+                                 "      values: [1MiB, 4MiB, '3']\n"
+                                 "  record: [workload.simulated_ps, workload.busbw_GBps, workload.verified]\n");
+  const std::string out = (dir.path / "o").string(), db = out + "/ring-gbps.sqlite";
+  test::Result r = test::sh("sweep " + f + " -o " + out + " -j 2");
+  EXPECT_EQ(r.code, 1) << r.out;  // the failed points' exit code
+  EXPECT_NE(r.out.find("6 points: 6 run (4 ok, 2 failed)"), std::string::npos) << r.out;
+  EXPECT_EQ(query(db, "SELECT count(*) FROM runs WHERE status = 'ok' AND \"workload.verified\" = 1"),
+            std::vector<std::string>{"4"});
+  const auto failed = query(db, "SELECT \"--bytes\", exit_code, message FROM runs WHERE status = 'failed'");
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[0].substr(0, 4), "3|1|") << failed[0];  // numbers stay numbers
+  EXPECT_NE(failed[0].find("error"), std::string::npos) << failed[0];
+  // Twice the bandwidth: about twice the bus bandwidth at 4 MiB; units from the statistics schema.
+  const auto bw = query(db,
+                        "SELECT \"sys.dim0.GBps\", \"workload.busbw_GBps\" FROM runs WHERE \"--bytes\" = '4MiB' "
+                        "ORDER BY 1");
+  ASSERT_EQ(bw.size(), 2u);
+  const double b50 = std::stod(bw[0].substr(bw[0].find('|') + 1)), b100 = std::stod(bw[1].substr(bw[1].find('|') + 1));
+  EXPECT_GT(b100 / b50, 1.8);
+  EXPECT_EQ(query(db, "SELECT unit FROM columns WHERE name = 'workload.simulated_ps'"), std::vector<std::string>{"ps"});
+  EXPECT_EQ(query(db, "SELECT count(*) FROM runs WHERE version LIKE '0.%' AND length(config_hash) = 16"),
+            std::vector<std::string>{"4"});
+  // Again: nothing to run; with --retry-failed only the failed points run (and fail again).
+  r = test::sh("sweep " + f + " -o " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 run (0 ok, 0 failed), 4 already ok, 2 failed before"), std::string::npos) << r.out;
+  r = test::sh("sweep " + f + " -o " + out + " --retry-failed");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("2 run (0 ok, 2 failed), 4 already ok"), std::string::npos) << r.out;
+  EXPECT_EQ(query(db, "SELECT count(*) FROM runs"), std::vector<std::string>{"6"});
+}
+
+TEST(Sweep, StoppedSweepResumesWhereItStopped) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  name: stop\n"
+                                 "  platform: ring.yaml\n"
+                                 "  options: [--workload, allreduce, --bytes, 4MiB]\n"
+                                 "  axes:\n"
+                                 "    - key: sys.dim0.GBps\n"
+                                 "      range: {from: 10, to: 200, step: 10}\n"
+                                 "  record: [workload.simulated_ps]\n");
+  const std::string out = (dir.path / "o").string(), db = out + "/stop.sqlite";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(FABRICVP_BIN, FABRICVP_BIN, "sweep", f.c_str(), "-o", out.c_str(), "-j", "1", "-q", nullptr);
+    _exit(127);
+  }
+  // Stop it once some points are recorded.
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto n = query(db, "SELECT count(*) FROM runs");
+    if (!n.empty() && n[0] != "0" && n[0].find("Error") == std::string::npos) break;
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  const int code = WEXITSTATUS(status);
+  const int recorded = std::stoi(query(db, "SELECT count(*) FROM runs")[0]);
+  if (code == 0) {
+    GTEST_SKIP() << "the sweep finished before it could be stopped";
+  }
+  EXPECT_EQ(code, 128 + SIGTERM);
+  EXPECT_GT(recorded, 0);
+  EXPECT_LT(recorded, 20);
+  test::Result r = test::sh("sweep " + f + " -o " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(20 - recorded) + " run (" + std::to_string(20 - recorded) + " ok, 0 failed), " +
+                       std::to_string(recorded) + " already ok"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(query(db, "SELECT count(*), count(DISTINCT point) FROM runs WHERE status = 'ok'"),
+            std::vector<std::string>{"20|20"});
+}
