@@ -25,6 +25,7 @@ packages=(
   protobuf-compiler     # protoc for the Chakra schema
   libsqlite3-dev        # sweep results (fabricvp sweep)
   sqlite3               # the sqlite3 shell: docs/sweeps.md's queries, tests
+  python3-matplotlib    # fabricvp plot (PNG from a sweep's database)
 )
 
 missing=()

@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,14 +69,15 @@ TEST(Sweep, PointsComeFromAxesRangesZipsAndSeeds) {
   ASSERT_EQ(pts.size(), 4u * 2u * 4u * 2u);
   EXPECT_EQ(pts[0].key, "s|sys.dim0.GBps=25|--workload=allreduce|--bytes=1KiB|sys.dim0.latency_ns=1|seed=1");
   EXPECT_EQ(pts[1].seed, 2u);
-  EXPECT_EQ(pts[2].params[3].second, "2");                    // latency 1, 2, 4, 8
-  EXPECT_EQ(pts[8].params[1].second, "allgather");            // the zip advances both keys
+  EXPECT_EQ(pts[2].params[3].second, "2");          // latency 1, 2, 4, 8
+  EXPECT_EQ(pts[8].params[1].second, "allgather");  // the zip advances both keys
   EXPECT_EQ(pts[8].params[2].second, "2KiB");
   EXPECT_EQ(pts.back().params[0].second, "100");
   const auto args = runtime::point_args(s, pts[0], "/o");
-  const std::vector<std::string> want = {"run",    s.platform, "-p",     "sys.dim0.GBps=25", "--workload", "allreduce",
-                                         "--bytes", "1KiB",    "-p",     "sys.dim0.latency_ns=1", "--seed", "1",
-                                         "-q",     "-o",       "/o"};
+  const std::vector<std::string> want = {
+      "run",     s.platform, "-p", "sys.dim0.GBps=25",      "--workload", "allreduce",
+      "--bytes", "1KiB",     "-p", "sys.dim0.latency_ns=1", "--seed",     "1",
+      "-q",      "-o",       "/o"};
   EXPECT_EQ(args, want);
 }
 
@@ -206,4 +209,38 @@ TEST(Sweep, StoppedSweepResumesWhereItStopped) {
       << r.out;
   EXPECT_EQ(query(db, "SELECT count(*), count(DISTINCT point) FROM runs WHERE status = 'ok'"),
             std::vector<std::string>{"20|20"});
+}
+
+TEST(Sweep, PlotDrawsAPngWithUnitsAndRefusesUnknownColumns) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  name: p\n"
+                                 "  platform: ring.yaml\n"
+                                 "  options: [--workload, allreduce, --timing-only]\n"
+                                 "  axes:\n"
+                                 "    - key: sys.dim0.GBps\n"
+                                 "      values: [50, 100]\n"
+                                 "    - key: --bytes\n"
+                                 "      values: [64KiB, 1MiB, 4MiB]\n"
+                                 "  repetitions: 2\n"
+                                 "  record: [workload.busbw_GBps]\n");
+  const std::string out = (dir.path / "o").string(), db = out + "/p.sqlite", png = out + "/p.png";
+  ASSERT_EQ(test::sh("sweep " + f + " -o " + out).code, 0);
+  test::Result r = test::sh("plot " + db + " --x --bytes --y workload.busbw_GBps --by sys.dim0.GBps -o " + png);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("2 series, 6 points from 12 runs"), std::string::npos) << r.out;
+  std::ifstream p(png, std::ios::binary);
+  char magic[8] = {};
+  p.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  EXPECT_GT(std::filesystem::file_size(png), 10000u);
+  r = test::sh("plot " + db + " --x --bytes --y workload.busbw");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("no column 'workload.busbw' for --y; the database has: --bytes (param)"), std::string::npos)
+      << r.out;
+  r = test::sh("plot " + (dir.path / "none.sqlite").string() + " --x a --y b");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("no such database"), std::string::npos) << r.out;
 }
