@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 #include "systems/experiment.h"
 
 namespace fs = std::filesystem;
@@ -70,9 +71,9 @@ std::string format_number(double v) {
 }
 
 // Columns of `runs` that are not parameters or statistics.
-const char* const kFixedColumns[] = {"id",          "sweep",   "point",    "seed",   "status",      "exit_code",
-                                     "message",     "version", "platform", "wall_s", "config_hash", "out_dir",
-                                     "finished_utc"};
+const char* const kFixedColumns[] = {"id",          "sweep",   "point",       "seed",     "status",
+                                     "exit_code",   "message", "version",     "platform", "wall_s",
+                                     "config_hash", "out_dir", "finished_utc"};
 
 bool fixed_column(const std::string& k) {
   for (const char* c : kFixedColumns)
@@ -121,13 +122,12 @@ std::vector<std::string> axis_values(const std::string& path, const YAML::Node& 
   return out;
 }
 
-void check_key(const std::string& path, const YAML::Node& n, const std::string& key,
-               std::set<std::string>& seen) {
+void check_key(const std::string& path, const YAML::Node& n, const std::string& key, std::set<std::string>& seen) {
   if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", at(path, n)));
   if (fixed_column(key) || key == "--seed" || key == "-s" || key == "-o" || key == "--out" || key == "-q")
-    throw core::ConfigError(fmt::format(
-        "{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)", at(path, n),
-        key));
+    throw core::ConfigError(
+        fmt::format("{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)",
+                    at(path, n), key));
   if (!seen.insert(key).second)
     throw core::ConfigError(fmt::format("{}: axis key '{}' appears twice", at(path, n), key));
 }
@@ -136,13 +136,13 @@ void check_key(const std::string& path, const YAML::Node& n, const std::string& 
 
 SweepSpec load_sweep(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw core::ConfigError(fmt::format("{}: not a readable file", path));
-  if (fs::file_size(path, ec) > (1u << 20))
-    throw core::ConfigError(fmt::format("{}: larger than 1 MiB; a sweep file is a few lines", path));
+  const std::string text = core::read_input_file(path, "sweep file", 1u << 20);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw core::ConfigError(fmt::format("{}: {} YAML documents ('---'); a sweep file is one", path, docs.size()));
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
   }
@@ -157,10 +157,11 @@ SweepSpec load_sweep(const std::string& path) {
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
   if (!s["platform"]) throw core::ConfigError(fmt::format("{}: sweep has no platform", at(path, s)));
   const std::string plat = scalar(path, s["platform"], "platform");
-  out.platform = fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
+  out.platform =
+      fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
   if (!fs::is_regular_file(out.platform, ec))
-    throw core::ConfigError(fmt::format("{}: platform '{}' is not a file ({})", at(path, s["platform"]), plat,
-                                        out.platform));
+    throw core::ConfigError(
+        fmt::format("{}: platform '{}' is not a file ({})", at(path, s["platform"]), plat, out.platform));
   if (s["options"]) {
     if (!s["options"].IsSequence())
       throw core::ConfigError(fmt::format("{}: options must be a list", at(path, s["options"])));
@@ -173,8 +174,7 @@ SweepSpec load_sweep(const std::string& path) {
   }
   std::set<std::string> seen;
   if (s["axes"]) {
-    if (!s["axes"].IsSequence())
-      throw core::ConfigError(fmt::format("{}: axes must be a list", at(path, s["axes"])));
+    if (!s["axes"].IsSequence()) throw core::ConfigError(fmt::format("{}: axes must be a list", at(path, s["axes"])));
     for (const auto& a : s["axes"]) {
       if (!a.IsMap()) throw core::ConfigError(fmt::format("{}: an axis must be a map", at(path, a)));
       SweepAxis ax;
@@ -224,7 +224,8 @@ SweepSpec load_sweep(const std::string& path) {
   } else if (s["repetitions"]) {
     const double n = number(path, s["repetitions"], "repetitions");
     if (n < 1 || n > 10000 || n != std::floor(n))
-      throw core::ConfigError(fmt::format("{}: repetitions must be a whole number 1..10000", at(path, s["repetitions"])));
+      throw core::ConfigError(
+          fmt::format("{}: repetitions must be a whole number 1..10000", at(path, s["repetitions"])));
     for (uint64_t i = 1; i <= static_cast<uint64_t>(n); ++i) out.seeds.push_back(i);
   } else {
     out.seeds = {1};
@@ -309,11 +310,13 @@ class Db {
       throw core::ConfigError(fmt::format("{}: cannot open the results database: {}", path, msg));
     }
     sqlite3_busy_timeout(m_db, 10000);
-    exec("CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, sweep TEXT NOT NULL, point TEXT NOT NULL UNIQUE, "
-         "seed INTEGER, status TEXT NOT NULL, exit_code INTEGER, message TEXT, version TEXT, platform TEXT, "
-         "wall_s REAL, config_hash TEXT, out_dir TEXT, finished_utc TEXT)");
-    exec("CREATE TABLE IF NOT EXISTS columns (name TEXT PRIMARY KEY, kind TEXT NOT NULL, unit TEXT, "
-         "description TEXT)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY, sweep TEXT NOT NULL, point TEXT NOT NULL UNIQUE, "
+        "seed INTEGER, status TEXT NOT NULL, exit_code INTEGER, message TEXT, version TEXT, platform TEXT, "
+        "wall_s REAL, config_hash TEXT, out_dir TEXT, finished_utc TEXT)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS columns (name TEXT PRIMARY KEY, kind TEXT NOT NULL, unit TEXT, "
+        "description TEXT)");
     sqlite3_stmt* st = prepare("SELECT name FROM pragma_table_info('runs')");
     while (sqlite3_step(st) == SQLITE_ROW) m_cols.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
     sqlite3_finalize(st);
@@ -512,7 +515,8 @@ class SignalGuard {
   }
 
  private:
-  struct sigaction m_int {}, m_term {};
+  struct sigaction m_int {
+  }, m_term{};
 };
 }  // namespace
 
@@ -620,16 +624,17 @@ int run_sweep(const SweepOptions& o) {
     });
     progress(true);
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print("sweep {}: {} points: {} run ({} ok, {} failed), {} already ok{} in {}; results in {} (table runs), "
-               "outputs in {}\n",
-               s.name, all.size(), jobs.size(), jobs.size() - failed, failed, skipped_ok,
-               skipped_failed ? fmt::format(", {} failed before (--retry-failed runs them)", skipped_failed)
-                              : std::string(),
-               duration(el), db_path, (out / "points").string());
+    fmt::print(
+        "sweep {}: {} points: {} run ({} ok, {} failed), {} already ok{} in {}; results in {} (table runs), "
+        "outputs in {}\n",
+        s.name, all.size(), jobs.size(), jobs.size() - failed, failed, skipped_ok,
+        skipped_failed ? fmt::format(", {} failed before (--retry-failed runs them)", skipped_failed) : std::string(),
+        duration(el), db_path, (out / "points").string());
     return first_failure;
   } catch (const systems::Interrupted&) {
-    fmt::print(stderr, "\nfabricvp sweep: stopped by signal {}; the points that finished are recorded, running them "
-                       "again resumes the sweep\n",
+    fmt::print(stderr,
+               "\nfabricvp sweep: stopped by signal {}; the points that finished are recorded, running them "
+               "again resumes the sweep\n",
                static_cast<int>(g_signal));
     return 128 + static_cast<int>(g_signal);
   } catch (const core::ConfigError& e) {

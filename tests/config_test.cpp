@@ -55,7 +55,7 @@ TEST(Config, SyntaxAndStructureErrorsNameFileAndLine) {
             "dup.yaml:3:3: duplicate key 'a.b' (first set on line 2)");
   EXPECT_EQ(error_of([] { Config().load_string("a:\n  b:\n", "null.yaml"); }), "null.yaml:2:3: key 'a.b' has no value");
   EXPECT_EQ(error_of([] { Config().load_file("/nonexistent/platform.yaml"); }),
-            "/nonexistent/platform.yaml: cannot open platform file");
+            "/nonexistent/platform.yaml: cannot open platform file: No such file or directory");
   EXPECT_EQ(error_of([] { Config().add_override("novalue"); }), "-p novalue: expected key=value");
 }
 

@@ -174,7 +174,7 @@ TEST(Sweep, StoppedSweepResumesWhereItStopped) {
                                  "  options: [--workload, allreduce, --bytes, 4MiB]\n"
                                  "  axes:\n"
                                  "    - key: sys.dim0.GBps\n"
-                                 "      range: {from: 10, to: 200, step: 10}\n"
+                                 "      range: {from: 10, to: 600, step: 10}\n"
                                  "  record: [workload.simulated_ps]\n");
   const std::string out = (dir.path / "o").string(), db = out + "/stop.sqlite";
   const pid_t pid = fork();
@@ -200,15 +200,15 @@ TEST(Sweep, StoppedSweepResumesWhereItStopped) {
   }
   EXPECT_EQ(code, 128 + SIGTERM);
   EXPECT_GT(recorded, 0);
-  EXPECT_LT(recorded, 20);
+  EXPECT_LT(recorded, 60);
   test::Result r = test::sh("sweep " + f + " -o " + out);
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find(std::to_string(20 - recorded) + " run (" + std::to_string(20 - recorded) + " ok, 0 failed), " +
+  EXPECT_NE(r.out.find(std::to_string(60 - recorded) + " run (" + std::to_string(60 - recorded) + " ok, 0 failed), " +
                        std::to_string(recorded) + " already ok"),
             std::string::npos)
       << r.out;
   EXPECT_EQ(query(db, "SELECT count(*), count(DISTINCT point) FROM runs WHERE status = 'ok'"),
-            std::vector<std::string>{"20|20"});
+            std::vector<std::string>{"60|60"});
 }
 
 TEST(Sweep, PlotDrawsAPngWithUnitsAndRefusesUnknownColumns) {

@@ -147,7 +147,8 @@ TEST(TrainingWorkload, MalformedInputIsAnErrorWithFileAndLine) {
     EXPECT_NE(err.find(c.want), std::string::npos) << "input:\n" << c.text << "error: " << err;
     EXPECT_EQ(err.rfind(path, 0), 0u) << err;  // starts with the file name
   }
-  EXPECT_NE(error_of([&] { parse_astra_text(dir.path / "missing.txt"); }).find("cannot read"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse_astra_text(dir.path / "missing.txt"); }).find("cannot open workload file"),
+            std::string::npos);
 }
 
 TEST(TrainingWorkload, YamlFormHasTheSameContent) {

@@ -1,4 +1,5 @@
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -96,7 +97,10 @@ void flatten(Config& cfg, const YAML::Node& node, const std::string& prefix, con
 void Config::load_string(const std::string& text, const std::string& name) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw ConfigError(fmt::format("{}: {} YAML documents ('---'); a platform file is one", name, docs.size()));
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
@@ -107,13 +111,7 @@ void Config::load_string(const std::string& text, const std::string& name) {
   flatten(*this, root, "", name, seen);
 }
 
-void Config::load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open platform file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  load_string(ss.str(), path);
-}
+void Config::load_file(const std::string& path) { load_string(read_input_file(path, "platform file"), path); }
 
 void Config::add_override(const std::string& assignment) {
   auto eq = assignment.find('=');

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -22,6 +23,14 @@ std::optional<uint32_t> ElfImage::symbol(const std::string& name) const {
 
 ElfImage read_elf(const std::string& path) {
   auto fail = [&](const std::string& why) { return std::runtime_error(fmt::format("{}: {}", path, why)); };
+  // Only a regular file of at most 1 GiB (as models/core/input_file.h, which this library does not link):
+  // a FIFO or a device would block or never end.
+  {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw fail(std::string("cannot open: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw fail("not a regular file (a directory, FIFO or device); give an ELF file");
+    if (static_cast<uint64_t>(st.st_size) > (uint64_t(1) << 30)) throw fail("over 1 GiB; not a program");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw fail(std::string("cannot open: ") + std::strerror(errno));
   std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

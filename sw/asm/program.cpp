@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 
 namespace fabricvp::sw {
 
@@ -257,13 +258,7 @@ Program assemble(const std::string& text, const std::string& file) {
   return prog;
 }
 
-Program assemble_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot open program file", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return assemble(ss.str(), path);
-}
+Program assemble_file(const std::string& path) { return assemble(core::read_input_file(path, "program file"), path); }
 
 std::string format_instr(const Instr& in) {
   auto addr = [](uint32_t v) { return tsp::VecAddr::from_linear(v).str(); };

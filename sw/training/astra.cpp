@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 
 namespace fabricvp::training::astra {
 
@@ -44,9 +45,10 @@ uint64_t whole(const std::string& where, const std::string& key, const std::stri
 Network read_yaml(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw core::ConfigError(fmt::format("{}: cannot read the network file", path));
+    const std::vector<YAML::Node> docs = YAML::LoadAll(core::read_input_file(path, "network file"));
+    if (docs.size() > 1)
+      throw core::ConfigError(fmt::format("{}: {} YAML documents ('---'); a network file is one", path, docs.size()));
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
   }
@@ -93,8 +95,7 @@ Network read_yaml(const std::string& path) {
 }
 
 Network read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot read the network file", path));
+  std::istringstream f(core::read_input_file(path, "network file"));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(f);
@@ -283,8 +284,7 @@ System read_system(const std::string& path) {
   System s;
   s.file = path;
   if (ext_of(path) == ".json") {
-    std::ifstream f(path);
-    if (!f) throw core::ConfigError(fmt::format("{}: cannot read the system file", path));
+    std::istringstream f(core::read_input_file(path, "system file"));
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(f);
@@ -307,8 +307,7 @@ System read_system(const std::string& path) {
     }
     return s;
   }
-  std::ifstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot read the system file", path));
+  std::istringstream f(core::read_input_file(path, "system file"));
   std::string line;
   uint32_t n = 0;
   while (std::getline(f, line)) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 #include "sw/training/chakra/et_def.pb.h"
 
 namespace fabricvp::training {
@@ -38,9 +39,7 @@ bool int_of(const pb::AttributeProto& a, int64_t& out) {
 }
 
 Graph read_one(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot read the Chakra trace", path));
-  const std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string data = core::read_input_file(path, "Chakra trace", core::kBinaryInputLimit);
   google::protobuf::io::ArrayInputStream ain(data.data(), static_cast<int>(data.size()));
   google::protobuf::io::CodedInputStream in(&ain);
   auto next = [&](google::protobuf::MessageLite& m, const char* what, size_t index) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 
 namespace fabricvp::training {
 
@@ -47,8 +48,7 @@ struct Token {
 class Tokens {
  public:
   explicit Tokens(const std::string& path) : m_path(path) {
-    std::ifstream f(path);
-    if (!f) throw core::ConfigError(fmt::format("{}: cannot read the workload file", path));
+    std::istringstream f(core::read_input_file(path, "workload file"));
     std::string line;
     uint32_t n = 0;
     while (std::getline(f, line)) {
@@ -253,9 +253,10 @@ void no_unknown_keys(const std::string& path, const YAML::Node& map, std::initia
 Workload parse_yaml(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw core::ConfigError(fmt::format("{}: cannot read the workload file", path));
+    const std::vector<YAML::Node> docs = YAML::LoadAll(core::read_input_file(path, "workload file"));
+    if (docs.size() > 1)
+      throw core::ConfigError(fmt::format("{}: {} YAML documents ('---'); a workload is one", path, docs.size()));
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
   }

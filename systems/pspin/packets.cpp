@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "models/core/config.h"
+#include "models/core/input_file.h"
 
 namespace fabricvp::pspin {
 
@@ -73,6 +74,7 @@ std::vector<Packet> generate(const GeneratorOptions& o) {
 
 std::vector<Packet> read_pcap(const std::string& path, uint32_t per_message, double gap_ns, double message_gap_ns) {
   auto fail = [&](const std::string& why) { return core::ConfigError(fmt::format("{}: {}", path, why)); };
+  core::check_input_file(path, "packet capture");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw fail("cannot open");
   std::vector<uint8_t> f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -8,6 +8,11 @@
 //   asm, fec, hac, ace-equiv      tools of one subsystem
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include <systemc>
 
 #include "fabricvp_version.h"
@@ -21,10 +26,55 @@ int sc_main(int argc, char** argv) {
   app.set_version_flag("--version", FABRICVP_VERSION);
   std::vector<fabricvp::cli::Handler> handlers;
   for (const auto& setup : fabricvp::cli::setups()) handlers.push_back(setup(app));
+  // CLI11 reads an integer that does not fit its type as the type's largest
+  // value, and a negative one into an unsigned type as a huge one; refuse
+  // both, for every integer option of every subcommand.
+  auto fits = [](bool is_unsigned) {
+    return CLI::Validator(
+        [is_unsigned](std::string& v) -> std::string {
+          const size_t at = v.find_first_not_of(" \t");
+          if (at == std::string::npos) return {};
+          if (is_unsigned && v[at] == '-') return "'" + v + "' is negative; a count or size is >= 0";
+          errno = 0;
+          char* end = nullptr;
+          if (is_unsigned)
+            (void)std::strtoull(v.c_str(), &end, 0);
+          else
+            (void)std::strtoll(v.c_str(), &end, 0);
+          if (errno == ERANGE) return "'" + v + "' is out of range for an integer of 64 bits";
+          return {};
+        },
+        "");
+  };
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    for (CLI::Option* o : sub->get_options()) {
+      const std::string t = o->get_type_name();
+      if (t.rfind("UINT", 0) == 0) o->check(fits(true));
+      if (t.rfind("INT", 0) == 0) o->check(fits(false));
+    }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Every other command-line error is bad input: exit code 1, as documented
+    // (CLI11's own codes, 100 and up, are not).
+    std::string msg = e.what();
+    if (argc > 1 && argv[1][0] != '-') {
+      bool known = false;
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        known |= sub->get_name() == argv[1];
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      if (!known) msg = std::string("unknown subcommand '") + argv[1] + "' (" + names + ")";
+    }
+    std::fprintf(stderr, "fabricvp: error: %s\nRun with --help for more information.\n", msg.c_str());
+    return 1;
   }
   for (const auto& h : handlers)
     if (*h.sub) return h.run();

@@ -1,0 +1,74 @@
+// Hostile inputs (issue 12): input files that are not regular files, or too
+// big, are refused before anything is read; more than one YAML document is
+// refused; every command-line error exits with 1 (never CLI11's 100+), an
+// unknown subcommand is named, and integers that do not fit are refused.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "harness.h"
+
+using namespace fabricvp;
+
+namespace {
+
+void expect_refused(const std::string& args, const std::string& want) {
+  test::Result r = test::sh(args);
+  EXPECT_EQ(r.code, 1) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(want), std::string::npos) << args << "\n" << r.out;
+}
+
+}  // namespace
+
+TEST(HostileInput, SpecialAndHugeFilesAreRefusedWithoutReading) {
+  test::TempDir dir;
+  const std::string fifo = (dir.path / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const std::string big = (dir.path / "big.yaml").string();
+  ASSERT_EQ(truncate(dir.file("big.yaml", "sys:\n").c_str(), (off_t(64) << 20) + 1), 0);  // sparse
+  const std::string plat = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  const std::string o = " -q -o " + (dir.path / "o").string();
+  expect_refused("run /dev/zero" + o, "/dev/zero: platform file is a character device");
+  expect_refused("run " + fifo + o, "platform file is a FIFO");
+  expect_refused("run " + big + o, "platform file of 64.0 MiB is over the 64.0 MiB limit");
+  expect_refused("run " + dir.path.string() + o, "directory");
+  expect_refused("params /dev/zero", "platform file is a character device");
+  expect_refused("run " + plat + " --workload " + fifo + o, "workload file is a FIFO");
+  expect_refused("run " + plat + " --workload /dev/zero" + o, "character device");
+  expect_refused("run " + plat + " --system " + fifo + " --bytes 64KiB" + o, "system file is a FIFO");
+  const std::string net = (dir.path / "net.yml").string();
+  ASSERT_EQ(mkfifo(net.c_str(), 0644), 0);
+  expect_refused("convert astra --network " + net + " -o " + (dir.path / "n.yaml").string(), "network file is a FIFO");
+  expect_refused("asm /dev/zero", "program file is a character device");
+  expect_refused("sweep " + fifo + " -o " + (dir.path / "s").string(), "sweep file is a FIFO");
+}
+
+TEST(HostileInput, MoreThanOneYamlDocumentIsRefused) {
+  test::TempDir dir;
+  const std::string two = dir.file("two.yaml", "sys:\n  description: x\n---\nsys:\n  description: y\n");
+  expect_refused("run " + two + " -q -o " + (dir.path / "o").string(),
+                 "two.yaml: 2 YAML documents ('---'); a platform file is one");
+  const std::string w = dir.file("w.yaml", "workload:\n  parallelism: DATA\n  layers: []\n---\n");
+  expect_refused("run " + std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml --workload " + w + " -q -o " +
+                     (dir.path / "o").string(),
+                 "a workload is one");
+}
+
+TEST(HostileInput, CommandLineErrorsExitWithOne) {
+  test::TempDir dir;
+  const std::string plat = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  const std::string o = " -q -o " + (dir.path / "o").string();
+  expect_refused("nosuch", "unknown subcommand 'nosuch' (ace-equiv, asm,");
+  expect_refused("", "A subcommand is required");
+  expect_refused("run " + plat + " --seed 99999999999999999999" + o,
+                 "--seed: '99999999999999999999' is out of range for an integer of 64 bits");
+  expect_refused("run " + plat + " --seed -1" + o, "--seed: '-1' is negative");
+  expect_refused("run " + plat + " --no-such-option" + o, "--no-such-option");
+  expect_refused("run " + (dir.path / "missing.yaml").string() + o, "missing.yaml");
+  expect_refused("sweep x.yaml -j 0", "--jobs");
+  EXPECT_EQ(test::sh("--help").code, 0);
+  EXPECT_EQ(test::sh("--version").code, 0);
+}
