@@ -83,9 +83,8 @@ bool parse_size(const std::string& s, double& out) {
     return false;
   }
   const std::string unit = s.substr(used);
-  static const std::map<std::string, double> k = {{"B", 1},      {"kB", 1e3},  {"KB", 1e3},  {"KiB", 1024.0},
-                                                  {"MB", 1e6},   {"MiB", 1048576.0}, {"GB", 1e9},
-                                                  {"GiB", 1073741824.0}};
+  static const std::map<std::string, double> k = {{"B", 1},    {"kB", 1e3},        {"KB", 1e3}, {"KiB", 1024.0},
+                                                  {"MB", 1e6}, {"MiB", 1048576.0}, {"GB", 1e9}, {"GiB", 1073741824.0}};
   auto it = k.find(unit);
   if (it == k.end() || used == 0) return false;
   out = v * it->second;
@@ -190,9 +189,9 @@ int run_plot(const PlotOptions& o) {
     std::map<std::string, std::map<double, std::vector<double>>> groups;
     std::map<double, std::string> size_names;
     for (const Sample& s : rows) {
-      const double x = numeric ? s.x
-                               : static_cast<double>(std::find(categories.begin(), categories.end(), s.xs) -
-                                                     categories.begin());
+      const double x =
+          numeric ? s.x
+                  : static_cast<double>(std::find(categories.begin(), categories.end(), s.xs) - categories.begin());
       if (!groups.count(s.by)) order.push_back(s.by);
       groups[s.by][x].push_back(s.y);
       if (sizes) size_names[x] = s.xs;
@@ -202,9 +201,8 @@ int run_plot(const PlotOptions& o) {
     d["xlabel"] = label(o.x, xunit);
     d["ylabel"] = label(o.y, yunit);
     d["legend"] = o.by;
-    d["title"] = fmt::format("{}{}: {} runs{}", fs::path(o.db).stem().string(),
-                             o.sweep.empty() ? "" : " / " + o.sweep, rows.size(),
-                             o.where.empty() ? "" : ", where " + o.where);
+    d["title"] = fmt::format("{}{}: {} runs{}", fs::path(o.db).stem().string(), o.sweep.empty() ? "" : " / " + o.sweep,
+                             rows.size(), o.where.empty() ? "" : ", where " + o.where);
     d["categories"] = categories;
     d["xticks"] = nlohmann::json::array();
     if (sizes)

@@ -28,17 +28,17 @@ struct SweepAxis {
 };
 
 struct SweepSpec {
-  std::string file;      ///< the sweep file
-  std::string name;      ///< rows carry it (default: the file's stem)
-  std::string platform;  ///< resolved against the sweep file's folder
+  std::string file;                  ///< the sweep file
+  std::string name;                  ///< rows carry it (default: the file's stem)
+  std::string platform;              ///< resolved against the sweep file's folder
   std::vector<std::string> options;  ///< fixed `fabricvp run` options
   std::vector<SweepAxis> axes;
-  std::vector<uint64_t> seeds;       ///< default {1}
-  std::vector<std::string> record;   ///< statistics, as dotted paths into stats.json
+  std::vector<uint64_t> seeds;      ///< default {1}
+  std::vector<std::string> record;  ///< statistics, as dotted paths into stats.json
 };
 
 struct SweepPoint {
-  size_t index = 0;  ///< in the sweep's full list (output folder points/<index>)
+  size_t index = 0;                                         ///< in the sweep's full list (output folder points/<index>)
   std::vector<std::pair<std::string, std::string>> params;  ///< (key, value) in axis order
   uint64_t seed = 1;
   std::string key;  ///< canonical: what the database knows the point by
@@ -54,7 +54,7 @@ std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, con
 struct SweepOptions {
   std::string file;
   uint32_t jobs = 2;
-  std::string db;   ///< default <out>/<name>.sqlite
+  std::string db;  ///< default <out>/<name>.sqlite
   std::string out = "out/sweeps";
   bool retry_failed = false;
   bool quiet = false;

@@ -12,7 +12,7 @@
 
 namespace fabricvp::core {
 
-constexpr uint64_t kTextInputLimit = uint64_t(64) << 20;    ///< YAML, workload text, assembly
+constexpr uint64_t kTextInputLimit = uint64_t(64) << 20;   ///< YAML, workload text, assembly
 constexpr uint64_t kBinaryInputLimit = uint64_t(1) << 30;  ///< ELF, Chakra traces, pcap (read whole)
 
 /// The whole file (`what` names it in errors: "platform file", "workload").
