@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -13,7 +14,9 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -520,43 +523,227 @@ class SignalGuard {
 };
 }  // namespace
 
+namespace {
+
+/// What run_sweep and collect share: the database, the spec, the points and
+/// which of them still need a result.
+struct Prepared {
+  SweepSpec s;
+  std::vector<SweepPoint> all;
+  fs::path out;
+  std::string db_path;
+  std::unique_ptr<Db> db;
+  std::vector<const SweepPoint*> todo;
+  size_t skipped_ok = 0, skipped_failed = 0;
+  std::set<std::string> units_known;
+};
+
+Prepared prepare(const SweepOptions& o) {
+  Prepared p;
+  p.s = load_sweep(o.file);
+  p.all = sweep_points(p.s);
+  p.out = fs::path(o.out) / p.s.name;
+  fs::create_directories(p.out);
+  p.db_path = o.db.empty() ? (fs::path(o.out) / (p.s.name + ".sqlite")).string() : o.db;
+  if (fs::path(p.db_path).has_parent_path()) fs::create_directories(fs::path(p.db_path).parent_path());
+  p.db = std::make_unique<Db>(p.db_path);
+  for (const SweepAxis& a : p.s.axes)
+    for (const std::string& k : a.keys) p.db->column(k, "param", "", k.rfind("-", 0) == 0 ? "run option" : "parameter");
+  for (const SweepPoint& pt : p.all) {
+    const std::string st = p.db->status(pt.key);
+    if (st == "ok") {
+      ++p.skipped_ok;
+    } else if (!st.empty() && !o.retry_failed) {
+      ++p.skipped_failed;
+    } else {
+      p.todo.push_back(&pt);
+    }
+  }
+  return p;
+}
+
+std::string point_dir(const Prepared& p, const SweepPoint& pt) {
+  return (p.out / "points" / std::to_string(pt.index)).string();
+}
+
+/// Record one finished point; returns its exit code (0: ok) and sets `message`.
+int record(Prepared& p, const SweepPoint& pt, const std::string& dir, const systems::JobEnd& end,
+           const nlohmann::json& result, std::string& message) {
+  const SweepSpec& s = p.s;
+  std::vector<std::pair<std::string, nlohmann::json>> row = {
+      {"sweep", s.name}, {"point", pt.key}, {"seed", pt.seed}, {"out_dir", dir}, {"finished_utc", utc_now()}};
+  for (const auto& [k, v] : pt.params) row.emplace_back(k, v);
+  std::string status = "ok";
+  message.clear();
+  int code = end.exit_code;
+  if (end.exit_code == 0) {
+    if (const auto* run = find_stat(result, "run")) {
+      row.emplace_back("version", run->value("version", ""));
+      row.emplace_back("config_hash", run->value("config_hash", ""));
+      row.emplace_back("platform", run->value("platform", ""));
+      row.emplace_back("wall_s", run->value("wall_s", 0.0));
+    }
+    std::vector<std::string> missing;
+    for (const std::string& k : s.record) {
+      const nlohmann::json* v = find_stat(result, k);
+      if (!v || v->is_object() || v->is_array()) {
+        missing.push_back(k);
+        row.emplace_back(k, nullptr);
+        continue;
+      }
+      if (p.units_known.insert(k).second) {
+        const auto [unit, desc] = stat_unit(result, k);
+        p.db->column(k, "stat", unit, desc);
+      }
+      row.emplace_back(k, *v);
+    }
+    if (!missing.empty()) {
+      status = "failed";
+      code = 1;
+      message = fmt::format("stats.json has no value {} (record: in {})", fmt::join(missing, ", "), s.file);
+    }
+  } else {
+    status = "failed";
+    if (end.exit_code < 0) code = 5;
+    message = end.signal ? fmt::format("killed by signal {}", end.signal) : failure_message(end.log);
+    for (const std::string& k : s.record) {
+      if (p.units_known.insert(k).second) p.db->column(k, "stat", "", "");
+      row.emplace_back(k, nullptr);
+    }
+  }
+  row.emplace_back("status", status);
+  row.emplace_back("exit_code", code);
+  row.emplace_back("message", message);
+  p.db->insert(row);
+  return code;
+}
+
+/// A shell word.
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_text(const fs::path& f) {
+  std::ifstream in(f);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// --slurm: one job array, task i runs point todo[i] into its folder and
+/// leaves its exit code in <folder>/exit_code (written last, atomically).
+int submit_slurm(const SweepOptions& o, Prepared& p) {
+  if (p.todo.empty()) {
+    fmt::print("sweep {}: every point is recorded already ({} ok{}); nothing to submit\n", p.s.name, p.skipped_ok,
+               p.skipped_failed ? fmt::format(", {} failed: --retry-failed", p.skipped_failed) : std::string());
+    return 0;
+  }
+  const fs::path dir = fs::absolute(p.out / "slurm");
+  fs::create_directories(dir);
+  const std::string exe = systems::fabricvp_executable();
+  std::string job = "#!/bin/sh\n# fabricvp sweep " + p.s.file + ": one array task per point (docs/sweeps.md)\n";
+  job += fmt::format("#SBATCH --job-name=fabricvp-{}\n#SBATCH --array=0-{}\n#SBATCH --output={}\n", p.s.name,
+                     p.todo.size() - 1, (dir / "task_%a.log").string());
+  if (!o.partition.empty()) job += "#SBATCH --partition=" + o.partition + "\n";
+  if (!o.time.empty()) job += "#SBATCH --time=" + o.time + "\n";
+  if (!o.mem.empty()) job += "#SBATCH --mem=" + o.mem + "\n";
+  job += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\nset -u\ncase \"$SLURM_ARRAY_TASK_ID\" in\n";
+  for (size_t i = 0; i < p.todo.size(); ++i) {
+    const std::string d = fs::absolute(point_dir(p, *p.todo[i])).string();
+    fs::remove_all(d);  // no stale outputs (or exit code) of an earlier attempt
+    std::string args;
+    for (const std::string& a : point_args(p.s, *p.todo[i], d)) args += " " + sh_quote(a);
+    job += fmt::format("{}) dir={}; set --{} ;;\n", i, sh_quote(d), args);
+  }
+  job += "*) echo \"no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 1 ;;\nesac\n";
+  job += "mkdir -p \"$dir\"\n" + sh_quote(exe) + " \"$@\" > \"$dir/log.txt\" 2>&1\n";
+  job += "echo $? > \"$dir/exit_code.tmp\" && mv \"$dir/exit_code.tmp\" \"$dir/exit_code\"\n";
+  const fs::path script = dir / "job.sh";
+  std::ofstream(script) << job;
+  fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
+  const std::string cmd = sh_quote(o.sbatch) + " --parsable " + sh_quote(script.string()) + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) throw core::ConfigError("cannot run " + o.sbatch);
+  std::string text;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const int status = pclose(f);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw core::ConfigError(fmt::format("{} refused the job array {}: {}", o.sbatch, script.string(), text));
+  fmt::print(
+      "sweep {}: submitted {} points as Slurm job array {} ({}); {} already ok. When they finish: fabricvp sweep "
+      "collect {}{}{}\n",
+      p.s.name, p.todo.size(), text, script.string(), p.skipped_ok, o.file,
+      o.out == SweepOptions{}.out ? std::string() : " --out " + o.out, o.db.empty() ? std::string() : " --db " + o.db);
+  return 0;
+}
+
+/// collect: record the points whose array task left an exit code.
+int collect(const SweepOptions& o, Prepared& p) {
+  size_t ok = 0, failed = 0, pending = 0;
+  int first_failure = 0;
+  for (const SweepPoint* pt : p.todo) {
+    const fs::path d = point_dir(p, *pt);
+    const fs::path code_file = d / "exit_code";
+    if (!fs::exists(code_file)) {
+      ++pending;
+      continue;
+    }
+    systems::JobEnd end;
+    const std::string code_text = read_text(code_file);
+    try {
+      end.exit_code = std::stoi(code_text);
+    } catch (const std::exception&) {
+      end.exit_code = -1;
+    }
+    end.log = read_text(d / "log.txt");
+    nlohmann::json result;
+    if (end.exit_code == 0) {
+      try {
+        result = nlohmann::json::parse(read_text(d / "stats.json"));
+      } catch (const std::exception& e) {
+        end.exit_code = 5;
+        end.log = fmt::format("unreadable stats.json: {}", e.what());
+      }
+    }
+    std::string message;
+    const int code = record(p, *pt, d.string(), end, result, message);
+    if (code == 0) {
+      ++ok;
+    } else {
+      ++failed;
+      if (!first_failure) first_failure = code;
+      if (!o.quiet) fmt::print(stderr, "fabricvp sweep: point {} failed (exit {}): {}\n", pt->index, code, message);
+    }
+  }
+  fmt::print(
+      "sweep {}: collected {} points ({} ok, {} failed), {} not finished yet, {} already recorded; results in "
+      "{}\n",
+      p.s.name, ok + failed, ok, failed, pending, p.skipped_ok + p.skipped_failed, p.db_path);
+  return first_failure;
+}
+
+}  // namespace
+
 int run_sweep(const SweepOptions& o) {
   const SignalGuard guard;
   try {
-    const SweepSpec s = load_sweep(o.file);
-    const std::vector<SweepPoint> all = sweep_points(s);
-    const fs::path out = fs::path(o.out) / s.name;
-    fs::create_directories(out);
-    const std::string db_path = o.db.empty() ? (fs::path(o.out) / (s.name + ".sqlite")).string() : o.db;
-    if (fs::path(db_path).has_parent_path()) fs::create_directories(fs::path(db_path).parent_path());
-    Db db(db_path);
-    for (const SweepAxis& a : s.axes)
-      for (const std::string& k : a.keys) db.column(k, "param", "", k.rfind("-", 0) == 0 ? "run option" : "parameter");
-
-    std::vector<const SweepPoint*> todo;
-    size_t skipped_ok = 0, skipped_failed = 0;
-    for (const SweepPoint& p : all) {
-      const std::string st = db.status(p.key);
-      if (st == "ok") {
-        ++skipped_ok;
-      } else if (!st.empty() && !o.retry_failed) {
-        ++skipped_failed;
-      } else {
-        todo.push_back(&p);
-      }
-    }
+    Prepared p = prepare(o);
+    if (o.collect) return collect(o, p);
+    if (o.slurm) return submit_slurm(o, p);
+    const SweepSpec& s = p.s;
     std::vector<systems::Job> jobs;
-    for (const SweepPoint* p : todo) {
-      const std::string dir = (out / "points" / std::to_string(p->index)).string();
+    for (const SweepPoint* pt : p.todo) {
+      const std::string dir = point_dir(p, *pt);
       fs::remove_all(dir);  // no stale outputs of an earlier attempt
-      std::vector<std::string> args = point_args(s, *p, dir);
-      jobs.push_back(systems::Job{args, dir, {}});
+      jobs.push_back(systems::Job{point_args(s, *pt, dir), dir, {}});
     }
     const bool tty = !o.quiet && isatty(2);
     const auto t0 = std::chrono::steady_clock::now();
     size_t done = 0, failed = 0;
     int first_failure = 0;
-    std::set<std::string> units_known;
     auto progress = [&](bool final) {
       if (!tty) return;
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -567,58 +754,15 @@ int run_sweep(const SweepOptions& o) {
     };
     progress(false);
     systems::run_jobs(jobs, o.jobs, [&](size_t i, systems::Job& j, const systems::JobEnd& end) {
-      const SweepPoint& p = *todo[i];
-      std::vector<std::pair<std::string, nlohmann::json>> row = {
-          {"sweep", s.name}, {"point", p.key}, {"seed", p.seed}, {"out_dir", j.dir}, {"finished_utc", utc_now()}};
-      for (const auto& [k, v] : p.params) row.emplace_back(k, v);
-      std::string status = "ok", message;
-      int code = end.exit_code;
-      if (end.exit_code == 0) {
-        const nlohmann::json& r = j.result;
-        if (const auto* run = find_stat(r, "run")) {
-          row.emplace_back("version", run->value("version", ""));
-          row.emplace_back("config_hash", run->value("config_hash", ""));
-          row.emplace_back("platform", run->value("platform", ""));
-          row.emplace_back("wall_s", run->value("wall_s", 0.0));
-        }
-        std::vector<std::string> missing;
-        for (const std::string& k : s.record) {
-          const nlohmann::json* v = find_stat(r, k);
-          if (!v || v->is_object() || v->is_array()) {
-            missing.push_back(k);
-            row.emplace_back(k, nullptr);
-            continue;
-          }
-          if (units_known.insert(k).second) {
-            const auto [unit, desc] = stat_unit(r, k);
-            db.column(k, "stat", unit, desc);
-          }
-          row.emplace_back(k, *v);
-        }
-        if (!missing.empty()) {
-          status = "failed";
-          code = 1;
-          message = fmt::format("stats.json has no value {} (record: in {})", fmt::join(missing, ", "), s.file);
-        }
-      } else {
-        status = "failed";
-        if (end.exit_code < 0) code = 5;
-        message = end.signal ? fmt::format("killed by signal {}", end.signal) : failure_message(end.log);
-        for (const std::string& k : s.record) {
-          if (units_known.insert(k).second) db.column(k, "stat", "", "");
-          row.emplace_back(k, nullptr);
-        }
-      }
-      row.emplace_back("status", status);
-      row.emplace_back("exit_code", code);
-      row.emplace_back("message", message);
-      db.insert(row);
+      const SweepPoint& pt = *p.todo[i];
+      std::string message;
+      const int code = record(p, pt, j.dir, end, j.result, message);
       ++done;
-      if (status != "ok") {
+      if (code != 0) {
         ++failed;
-        if (!first_failure) first_failure = code ? code : 1;
+        if (!first_failure) first_failure = code;
         if (!tty && !o.quiet)
-          fmt::print(stderr, "fabricvp sweep: point {} failed (exit {}): {}\n", p.index, code, message);
+          fmt::print(stderr, "fabricvp sweep: point {} failed (exit {}): {}\n", pt.index, code, message);
       }
       progress(false);
     });
@@ -627,9 +771,10 @@ int run_sweep(const SweepOptions& o) {
     fmt::print(
         "sweep {}: {} points: {} run ({} ok, {} failed), {} already ok{} in {}; results in {} (table runs), "
         "outputs in {}\n",
-        s.name, all.size(), jobs.size(), jobs.size() - failed, failed, skipped_ok,
-        skipped_failed ? fmt::format(", {} failed before (--retry-failed runs them)", skipped_failed) : std::string(),
-        duration(el), db_path, (out / "points").string());
+        s.name, p.all.size(), jobs.size(), jobs.size() - failed, failed, p.skipped_ok,
+        p.skipped_failed ? fmt::format(", {} failed before (--retry-failed runs them)", p.skipped_failed)
+                         : std::string(),
+        duration(el), p.db_path, (p.out / "points").string());
     return first_failure;
   } catch (const systems::Interrupted&) {
     fmt::print(stderr,

@@ -58,10 +58,16 @@ struct SweepOptions {
   std::string out = "out/sweeps";
   bool retry_failed = false;
   bool quiet = false;
+  /// Submit the points as one Slurm job array instead of running them here
+  /// (sbatch; each task leaves <folder>/exit_code), or collect what finished.
+  bool slurm = false, collect = false;
+  std::string partition, time, mem;
+  std::string sbatch = "sbatch";
 };
 
-/// Run a sweep; returns the exit code (0: every point recorded ok; else the
-/// exit code of the first failed point, 1 for a bad sweep file).
+/// Run a sweep here, submit it to Slurm, or collect what Slurm finished;
+/// returns the exit code (0: every point recorded ok; else the exit code of
+/// the first failed point, 1 for a bad sweep file or a refused submission).
 int run_sweep(const SweepOptions& o);
 
 }  // namespace fabricvp::runtime

@@ -26,6 +26,8 @@ packages=(
   libsqlite3-dev        # sweep results (fabricvp sweep)
   sqlite3               # the sqlite3 shell: docs/sweeps.md's queries, tests
   python3-matplotlib    # fabricvp plot (PNG from a sweep's database)
+  slurm-wlm             # fabricvp sweep --slurm; the test runs a single-node Slurm (scripts/slurm-local.sh)
+  munge                 # Slurm's authentication
 )
 
 missing=()

@@ -40,6 +40,8 @@ std::string self_exe() {
 
 }  // namespace
 
+std::string fabricvp_executable() { return self_exe(); }
+
 void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end) {
   const std::string exe = self_exe();
   struct Running {

@@ -64,6 +64,8 @@ struct Interrupted : std::runtime_error {
 };
 void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end);
 
+/// This fabricvp executable (what jobs run).
+std::string fabricvp_executable();
 /// The platform files shipped with fabricvp (platforms/<file>).
 std::string platform_file(const std::string& file);
 /// Any file of the source tree (e.g. "sw/workloads/resnet50.yaml").

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -243,4 +244,62 @@ TEST(Sweep, PlotDrawsAPngWithUnitsAndRefusesUnknownColumns) {
   r = test::sh("plot " + (dir.path / "none.sqlite").string() + " --x a --y b");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("no such database"), std::string::npos) << r.out;
+}
+
+// A real single-node Slurm (scripts/slurm-local.sh: munged, slurmctld and
+// slurmd from Debian's slurm-wlm, configured in a temporary folder): the
+// sweep is submitted as one job array, every task runs one point, and
+// `sweep collect` loads them into the database.
+TEST(Sweep, SlurmJobArrayRunsThePointsAndCollectLoadsThem) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string slurm = (dir.path / "slurm").string();
+  const std::string script = std::string(FABRICVP_SOURCE_DIR) + "/scripts/slurm-local.sh";
+  ASSERT_EQ(std::system((script + " start " + slurm + " > " + slurm + ".out 2>&1").c_str()), 0)
+      << "single-node Slurm did not start; see " << slurm << "/log";
+  setenv("SLURM_CONF", (slurm + "/slurm.conf").c_str(), 1);
+  struct Stop {
+    std::string cmd;
+    ~Stop() { (void)std::system(cmd.c_str()); }
+  } stop{script + " stop " + slurm};
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  name: slurm\n"
+                                 "  platform: ring.yaml\n"
+                                 "  options: [--workload, allreduce]\n"
+                                 "  axes:\n"
+                                 "    - key: sys.dim0.GBps\n"
+                                 "      values: [25, 50]\n"
+                                 "    - key: --bytes\n"
+                                 "      values: [64KiB, 1MiB, '3']\n"
+                                 "  record: [workload.simulated_ps, workload.verified]\n");
+  const std::string out = (dir.path / "o").string(), db = out + "/slurm.sqlite";
+  test::Result r = test::sh("sweep " + f + " -o " + out + " --slurm --time 00:05:00");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("submitted 6 points as Slurm job array"), std::string::npos) << r.out;
+  // Wait for the array to leave the queue (at most 3 minutes).
+  for (int i = 0; i < 360; ++i) {
+    FILE* q = popen("squeue -h 2>&1 | wc -l", "r");
+    char buf[64] = {};
+    const size_t n = fread(buf, 1, sizeof buf - 1, q);
+    pclose(q);
+    if (n && std::string(buf).find_first_not_of("0\n ") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  r = test::sh("sweep collect " + f + " -o " + out);
+  EXPECT_EQ(r.code, 1) << r.out;  // the '3'-byte points fail, as they do locally
+  EXPECT_NE(r.out.find("collected 6 points (4 ok, 2 failed), 0 not finished yet"), std::string::npos) << r.out;
+  EXPECT_EQ(query(db, "SELECT count(*) FROM runs WHERE status = 'ok' AND \"workload.verified\" = 1"),
+            std::vector<std::string>{"4"});
+  EXPECT_EQ(query(db,
+                  "SELECT count(*) FROM runs WHERE status = 'failed' AND exit_code = 1 AND message LIKE "
+                  "'%multiple of 4 bytes%'"),
+            std::vector<std::string>{"2"});
+  // Collecting again adds nothing; submitting again submits nothing new but the failed points on request.
+  r = test::sh("sweep collect " + f + " -o " + out);
+  EXPECT_NE(r.out.find("collected 0 points (0 ok, 0 failed), 0 not finished yet, 6 already recorded"),
+            std::string::npos)
+      << r.out;
+  r = test::sh("sweep " + f + " -o " + out + " --slurm");
+  EXPECT_NE(r.out.find("every point is recorded already (4 ok, 2 failed: --retry-failed)"), std::string::npos) << r.out;
 }
