@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -213,7 +214,19 @@ int run_plot(const PlotOptions& o) {
       hi = rows[0].x;
       for (const Sample& s : rows) lo = std::min(lo, s.x), hi = std::max(hi, s.x);
     }
-    d["logx"] = o.logx || (sizes && lo > 0 && hi / lo >= 16);
+    // Values spanning 16x or more (sizes, bandwidths doubling) go on a log2
+    // axis, ticked at the values themselves when there are few.
+    const bool auto_log = numeric && lo > 0 && hi / lo >= 16;
+    if (auto_log && !sizes) {
+      std::set<double> xs;
+      for (const Sample& s : rows) xs.insert(s.x);
+      if (xs.size() <= 12)
+        for (double x : xs)
+          d["xticks"].push_back({x, x == std::floor(x) && std::fabs(x) < 9e15
+                                        ? fmt::format("{}", static_cast<int64_t>(x))
+                                        : fmt::format("{}", x)});
+    }
+    d["logx"] = o.logx || auto_log;
     d["logy"] = o.logy;
     size_t points = 0;
     for (const std::string& b : order) {
