@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,45 @@ namespace fs = std::filesystem;
 namespace fabricvp::runtime {
 
 namespace {
+
+/// sc_start() to the end. On a terminal (and not -q), or with
+/// FABRICVP_PROGRESS=1, the simulation runs in slices of simulated time sized
+/// to about a quarter of a wall second each, and after the first 2 s a
+/// progress line on stderr says how far it is: simulated time reached, its
+/// rate, wall time. Slicing runs the same events in the same order (each
+/// slice ends at a time boundary and stops early when nothing is left), so
+/// results and statistics are the same (a test compares them).
+void simulate(const systems::RunOptions& opt) {
+  const char* env = std::getenv("FABRICVP_PROGRESS");
+  const bool progress = env ? std::string(env) == "1" : (!opt.quiet && ::isatty(2));
+  if (!progress) {
+    sc_core::sc_start();
+    return;
+  }
+  const auto t0 = WallClock::now();
+  auto last = t0;
+  uint64_t slice_ps = 1000000;  // 1 us to start with
+  bool shown = false;
+  while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
+    const auto w0 = WallClock::now();
+    sc_core::sc_start(sc_core::sc_time::from_value(slice_ps), sc_core::SC_EXIT_ON_STARVATION);
+    const double took = since(w0);
+    // Aim at ~0.25 s of wall time per slice, growing or shrinking by at most 4x.
+    if (took < 0.06)
+      slice_ps = std::min<uint64_t>(slice_ps * 4, uint64_t(1) << 50);
+    else if (took > 1.0)
+      slice_ps = std::max<uint64_t>(slice_ps / 4, 1000);
+    const double wall = since(t0);
+    if (wall >= 2.0 && since(last) >= 1.0) {
+      last = WallClock::now();
+      const uint64_t now = sc_core::sc_time_stamp().value();
+      fmt::print(stderr, "\rsimulating: {} simulated in {:.0f} s wall, {:.3g} simulated ns per wall second   ",
+                 core::human_time(now), wall, static_cast<double>(now) / 1000 / wall);
+      shown = true;
+    }
+  }
+  if (shown) fmt::print(stderr, "\n");
+}
 
 /// workload.replays etc. — software replay after machine checks.
 struct ReplayStats {
@@ -79,7 +119,7 @@ int attempt_impl(const systems::RunOptions& opt) {
 
   // ---- simulate ----
   const auto sim0 = WallClock::now();
-  sc_core::sc_start();
+  simulate(opt);
   sc->finish();
   const double sim_wall = since(sim0);
   const uint64_t sim_end = sc_core::sc_time_stamp().value();

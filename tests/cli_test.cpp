@@ -314,3 +314,25 @@ TEST(Cli, HandBrokenDragonflyScheduleFailsInTheCheckerAndInTheModel) {
   EXPECT_NE(r.out.find("RX underflow"), std::string::npos) << r.out;
   EXPECT_EQ(load(t / "bad/stats.json")["run"]["status"], "hardware_error");
 }
+
+// With a progress line (a terminal, or FABRICVP_PROGRESS=1) the simulation
+// runs in slices of simulated time; the same events run in the same order, so
+// every statistic but the wall times is the same as in one sc_start().
+TEST(Cli, ProgressSlicesGiveTheSameStatistics) {
+  test::TempDir t;
+  const std::string args = std::string(FABRICVP_PLATFORMS) + "/ace-torus-4x4x4.yaml --bytes 1MiB -q -o ";
+  setenv("FABRICVP_PROGRESS", "1", 1);
+  Result a = test::sh("run " + args + (t / "a"));
+  setenv("FABRICVP_PROGRESS", "0", 1);
+  Result b = test::sh("run " + args + (t / "b"));
+  unsetenv("FABRICVP_PROGRESS");
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  nlohmann::json ja = test::load_json(t / "a/stats.json"), jb = test::load_json(t / "b/stats.json");
+  for (nlohmann::json* j : {&ja, &jb})
+    for (const char* k : {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_s", "peak_rss_mib",
+                          "sim_ns_per_wall_s", "rtl_eval_s"})
+      (*j)["run"].erase(k);
+  EXPECT_EQ(ja, jb);
+  EXPECT_GT(ja["workload"]["simulated_ps"].get<uint64_t>(), 0u);
+}
