@@ -162,6 +162,9 @@ int attempt_impl(const systems::RunOptions& opt) {
     const std::string file = will_replay ? fmt::format("stats.attempt{}.json", opt.attempt) : "stats.json";
     std::ofstream f(fs::path(opt.out_dir) / file);
     core::write_stats_json(f);
+    f.close();
+    if (!f)
+      throw core::ConfigError(fmt::format("{}: cannot write the statistics", (fs::path(opt.out_dir) / file).string()));
   }
   if (will_replay) {
     const core::HardwareError& e = ctx.hw_errors()[0];

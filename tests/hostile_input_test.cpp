@@ -72,3 +72,15 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   EXPECT_EQ(test::sh("--help").code, 0);
   EXPECT_EQ(test::sh("--version").code, 0);
 }
+
+TEST(HostileInput, TraceWindowsReadAsTheReadmeWritesThemAndReversedOnesAreRefused) {
+  test::TempDir dir;
+  const std::string plat = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --bytes 64KiB --trace -q -o ";
+  test::Result r = test::sh("run " + plat + (dir.path / "a").string() + " --trace-window 0:10us");
+  EXPECT_EQ(r.code, 0) << r.out;  // the README's own example: zero needs no unit
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "a" / "trace.json"));
+  expect_refused("run " + plat + (dir.path / "b").string() + " --trace-window 10us:5us",
+                 "--trace-window 10us:5us: the window ends before it starts");
+  expect_refused("run " + plat + (dir.path / "c").string() + " --trace-window 5:10us", "'5': unit must be");
+  expect_refused("run " + plat + (dir.path / "d").string() + " --trace-window 0:99999999999ms", "past 2^64 ps");
+}

@@ -62,6 +62,8 @@ uint64_t parse_time_ps(const std::string& s, const std::string& what) {
   if (!leading_number(s, i, v))
     throw ConfigError(fmt::format("{} '{}': expected a number with unit ps, ns, us or ms", what, s));
   const std::string unit = s.substr(i);
+  if (v < 0) throw ConfigError(fmt::format("{} '{}': a time is >= 0", what, s));
+  if (unit.empty() && v == 0) return 0;  // zero needs no unit
   double mult;
   if (unit == "ps")
     mult = 1;
@@ -73,6 +75,7 @@ uint64_t parse_time_ps(const std::string& s, const std::string& what) {
     mult = 1e9;
   else
     throw ConfigError(fmt::format("{} '{}': unit must be ps, ns, us or ms", what, s));
+  if (!(v * mult < 1.8e19)) throw ConfigError(fmt::format("{} '{}': past 2^64 ps", what, s));
   return static_cast<uint64_t>(std::llround(v * mult));
 }
 

@@ -47,6 +47,8 @@ int run_cli(CliRun& c) {
       if (colon == std::string::npos) throw core::ConfigError("--trace-window expects from:to, e.g. 0:10us");
       opt.trace_from_ps = core::parse_time_ps(c.window.substr(0, colon), "--trace-window");
       opt.trace_to_ps = core::parse_time_ps(c.window.substr(colon + 1), "--trace-window");
+      if (opt.trace_to_ps <= opt.trace_from_ps)
+        throw core::ConfigError(fmt::format("--trace-window {}: the window ends before it starts", c.window));
       opt.trace = true;
     }
   } catch (const core::ConfigError& e) {
