@@ -63,6 +63,39 @@ void simulate(const systems::RunOptions& opt) {
   if (shown) fmt::print(stderr, "\n");
 }
 
+constexpr const char* kOutputList = ".fabricvp-outputs";
+
+/// A reused output directory: remove what the previous run wrote there (the
+/// list it left in .fabricvp-outputs, or fabricvp's usual files for a run
+/// from before that list), so no stale trace.json or programs/ is mixed with
+/// the new results. Other files in the directory are left alone.
+void clear_previous_outputs(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> names = {"stats.json",      "config.yaml", "trace.json",
+                                    "collectives.csv", "links.csv",   "programs"};
+  std::ifstream list(fs::path(dir) / kOutputList);
+  std::string line;
+  while (std::getline(list, line)) {
+    while (!line.empty() && line.back() == '/') line.pop_back();
+    const fs::path p(line);
+    if (line.empty() || p.is_absolute() || line.find("..") != std::string::npos) continue;  // only inside dir
+    names.push_back(line);
+  }
+  for (const std::string& n : names) fs::remove_all(fs::path(dir) / n, ec);
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("stats.attempt", 0) == 0 && e.path().extension() == ".json") fs::remove(e.path(), ec);
+  }
+}
+
+/// What this run wrote, for the next run into the same directory.
+void list_outputs(const systems::RunOptions& opt, const systems::Scenario& sc) {
+  std::ofstream f(fs::path(opt.out_dir) / kOutputList);
+  f << "stats.json\nconfig.yaml\n";
+  if (opt.trace) f << "trace.json\n";
+  for (const std::string& o : sc.outputs()) f << o << "\n";
+}
+
 /// workload.replays etc. — software replay after machine checks.
 struct ReplayStats {
   core::Value<uint64_t> replays{nullptr, "workload", "replays", "replays",
@@ -96,6 +129,7 @@ int attempt_impl(const systems::RunOptions& opt) {
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);
   if (ec) throw core::ConfigError(fmt::format("{}: cannot create output directory: {}", opt.out_dir, ec.message()));
+  if (opt.attempt == 0) clear_previous_outputs(opt.out_dir);
   if (opt.trace) ctx.trace().open((fs::path(opt.out_dir) / "trace.json").string(), opt.trace_from_ps, opt.trace_to_ps);
 
   // ---- elaborate ----
@@ -166,6 +200,7 @@ int attempt_impl(const systems::RunOptions& opt) {
     if (!f)
       throw core::ConfigError(fmt::format("{}: cannot write the statistics", (fs::path(opt.out_dir) / file).string()));
   }
+  list_outputs(opt, *sc);
   if (will_replay) {
     const core::HardwareError& e = ctx.hw_errors()[0];
     fmt::print(

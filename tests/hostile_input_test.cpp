@@ -84,3 +84,21 @@ TEST(HostileInput, TraceWindowsReadAsTheReadmeWritesThemAndReversedOnesAreRefuse
   expect_refused("run " + plat + (dir.path / "c").string() + " --trace-window 5:10us", "'5': unit must be");
   expect_refused("run " + plat + (dir.path / "d").string() + " --trace-window 0:99999999999ms", "past 2^64 ps");
 }
+
+// A reused output directory holds only what the last run wrote (and the
+// user's own files): no stale trace.json or programs/ from an earlier run.
+TEST(HostileInput, ReusedOutputDirectoryKeepsNoStaleOutputs) {
+  test::TempDir dir;
+  const std::string out = (dir.path / "o").string();
+  ASSERT_EQ(
+      test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --bytes 64KiB --trace -q -o " + out).code,
+      0);
+  ASSERT_TRUE(std::filesystem::exists(dir.path / "o" / "trace.json"));
+  ASSERT_TRUE(std::filesystem::exists(dir.path / "o" / "programs"));
+  dir.file("o/mine.txt", "kept\n");
+  ASSERT_EQ(test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml --bytes 64KiB -q -o " + out).code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "o" / "trace.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "o" / "programs"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "o" / "stats.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "o" / "mine.txt"));
+}
