@@ -3,10 +3,12 @@
 // process and cannot rewind, so every attempt runs in a fresh child process;
 // the parent keeps the history of machine checks, which the next attempt reports.
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -27,6 +29,7 @@ int run(const systems::RunOptions& opt) {
     if (::pipe(fds) != 0) return run_attempt(opt);  // no replay possible: one attempt in this process
     std::fflush(stdout);
     std::fflush(stderr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);
@@ -34,6 +37,10 @@ int run(const systems::RunOptions& opt) {
       return run_attempt(opt);
     }
     if (pid == 0) {
+      // The attempt dies with the fabricvp that started it: killing the
+      // parent alone must not leave a simulation running on (Linux).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);  // the parent died before prctl
       ::close(fds[0]);
       cur.report_fd = fds[1];
       const int rc = run_attempt(cur);

@@ -3,11 +3,16 @@
 // refused; every command-line error exits with 1 (never CLI11's 100+), an
 // unknown subcommand is named, and integers that do not fit are refused.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "harness.h"
 
@@ -101,4 +106,42 @@ TEST(HostileInput, ReusedOutputDirectoryKeepsNoStaleOutputs) {
   EXPECT_FALSE(std::filesystem::exists(dir.path / "o" / "programs"));
   EXPECT_TRUE(std::filesystem::exists(dir.path / "o" / "stats.json"));
   EXPECT_TRUE(std::filesystem::exists(dir.path / "o" / "mine.txt"));
+}
+
+// Every attempt of a run with replays is a child process; killing the parent
+// alone must not leave it simulating.
+TEST(HostileInput, KillingTheRunKillsItsAttempt) {
+  test::TempDir dir;
+  const std::string out = (dir.path / "killed").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string plat = std::string(FABRICVP_PLATFORMS) + "/ace-torus-4x4x4.yaml";
+    execl(FABRICVP_BIN, FABRICVP_BIN, "run", plat.c_str(), "--bytes", "64MiB", "--max-replays", "2", "-q", "-o",
+          out.c_str(), nullptr);
+    _exit(127);
+  }
+  auto attempts = [&] {
+    // "[k]illed" matches the path but not this shell's own command line.
+    const std::string pattern = (dir.path / "[k]illed").string();
+    FILE* p = popen(("pgrep -f -- '" + pattern + "' | grep -vx " + std::to_string(pid) + " | wc -l").c_str(), "r");
+    char buf[32] = {};
+    const size_t n = fread(buf, 1, sizeof buf - 1, p);
+    pclose(p);
+    return n ? std::stoi(buf) : 0;
+  };
+  int seen = 0;
+  for (int i = 0; i < 100 && seen == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    seen = attempts();
+  }
+  ASSERT_GT(seen, 0) << "the attempt process never appeared";
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  int left = 1;
+  for (int i = 0; i < 40 && left; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    left = attempts();
+  }
+  EXPECT_EQ(left, 0) << "an attempt kept running after its parent was killed";
 }
