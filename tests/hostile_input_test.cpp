@@ -74,6 +74,11 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   expect_refused("run " + plat + " --no-such-option" + o, "--no-such-option");
   expect_refused("run " + (dir.path / "missing.yaml").string() + o, "missing.yaml");
   expect_refused("sweep x.yaml -j 0", "--jobs");
+  // Counts that would run for ever are bounded.
+  expect_refused("run " + plat + " --max-replays 4294967295" + o, "--max-replays");
+  expect_refused("hac " + plat + " --align-exchanges 99999999999", "--align-exchanges");
+  expect_refused("ace-equiv --transactions 99999999999999", "--transactions");
+  expect_refused("fec bench --codewords 0", "--codewords");
   EXPECT_EQ(test::sh("--help").code, 0);
   EXPECT_EQ(test::sh("--version").code, 0);
 }

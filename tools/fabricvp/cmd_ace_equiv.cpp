@@ -13,7 +13,8 @@ fabricvp::cli::Command ace_equiv_cmd([](CLI::App& app) {
   auto opts = std::make_shared<fabricvp::tb::EquivOptions>();
   sub->add_option("--transactions,-n", opts->transactions,
                   "random chunks (a fill and a read-back of the buffer come on top)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 32));
   sub->add_option("--seed,-s", opts->seed, "random seed (chunks, gaps, back-pressure)")->capture_default_str();
   sub->add_option("--vcd", opts->vcd, "write a VCD of the RTL to this file");
   sub->add_option("--fail-vcd", opts->fail_vcd, "on a mismatch, re-run the seed traced into this file (empty: don't)")

@@ -288,8 +288,10 @@ fabricvp::cli::Command fec_cmd([](CLI::App& app) {
   sub->add_option("--code,-c", opts->code,
                   "kp4 = RS(544,514) t=15 (default) | kr4 = RS(528,514) t=7 | all (bench, its default)");
   sub->add_option("--erasures,-e", opts->erasures, "decode: positions (0..n-1) of erased symbols, e.g. 3,17,400");
-  sub->add_option("--codewords", opts->codewords, "bench: codewords per throughput measurement");
-  sub->add_option("--trials", opts->trials, "bench: words with t+1..t+5 errors for the miscorrection rate");
+  sub->add_option("--codewords", opts->codewords, "bench: codewords per throughput measurement")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1000000000)));
+  sub->add_option("--trials", opts->trials, "bench: words with t+1..t+5 errors for the miscorrection rate")
+      ->check(CLI::Range(uint64_t(0), uint64_t(10000000000)));
   sub->add_option("--seed,-s", opts->seed, "bench: random seed");
   return fabricvp::cli::Handler{sub, [opts] { return run_fec(*opts); }};
 });

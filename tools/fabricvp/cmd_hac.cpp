@@ -165,8 +165,10 @@ cli::Command hac_cmd([](CLI::App& app) {
                                  "initial program alignment");
   auto o = std::make_shared<HacOptions>();
   sub->add_option("platform", o->platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
-  sub->add_option("--iterations,-n", o->iterations, "reflection round trips per cable (seed 000: 100,000)");
-  sub->add_option("--align-exchanges", o->align_exchanges, "exchanges of parent/child alignment before §3.2");
+  sub->add_option("--iterations,-n", o->iterations, "reflection round trips per cable (seed 000: 100,000)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(100000000)));
+  sub->add_option("--align-exchanges", o->align_exchanges, "exchanges of parent/child alignment before §3.2")
+      ->check(CLI::Range(uint64_t(0), uint64_t(100000000)));
   sub->add_option("--json", o->json, "also write one object per link {link, min, mean, max, std} to this file");
   sub->add_option("--seed,-s", o->seed, "random seed");
   sub->add_option("-p,--param", o->overrides, "override a parameter: key=value (glob '*' allowed)");

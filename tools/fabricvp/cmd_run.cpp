@@ -89,7 +89,8 @@ const cli::Command run_cmd([](CLI::App& app) {
   run->add_flag("--quiet,-q", opt.quiet, "no summary table");
   run->add_option("--max-replays", opt.max_replays,
                   "replay the program from the start after a machine check (uncorrectable FEC codeword) up to N "
-                  "times; 0: fail at the first");
+                  "times; 0: fail at the first")
+      ->check(CLI::Range(0, 100));
   run->add_option("--ber", c->ber, "bit-error rate on every link (sets sys.phy.ber)");
   run->add_option("--burst", c->burst,
                   "error bursts on every link: RATE[:MEAN_BITS] (sets sys.phy.burst_rate, burst_length_mean)");
