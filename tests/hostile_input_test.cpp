@@ -150,3 +150,14 @@ TEST(HostileInput, KillingTheRunKillsItsAttempt) {
   }
   EXPECT_EQ(left, 0) << "an attempt kept running after its parent was killed";
 }
+
+// A NOP or WAIT past 2^40 cycles would carry simulated time past 2^64 ps
+// (a NOP of 2^64 - 1 cycles used to finish at time 0).
+TEST(HostileInput, CycleCountsPast2To40AreRefused) {
+  test::TempDir dir;
+  expect_refused("asm " + dir.file("a.s", ".queue 0\nNOP 18446744073709551615\n"),
+                 "a.s:2: NOP 18446744073709551615: at most 2^40 cycles");
+  expect_refused("asm " + dir.file("b.s", ".queue 0\nNOP 20000000000000000\n"), "at most 2^40 cycles");
+  expect_refused("asm " + dir.file("c.s", ".queue 0\nWAIT 1099511627777\n"), "WAIT 1099511627777: at most cycle 2^40");
+  EXPECT_EQ(test::sh("asm " + dir.file("d.s", ".queue 0\nNOP 1099511627776\n")).code, 0);
+}

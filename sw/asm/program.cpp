@@ -29,6 +29,10 @@ void Program::emit(uint32_t q, const Instr& in) {
   queues[q].push_back(in);
 }
 
+/// The largest NOP count or WAIT cycle: 2^40 cycles are 20 minutes at 900 MHz,
+/// far inside 2^64 ps even summed over a long program.
+constexpr uint64_t kMaxCycles = uint64_t(1) << 40;
+
 namespace {
 
 struct Parser {
@@ -195,12 +199,16 @@ Program assemble(const std::string& text, const std::string& file) {
         want(1);
         ins.imm = P.number(ops[0], "cycle count");
         if (ins.imm == 0) P.fail("NOP needs at least 1 cycle");
+        if (ins.imm > kMaxCycles)
+          P.fail(fmt::format("NOP {}: at most 2^40 cycles (simulated time is counted in 64-bit picoseconds)", ins.imm));
       }
       ins.op = Op::NOP;
     } else if (base == "WAIT") {
       want(1);
       ins.op = Op::WAIT;
       ins.imm = P.number(ops[0], "cycle");
+      if (ins.imm > kMaxCycles)
+        P.fail(fmt::format("WAIT {}: at most cycle 2^40 (simulated time is counted in 64-bit picoseconds)", ins.imm));
     } else if (base == "SEND" || base == "RECV") {
       want(3);
       ins.op = base == "SEND" ? Op::SEND : Op::RECV;
