@@ -533,7 +533,7 @@ struct Prepared {
   fs::path out;
   std::string db_path;
   std::unique_ptr<Db> db;
-  std::vector<const SweepPoint*> todo;
+  std::vector<const SweepPoint*> to_run;
   size_t skipped_ok = 0, skipped_failed = 0;
   std::set<std::string> units_known;
 };
@@ -556,7 +556,7 @@ Prepared prepare(const SweepOptions& o) {
     } else if (!st.empty() && !o.retry_failed) {
       ++p.skipped_failed;
     } else {
-      p.todo.push_back(&pt);
+      p.to_run.push_back(&pt);
     }
   }
   return p;
@@ -630,10 +630,10 @@ std::string read_text(const fs::path& f) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
-/// --slurm: one job array, task i runs point todo[i] into its folder and
+/// --slurm: one job array, task i runs point to_run[i] into its folder and
 /// leaves its exit code in <folder>/exit_code (written last, atomically).
 int submit_slurm(const SweepOptions& o, Prepared& p) {
-  if (p.todo.empty()) {
+  if (p.to_run.empty()) {
     fmt::print("sweep {}: every point is recorded already ({} ok{}); nothing to submit\n", p.s.name, p.skipped_ok,
                p.skipped_failed ? fmt::format(", {} failed: --retry-failed", p.skipped_failed) : std::string());
     return 0;
@@ -643,16 +643,16 @@ int submit_slurm(const SweepOptions& o, Prepared& p) {
   const std::string exe = systems::fabricvp_executable();
   std::string job = "#!/bin/sh\n# fabricvp sweep " + p.s.file + ": one array task per point (docs/sweeps.md)\n";
   job += fmt::format("#SBATCH --job-name=fabricvp-{}\n#SBATCH --array=0-{}\n#SBATCH --output={}\n", p.s.name,
-                     p.todo.size() - 1, (dir / "task_%a.log").string());
+                     p.to_run.size() - 1, (dir / "task_%a.log").string());
   if (!o.partition.empty()) job += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.time.empty()) job += "#SBATCH --time=" + o.time + "\n";
   if (!o.mem.empty()) job += "#SBATCH --mem=" + o.mem + "\n";
   job += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\nset -u\ncase \"$SLURM_ARRAY_TASK_ID\" in\n";
-  for (size_t i = 0; i < p.todo.size(); ++i) {
-    const std::string d = fs::absolute(point_dir(p, *p.todo[i])).string();
+  for (size_t i = 0; i < p.to_run.size(); ++i) {
+    const std::string d = fs::absolute(point_dir(p, *p.to_run[i])).string();
     fs::remove_all(d);  // no stale outputs (or exit code) of an earlier attempt
     std::string args;
-    for (const std::string& a : point_args(p.s, *p.todo[i], d)) args += " " + sh_quote(a);
+    for (const std::string& a : point_args(p.s, *p.to_run[i], d)) args += " " + sh_quote(a);
     job += fmt::format("{}) dir={}; set --{} ;;\n", i, sh_quote(d), args);
   }
   job += "*) echo \"no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 1 ;;\nesac\n";
@@ -675,7 +675,7 @@ int submit_slurm(const SweepOptions& o, Prepared& p) {
   fmt::print(
       "sweep {}: submitted {} points as Slurm job array {} ({}); {} already ok. When they finish: fabricvp sweep "
       "collect {}{}{}\n",
-      p.s.name, p.todo.size(), text, script.string(), p.skipped_ok, o.file,
+      p.s.name, p.to_run.size(), text, script.string(), p.skipped_ok, o.file,
       o.out == SweepOptions{}.out ? std::string() : " --out " + o.out, o.db.empty() ? std::string() : " --db " + o.db);
   return 0;
 }
@@ -684,7 +684,7 @@ int submit_slurm(const SweepOptions& o, Prepared& p) {
 int collect(const SweepOptions& o, Prepared& p) {
   size_t ok = 0, failed = 0, pending = 0;
   int first_failure = 0;
-  for (const SweepPoint* pt : p.todo) {
+  for (const SweepPoint* pt : p.to_run) {
     const fs::path d = point_dir(p, *pt);
     const fs::path code_file = d / "exit_code";
     if (!fs::exists(code_file)) {
@@ -735,7 +735,7 @@ int run_sweep(const SweepOptions& o) {
     if (o.slurm) return submit_slurm(o, p);
     const SweepSpec& s = p.s;
     std::vector<systems::Job> jobs;
-    for (const SweepPoint* pt : p.todo) {
+    for (const SweepPoint* pt : p.to_run) {
       const std::string dir = point_dir(p, *pt);
       fs::remove_all(dir);  // no stale outputs of an earlier attempt
       jobs.push_back(systems::Job{point_args(s, *pt, dir), dir, {}});
@@ -754,7 +754,7 @@ int run_sweep(const SweepOptions& o) {
     };
     progress(false);
     systems::run_jobs(jobs, o.jobs, [&](size_t i, systems::Job& j, const systems::JobEnd& end) {
-      const SweepPoint& pt = *p.todo[i];
+      const SweepPoint& pt = *p.to_run[i];
       std::string message;
       const int code = record(p, pt, j.dir, end, j.result, message);
       ++done;

@@ -71,20 +71,14 @@ class Npu::Cores final : public CommBackend {
                                      : m_npu.memory.access(start + m_endpoint_delay_ps, in.bytes, Client::afi_rx_write);
     const uint64_t local = step.elems * k.es;
     uint64_t ready = written;
-    if (step.reduce && m_ideal) {
-      if (!k.timing_only) {
-        m_tmp.resize(local);
-        gather(t.coll, step.local, m_tmp.data());
-        core::add(k.dt, m_tmp.data(), in.data.data(), m_tmp.data(), local);
-        scatter(t.coll, step.local, m_tmp.data());
+    if (step.reduce) {
+      if (!m_ideal) {
+        // Reduction kernel on the communication SMs: 2 reads + 1 write of the message.
+        m_npu.memory.access(written, 2 * local, Client::reduce_read);
+        const uint64_t mem_done = m_npu.memory.access(written, local, Client::reduce_write);
+        const uint64_t alu = m_npu.compute.reduction(step.elems);
+        ready = std::max(mem_done, written + alu) + m_reduction_delay_ps;
       }
-      m_engine->reduced(local);
-    } else if (step.reduce) {
-      // Reduction kernel on the communication SMs: 2 reads + 1 write of the message.
-      m_npu.memory.access(written, 2 * local, Client::reduce_read);
-      const uint64_t mem_done = m_npu.memory.access(written, local, Client::reduce_write);
-      const uint64_t alu = m_npu.compute.reduction(step.elems);
-      ready = std::max(mem_done, written + alu) + m_reduction_delay_ps;
       if (!k.timing_only) {
         m_tmp.resize(local);
         gather(t.coll, step.local, m_tmp.data());
