@@ -114,7 +114,8 @@ int attempt_impl(const systems::RunOptions& opt) {
   ctx.config().load_file(opt.platform);
   for (const auto& o : opt.overrides) ctx.config().add_override(o);
   const systems::Kind& kind = systems::kind_for(ctx.config());
-  for (const auto& [option, value] : opt.kind_options) {
+  for (const auto& kind_option : opt.kind_options) {
+    const std::string& option = kind_option.first;  // a plain name: lambdas cannot capture structured bindings
     if (std::find(kind.options.begin(), kind.options.end(), option) == kind.options.end())
       throw core::ConfigError(
           fmt::format("--{}: {} platforms do not take this option ({} does)", option, kind.name, [&] {

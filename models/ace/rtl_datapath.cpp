@@ -73,10 +73,10 @@ RtlDatapath::RtlDatapath(const sc_core::sc_module_name& nm, const std::string& v
   for (int i = 0; i < kResetCycles; ++i) {
     t.clk = 0;
     t.eval();
-    dump();
+    dump_vcd();
     t.clk = 1;
     t.eval();
-    dump();
+    dump_vcd();
   }
   t.rst_n = 1;
 }
@@ -88,7 +88,7 @@ RtlDatapath::~RtlDatapath() {
 
 bool RtlDatapath::idle() const { return m_top->idle != 0; }
 
-void RtlDatapath::dump() {
+void RtlDatapath::dump_vcd() {
   if (m_vcd && m_now >= m_vcd_from) m_vcd->dump(m_vcd_time);
   m_vcd_time += m_half_ps;
 }
@@ -128,7 +128,7 @@ void RtlDatapath::step() {
   t.out_ready = m_ready ? m_ready(m_now) : true;
   t.clk = 0;
   t.eval();
-  dump();
+  dump_vcd();
 
   const bool accepted = offer && t.in_ready;
   if (offer && !t.in_ready) ++in_stall_cycles;
@@ -159,7 +159,7 @@ void RtlDatapath::step() {
 
   t.clk = 1;
   t.eval();
-  dump();
+  dump_vcd();
 
   if (accepted) {
     m_queue.pop();
@@ -238,11 +238,11 @@ bool RtlDatapath::raw_cycle(bool in_valid, const Chunk& c, bool out_ready) {
   t.out_ready = out_ready;
   t.clk = 0;
   t.eval();
-  dump();
+  dump_vcd();
   const bool accepted = in_valid && t.in_ready;
   t.clk = 1;
   t.eval();
-  dump();
+  dump_vcd();
   if (m_ctx->gotFinish()) fail(fmt::format("the RTL called $finish in cycle {}", m_now));
   ++m_now;
   ++cycles;

@@ -66,7 +66,7 @@ class RtlDatapath final : public core::Module, public DatapathModel {
  private:
   void drive(const Chunk& c);
   void step();
-  void dump();  // VCD sample at the current half cycle
+  void dump_vcd();  // VCD sample at the current half cycle
   void fail(const std::string& why);
 
   struct Queued {

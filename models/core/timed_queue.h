@@ -219,8 +219,10 @@ class ActionQueue {
       --m_size;
       if (m_head + kAhead < m_b[0].size()) {  // the actor of an action soon due: likely not in cache
         const char* who = reinterpret_cast<const char*>(m_b[0][m_head + kAhead].who);
-        __builtin_prefetch(who);
-        __builtin_prefetch(who + 64);
+        if (who) {  // (an action without an actor: nothing to fetch, and null + 64 is undefined)
+          __builtin_prefetch(who);
+          __builtin_prefetch(who + 64);
+        }
       }
       const Action a = m_b[0][m_head++];
       if (m_head == m_b[0].size()) {

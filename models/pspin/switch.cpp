@@ -78,7 +78,7 @@ struct Switch::Message {
   uint32_t seen = 0;
 };
 
-Core::Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint32_t index)
+Core::Core(const sc_core::sc_module_name& nm, uint32_t cluster, uint32_t index)
     : core::Module(nm, "pspin.core"),
       handlers(this, nullptr, "handlers", "", "handler invocations run on this core"),
       instructions(this, nullptr, "instructions", "", "instructions retired in handlers"),
@@ -86,7 +86,6 @@ Core::Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint
       stall_cycles(this, nullptr, "stall_cycles", "cycles", "cycles blocked on commands, DMA or a full command queue"),
       commands(this, nullptr, "commands", "", "commands issued (packets, host writes, DMA)"),
       faults(this, nullptr, "faults", "", "handlers ended by a fault or the watchdog"),
-      m_sw(sw),
       m_cluster(cluster),
       m_index(index) {}
 
@@ -97,13 +96,12 @@ Port::Port(const sc_core::sc_module_name& nm)
       packets_dropped(this, nullptr, "packets_dropped", "", "packets of this port dropped: L2 buffer full"),
       pause_ps(this, nullptr, "pause_ps", "ps", "time this port waited for L2 space") {}
 
-Cluster::Cluster(const sc_core::sc_module_name& nm, Switch& sw, uint32_t index)
+Cluster::Cluster(const sc_core::sc_module_name& nm, uint32_t index)
     : core::Module(nm, "pspin.cluster"),
       tasks(this, nullptr, "tasks", "", "handler executions assigned to this cluster"),
       l1_peak_bytes(this, nullptr, "l1_peak_bytes", "B", "peak occupancy of the L1 packet buffer"),
       bank_conflicts(this, nullptr, "bank_conflicts", "", "L1 accesses that waited for a busy bank"),
       bank_stall_cycles(this, nullptr, "bank_stall_cycles", "cycles", "cycles lost to L1 bank conflicts"),
-      m_sw(sw),
       m_index(index),
       m_occ_name(fmt::format("cluster{}.tasks", index)),
       m_l1_name(fmt::format("cluster{}.l1_packet_buffer_bytes", index)) {}
@@ -194,7 +192,7 @@ Switch::Switch(const sc_core::sc_module_name& nm)
 
   const uint32_t banks = l1_banks.get() ? l1_banks.get() : 8 * m_ncores;
   for (uint32_t c = 0; c < m_nclusters; ++c) {
-    auto* cl = new Cluster(fmt::format("cluster{}", c).c_str(), *this, c);
+    auto* cl = new Cluster(fmt::format("cluster{}", c).c_str(), c);
     m_clusters.push_back(cl);
     cl->m_banks = std::make_unique<riscv::Banks>(banks, 4);
     riscv::AddressMap& map = cl->m_map;
@@ -255,7 +253,7 @@ Switch::Switch(const sc_core::sc_module_name& nm)
     riscv::HartConfig hc;
     hc.f = m_f;
     for (uint32_t k = 0; k < m_ncores; ++k) {
-      auto* core = new Core(fmt::format("cluster{}_core{}", c, k).c_str(), *this, c, k);
+      auto* core = new Core(fmt::format("cluster{}_core{}", c, k).c_str(), c, k);
       hc.hartid = c * 32 + k;
       core->m_hart = std::make_unique<riscv::Hart>(map, m_decode, hc);
       core->m_hart->set_trap_exits(true);

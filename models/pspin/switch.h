@@ -121,14 +121,13 @@ class Ranges {
 
 class Core : public core::Module {
  public:
-  Core(const sc_core::sc_module_name& nm, Switch& sw, uint32_t cluster, uint32_t index);
+  Core(const sc_core::sc_module_name& nm, uint32_t cluster, uint32_t index);
 
   core::Counter handlers, instructions, busy_cycles, stall_cycles, commands, faults;
 
  private:
   friend class Switch;
   friend class Cluster;
-  Switch& m_sw;
   uint32_t m_cluster, m_index;
   std::unique_ptr<riscv::Hart> m_hart;
   std::vector<riscv::UserRange> m_ranges;
@@ -158,13 +157,12 @@ class Port : public core::Module {
 
 class Cluster : public core::Module {
  public:
-  Cluster(const sc_core::sc_module_name& nm, Switch& sw, uint32_t index);
+  Cluster(const sc_core::sc_module_name& nm, uint32_t index);
 
   core::Counter tasks, l1_peak_bytes, bank_conflicts, bank_stall_cycles;
 
  private:
   friend class Switch;
-  Switch& m_sw;
   uint32_t m_index;
   std::vector<Core*> m_cores;
   riscv::AddressMap m_map;
@@ -174,8 +172,7 @@ class Cluster : public core::Module {
   std::string m_occ_name, m_l1_name;  // trace counter names
   bool m_quantum_posted = false;
   uint64_t m_quantum_at = 0;
-  uint64_t m_l1_head = 0, m_l1_used = 0;  // L1 packet buffer ring
-  std::deque<Task*> m_l1_wait;            // tasks waiting for L1 packet buffer space
+  std::deque<Task*> m_l1_wait;  // tasks waiting for L1 packet buffer space
 };
 
 class Switch : public core::Module {
@@ -311,7 +308,6 @@ class Switch : public core::Module {
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> m_eom_l2;  // message -> its EOM packet in L2
   std::map<uint32_t, uint64_t> m_eom_arrived;
   std::vector<std::string> m_console;
-  uint64_t m_l2_used = 0, m_l2_head = 0;
   std::map<uint32_t, std::unique_ptr<Message>> m_messages;
   std::deque<Task*> m_unplaced;  // no cluster had room
   std::vector<std::unique_ptr<Task>> m_tasks;

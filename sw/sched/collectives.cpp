@@ -144,7 +144,7 @@ struct Ctx {
   Engine eng;
   Hierarchy h;
   uint32_t max_hops = 0;
-  Ctx(const Machine& mm, const Request& rr) : m(mm), r(rr), router(mm), eng(mm, router), h(mm) {}
+  Ctx(const Machine& mm, const Request& rr) : m(mm), r(rr), router(mm), eng(mm), h(mm) {}
 
   uint32_t chip(uint32_t rank) const { return m.ranks[rank]; }
   /// Minimal route; `into` takes it from the destination's search (many

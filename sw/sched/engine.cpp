@@ -25,7 +25,7 @@ bool overlaps(const std::map<uint64_t, uint64_t>& busy, uint64_t s, uint64_t e, 
 }
 }  // namespace
 
-Engine::Engine(const Machine& m, Router& router) : m_m(m), m_router(router) {
+Engine::Engine(const Machine& m) : m_m(m) {
   const size_t n = m.chips.size();
   m_busy.resize(n);
   m_alu.resize(n);

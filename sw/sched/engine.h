@@ -26,7 +26,7 @@ using Ready = std::vector<uint64_t>;
 
 class Engine {
  public:
-  Engine(const Machine& m, Router& router);
+  explicit Engine(const Machine& m);
 
   /// Where the last chip writes consecutive vectors of a tensor (one RECV each).
   struct Chunk {
@@ -77,7 +77,6 @@ class Engine {
   }
 
   const Machine& m_m;
-  Router& m_router;
   // [chip][port]: serializer reservations, start -> end (ps)
   std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_busy;
   // [chip][lane]: ALU reservations, first cycle -> end cycle
