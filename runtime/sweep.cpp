@@ -23,6 +23,7 @@
 
 #include "models/core/config.h"
 #include "models/core/input_file.h"
+#include "models/core/yaml_input.h"
 #include "systems/experiment.h"
 
 namespace fs = std::filesystem;
@@ -33,20 +34,7 @@ namespace {
 
 // ---- the sweep file ------------------------------------------------------------
 
-std::string at(const std::string& path, const YAML::Node& n) { return fmt::format("{}:{}", path, n.Mark().line + 1); }
-
-void no_unknown_keys(const std::string& path, const YAML::Node& map, std::initializer_list<const char*> known) {
-  for (const auto& kv : map) {
-    const std::string k = kv.first.Scalar();
-    bool ok = false;
-    for (const char* x : known) ok |= k == x;
-    if (!ok) {
-      std::string list;
-      for (const char* x : known) list += (list.empty() ? "" : ", ") + std::string(x);
-      throw core::ConfigError(fmt::format("{}: unknown key '{}' (known: {})", at(path, kv.first), k, list));
-    }
-  }
-}
+std::string at(const std::string& path, const YAML::Node& n) { return core::yaml_at(path, n); }
 
 std::string scalar(const std::string& path, const YAML::Node& n, const std::string& what) {
   if (!n.IsScalar()) throw core::ConfigError(fmt::format("{}: {} must be a single value", at(path, n), what));
@@ -98,7 +86,7 @@ std::vector<std::string> axis_values(const std::string& path, const YAML::Node& 
   }
   const YAML::Node r = a["range"];
   if (!r.IsMap()) throw core::ConfigError(fmt::format("{}: axis '{}': range must be a map", at(path, r), key));
-  no_unknown_keys(path, r, {"from", "to", "step", "factor"});
+  core::yaml_no_unknown_keys(path, r, {"from", "to", "step", "factor"});
   if (!r["from"] || !r["to"] || static_cast<bool>(r["step"]) == static_cast<bool>(r["factor"]))
     throw core::ConfigError(
         fmt::format("{}: axis '{}': range needs from, to and one of step or factor", at(path, r), key));
@@ -127,6 +115,8 @@ std::vector<std::string> axis_values(const std::string& path, const YAML::Node& 
 
 void check_key(const std::string& path, const YAML::Node& n, const std::string& key, std::set<std::string>& seen) {
   if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", at(path, n)));
+  if (key.find_first_of("|=\n") != std::string::npos)
+    throw core::ConfigError(fmt::format("{}: axis key '{}' contains '|', '=' or a newline", at(path, n), key));
   if (fixed_column(key) || key == "--seed" || key == "-s" || key == "-o" || key == "--out" || key == "-q")
     throw core::ConfigError(
         fmt::format("{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)",
@@ -138,23 +128,18 @@ void check_key(const std::string& path, const YAML::Node& n, const std::string& 
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
+  return load_sweep_string(core::read_input_file(path, "sweep file", 1u << 20), path);
+}
+
+SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   std::error_code ec;
-  const std::string text = core::read_input_file(path, "sweep file", 1u << 20);
-  YAML::Node root;
-  try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      throw core::ConfigError(fmt::format("{}: {} YAML documents ('---'); a sweep file is one", path, docs.size()));
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
-  }
+  const YAML::Node root = core::load_yaml_document(text, path, "a sweep file is one");
   if (!root.IsMap() || !root["sweep"])
     throw core::ConfigError(fmt::format("{}: a sweep file is a map with the key 'sweep'", path));
-  no_unknown_keys(path, root, {"sweep"});
+  core::yaml_no_unknown_keys(path, root, {"sweep"});
   const YAML::Node s = root["sweep"];
   if (!s.IsMap()) throw core::ConfigError(fmt::format("{}: sweep must be a map", at(path, s)));
-  no_unknown_keys(path, s, {"name", "platform", "options", "axes", "seeds", "repetitions", "record"});
+  core::yaml_no_unknown_keys(path, s, {"name", "platform", "options", "axes", "seeds", "repetitions", "record"});
   SweepSpec out;
   out.file = path;
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
@@ -182,14 +167,14 @@ SweepSpec load_sweep(const std::string& path) {
       if (!a.IsMap()) throw core::ConfigError(fmt::format("{}: an axis must be a map", at(path, a)));
       SweepAxis ax;
       if (a["zip"]) {
-        no_unknown_keys(path, a, {"zip"});
+        core::yaml_no_unknown_keys(path, a, {"zip"});
         if (!a["zip"].IsSequence() || a["zip"].size() < 2)
           throw core::ConfigError(fmt::format("{}: zip lists two or more axes", at(path, a["zip"])));
         std::vector<std::vector<std::string>> cols;
         for (const auto& z : a["zip"]) {
           if (!z.IsMap() || !z["key"])
             throw core::ConfigError(fmt::format("{}: a zipped axis is a map with a key", at(path, z)));
-          no_unknown_keys(path, z, {"key", "values", "range"});
+          core::yaml_no_unknown_keys(path, z, {"key", "values", "range"});
           const std::string k = scalar(path, z["key"], "key");
           check_key(path, z["key"], k, seen);
           ax.keys.push_back(k);
@@ -204,11 +189,21 @@ SweepSpec load_sweep(const std::string& path) {
         }
       } else {
         if (!a["key"]) throw core::ConfigError(fmt::format("{}: an axis needs a key (or zip)", at(path, a)));
-        no_unknown_keys(path, a, {"key", "values", "range"});
+        core::yaml_no_unknown_keys(path, a, {"key", "values", "range"});
         const std::string k = scalar(path, a["key"], "key");
         check_key(path, a["key"], k, seen);
         ax.keys.push_back(k);
         for (std::string& v : axis_values(path, a, k)) ax.values.push_back({std::move(v)});
+      }
+      // A point is known by its parameters: two equal points would be one row.
+      std::set<std::vector<std::string>> distinct;
+      for (const auto& v : ax.values) {
+        for (const std::string& x : v)
+          if (x.find_first_of("|\n") != std::string::npos)
+            throw core::ConfigError(fmt::format("{}: axis value '{}' contains '|' or a newline", at(path, a), x));
+        if (!distinct.insert(v).second)
+          throw core::ConfigError(fmt::format("{}: axis {} has the value {} twice", at(path, a),
+                                              fmt::join(ax.keys, "+"), fmt::join(v, "+")));
       }
       out.axes.push_back(std::move(ax));
     }
@@ -216,12 +211,15 @@ SweepSpec load_sweep(const std::string& path) {
   if (s["seeds"] && s["repetitions"])
     throw core::ConfigError(fmt::format("{}: give seeds or repetitions, not both", at(path, s["repetitions"])));
   if (s["seeds"]) {
+    std::set<uint64_t> seed_set;
     if (!s["seeds"].IsSequence() || s["seeds"].size() == 0)
       throw core::ConfigError(fmt::format("{}: seeds must be a non-empty list", at(path, s["seeds"])));
     for (const auto& x : s["seeds"]) {
       const double v = number(path, x, "seed");
       if (v < 0 || v != std::floor(v) || v > 9e15)
         throw core::ConfigError(fmt::format("{}: seed '{}' is not a whole number >= 0", at(path, x), x.Scalar()));
+      if (!seed_set.insert(static_cast<uint64_t>(v)).second)
+        throw core::ConfigError(fmt::format("{}: seed {} appears twice", at(path, x), x.Scalar()));
       out.seeds.push_back(static_cast<uint64_t>(v));
     }
   } else if (s["repetitions"]) {

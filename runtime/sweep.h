@@ -46,6 +46,8 @@ struct SweepPoint {
 
 /// Read and check a sweep file. Throws core::ConfigError naming file, line and key.
 SweepSpec load_sweep(const std::string& path);
+/// The same from the file's text (`path` names it and anchors the platform's path; fuzz target).
+SweepSpec load_sweep_string(const std::string& text, const std::string& path);
 /// Every point of the sweep, in order: the first axis varies slowest, seeds fastest.
 std::vector<SweepPoint> sweep_points(const SweepSpec& s);
 /// `fabricvp run` arguments of a point (after "run"), writing into `out_dir`.

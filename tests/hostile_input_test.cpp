@@ -55,7 +55,7 @@ TEST(HostileInput, MoreThanOneYamlDocumentIsRefused) {
   test::TempDir dir;
   const std::string two = dir.file("two.yaml", "sys:\n  description: x\n---\nsys:\n  description: y\n");
   expect_refused("run " + two + " -q -o " + (dir.path / "o").string(),
-                 "two.yaml: 2 YAML documents ('---'); a platform file is one");
+                 "two.yaml:3:1: a second YAML document starts here ('---'); a platform file is one");
   const std::string w = dir.file("w.yaml", "workload:\n  parallelism: DATA\n  layers: []\n---\n");
   expect_refused("run " + std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml --workload " + w + " -q -o " +
                      (dir.path / "o").string(),
@@ -160,4 +160,30 @@ TEST(HostileInput, CycleCountsPast2To40AreRefused) {
   expect_refused("asm " + dir.file("b.s", ".queue 0\nNOP 20000000000000000\n"), "at most 2^40 cycles");
   expect_refused("asm " + dir.file("c.s", ".queue 0\nWAIT 1099511627777\n"), "WAIT 1099511627777: at most cycle 2^40");
   EXPECT_EQ(test::sh("asm " + dir.file("d.s", ".queue 0\nNOP 1099511627776\n")).code, 0);
+}
+
+TEST(HostileInput, AliasBombsAndAliasLoopsAreRefusedBeforeTheyExpand) {
+  test::TempDir dir;
+  // Nine levels of ten aliases: 10^9 nodes once walked, 400 bytes of text.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 10; ++i) {
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) bomb += (j ? ", *a" : "*a") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  const std::string o = " -q -o " + (dir.path / "o").string();
+  const std::string plat = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  const auto start = std::chrono::steady_clock::now();
+  expect_refused("run " + dir.file("bomb.yaml", bomb) + o, "more than 2097152 YAML nodes once aliases are expanded");
+  expect_refused("run " + plat + " --workload " + dir.file("w.yaml", bomb) + o, "w.yaml:");
+  expect_refused("sweep " + dir.file("s.yaml", bomb) + " -o " + (dir.path / "s").string(), "an alias bomb?");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+  // An anchor used inside itself is a loop: refused, not walked for ever.
+  expect_refused("run " + dir.file("loop.yaml", "a: &a [1, *a]\n") + o, "nested deeper than 256 levels");
+}
+
+TEST(HostileInput, ProgramsThatExpandPastTheLineLimitAreRefused) {
+  test::TempDir dir;
+  expect_refused("asm " + dir.file("big.s", ".rept 10000000\nNOP 1\nNOP 1\n.endr\n"),
+                 "big.s:1: .rept 10000000 of 2 lines makes the program longer than 4194304 lines");
 }

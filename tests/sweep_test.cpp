@@ -104,6 +104,12 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
       {"sweep:\n  platform: ring.yaml\n", "record lists the statistics to keep"},
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  seeds: [1.5]\n", "seed '1.5' is not a whole number"},
       {"sweep: [\n", "s.yaml:2:"},
+      // Equal points would be one row of the database.
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: [1, 2, 1]}\n",
+       "s.yaml:5: axis x has the value 1 twice"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  seeds: [3, 3]\n", "s.yaml:4: seed 3 appears twice"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: ['1|y=2']}\n",
+       "axis value '1|y=2' contains '|'"},
   };
   for (const Case& c : cases) {
     const std::string f = dir.file("s.yaml", c.text);

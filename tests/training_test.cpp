@@ -182,7 +182,7 @@ TEST(TrainingWorkload, YamlFormHasTheSameContent) {
       {"workload:\n  parallelism: DATA\n  layers:\n    - name: a\n      fwd: {bytes: 4}\n",
        "has bytes but no collective"},
       {"workload:\n  parallelism: DATA\n", "workload.layers must be a list"},
-      {"workload:\n  parallelism: DATA\n  layers: [\n", ":4: end of sequence flow not found"},
+      {"workload:\n  parallelism: DATA\n  layers: [\n", ":4:1: YAML syntax error: end of sequence flow not found"},
   };
   for (const Case& c : cases) {
     const std::string path = dir.file("bad.yaml", c.text);

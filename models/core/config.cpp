@@ -1,5 +1,6 @@
 #include "models/core/config.h"
 #include "models/core/input_file.h"
+#include "models/core/yaml_input.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -95,15 +96,7 @@ void flatten(Config& cfg, const YAML::Node& node, const std::string& prefix, con
 }  // namespace
 
 void Config::load_string(const std::string& text, const std::string& name) {
-  YAML::Node root;
-  try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      throw ConfigError(fmt::format("{}: {} YAML documents ('---'); a platform file is one", name, docs.size()));
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml_document(text, name, "a platform file is one");
   m_files.push_back(name);
   if (root.IsNull()) return;
   if (!root.IsMap()) throw ConfigError(fmt::format("{}: top level must be a map of keys", name));

@@ -53,6 +53,8 @@ uint64_t parse_bytes(const std::string& s, const std::string& what) {
   const double bytes = v * mult;
   if (bytes != std::floor(bytes) || bytes <= 0)
     throw ConfigError(fmt::format("{} '{}' is not a positive whole number of bytes", what, s));
+  if (!(bytes < 18446744073709551616.0))  // 2^64 (also catches an infinite value)
+    throw ConfigError(fmt::format("{} '{}' is more than 2^64 bytes", what, s));
   return static_cast<uint64_t>(bytes);
 }
 

@@ -32,6 +32,8 @@ void Program::emit(uint32_t q, const Instr& in) {
 /// The largest NOP count or WAIT cycle: 2^40 cycles are 20 minutes at 900 MHz,
 /// far inside 2^64 ps even summed over a long program.
 constexpr uint64_t kMaxCycles = uint64_t(1) << 40;
+/// Lines of a program once .rept blocks are expanded (memory stays ~100 bytes a line).
+constexpr uint64_t kMaxLines = uint64_t(1) << 22;
 
 namespace {
 
@@ -145,10 +147,14 @@ std::vector<std::pair<int, std::string>> expand_rept(const std::string& text, co
       block.clear();
     } else if (word == ".ENDR") {
       if (!inside) P.fail(".endr without .rept");
+      if (out.size() + count * block.size() > kMaxLines)
+        Parser{file, rept_line}.fail(
+            fmt::format(".rept {} of {} lines makes the program longer than {} lines", count, block.size(), kMaxLines));
       for (uint64_t k = 0; k < count; ++k) out.insert(out.end(), block.begin(), block.end());
       inside = false;
     } else {
       (inside ? block : out).emplace_back(line, raw);
+      if (out.size() + block.size() > kMaxLines) P.fail(fmt::format("the program is longer than {} lines", kMaxLines));
     }
   }
   if (inside) Parser{file, rept_line}.fail(".rept without .endr");

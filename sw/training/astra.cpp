@@ -12,6 +12,7 @@
 
 #include "models/core/config.h"
 #include "models/core/input_file.h"
+#include "models/core/yaml_input.h"
 
 namespace fabricvp::training::astra {
 
@@ -42,16 +43,8 @@ uint64_t whole(const std::string& where, const std::string& key, const std::stri
   return static_cast<uint64_t>(v);
 }
 
-Network read_yaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(core::read_input_file(path, "network file"));
-    if (docs.size() > 1)
-      throw core::ConfigError(fmt::format("{}: {} YAML documents ('---'); a network file is one", path, docs.size()));
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
-  }
+Network read_yaml(const std::string& text, const std::string& path) {
+  const YAML::Node root = core::load_yaml_document(text, path, "a network file is one");
   Network n;
   n.file = path;
   n.format = "ASTRA-sim 2.x YAML";
@@ -94,8 +87,8 @@ Network read_yaml(const std::string& path) {
   return n;
 }
 
-Network read_json(const std::string& path) {
-  std::istringstream f(core::read_input_file(path, "network file"));
+Network read_json(const std::string& text, const std::string& path) {
+  std::istringstream f(text);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(f);
@@ -233,8 +226,15 @@ void apply(System& s, const std::string& where, const std::string& key, const st
 
 Network read_network(const std::string& path) {
   const std::string e = ext_of(path);
-  if (e == ".yml" || e == ".yaml") return read_yaml(path);
-  if (e == ".json") return read_json(path);
+  if (e != ".yml" && e != ".yaml" && e != ".json")
+    throw core::ConfigError(fmt::format("{}: a network file is .yml/.yaml (ASTRA-sim 2.x) or .json (1.0)", path));
+  return read_network_string(core::read_input_file(path, "network file"), path);
+}
+
+Network read_network_string(const std::string& text, const std::string& path) {
+  const std::string e = ext_of(path);
+  if (e == ".yml" || e == ".yaml") return read_yaml(text, path);
+  if (e == ".json") return read_json(text, path);
   throw core::ConfigError(fmt::format("{}: a network file is .yml/.yaml (ASTRA-sim 2.x) or .json (1.0)", path));
 }
 
@@ -281,10 +281,14 @@ std::string platform_yaml(const Network& n, const std::vector<std::pair<std::str
 }
 
 System read_system(const std::string& path) {
+  return read_system_string(core::read_input_file(path, "system file"), path);
+}
+
+System read_system_string(const std::string& text, const std::string& path) {
   System s;
   s.file = path;
   if (ext_of(path) == ".json") {
-    std::istringstream f(core::read_input_file(path, "system file"));
+    std::istringstream f(text);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(f);
@@ -292,22 +296,24 @@ System read_system(const std::string& path) {
       throw core::ConfigError(fmt::format("{}: not JSON (byte {}): {}", path, e.byte, e.what()));
     }
     if (!j.is_object()) throw core::ConfigError(fmt::format("{}: a system file is a JSON object", path));
-    for (const auto& [k, v] : j.items()) {
+    for (const auto& item : j.items()) {
+      const std::string& k = item.key();  // a plain name: lambdas cannot capture structured bindings
+      const nlohmann::json& v = item.value();
       std::vector<std::string> vals;
-      auto text = [&](const nlohmann::json& x) {
+      auto value_text = [&](const nlohmann::json& x) {
         if (x.is_string()) return x.get<std::string>();
         if (x.is_number() || x.is_boolean()) return x.dump();
         throw core::ConfigError(fmt::format("{}: \"{}\": {} is not a string or number", path, k, x.dump()));
       };
       if (v.is_array())
-        for (const auto& x : v) vals.push_back(text(x));
+        for (const auto& x : v) vals.push_back(value_text(x));
       else
-        vals.push_back(text(v));
+        vals.push_back(value_text(v));
       apply(s, path, k, vals);
     }
     return s;
   }
-  std::istringstream f(core::read_input_file(path, "system file"));
+  std::istringstream f(text);
   std::string line;
   uint32_t n = 0;
   while (std::getline(f, line)) {

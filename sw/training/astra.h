@@ -40,6 +40,8 @@ struct Network {
 
 /// Read a network file (.yml/.yaml: 2.x, .json: 1.0). Throws core::ConfigError.
 Network read_network(const std::string& path);
+/// The same from the file's text (`path`'s extension picks the format; fuzz target).
+Network read_network_string(const std::string& text, const std::string& path);
 /// A fabricvp platform file (topology ndim) for `n`, with the collective
 /// settings `overrides` (from read_system) written in.
 std::string platform_yaml(const Network& n, const std::vector<std::pair<std::string, std::string>>& overrides = {});
@@ -54,5 +56,6 @@ struct System {
 
 /// Read a system file (.json: 2.x, anything else: 1.0 text). Throws core::ConfigError.
 System read_system(const std::string& path);
+System read_system_string(const std::string& text, const std::string& path);
 
 }  // namespace fabricvp::training::astra

@@ -10,6 +10,7 @@
 
 #include "models/core/config.h"
 #include "models/core/input_file.h"
+#include "models/core/yaml_input.h"
 
 namespace fabricvp::training {
 
@@ -47,8 +48,8 @@ struct Token {
 
 class Tokens {
  public:
-  explicit Tokens(const std::string& path) : m_path(path) {
-    std::istringstream f(core::read_input_file(path, "workload file"));
+  Tokens(const std::string& text, const std::string& path) : m_path(path) {
+    std::istringstream f(text);
     std::string line;
     uint32_t n = 0;
     while (std::getline(f, line)) {
@@ -164,7 +165,11 @@ const char* pass_name(uint32_t p) {
 }
 
 Workload parse_astra_text(const std::string& path) {
-  Tokens tk(path);
+  return parse_astra_text_string(core::read_input_file(path, "workload file"), path);
+}
+
+Workload parse_astra_text_string(const std::string& text, const std::string& path) {
+  Tokens tk(text, path);
   Workload w;
   w.file = path;
   const Token& kw = tk.next("the parallelism keyword");
@@ -221,7 +226,7 @@ Workload parse_astra_text(const std::string& path) {
 
 namespace {
 
-std::string at(const std::string& path, const YAML::Node& n) { return fmt::format("{}:{}", path, n.Mark().line + 1); }
+std::string at(const std::string& path, const YAML::Node& n) { return core::yaml_at(path, n); }
 
 uint64_t yaml_uint(const std::string& path, const YAML::Node& n, const std::string& key) {
   const std::string s = n.Scalar();
@@ -235,38 +240,21 @@ uint64_t yaml_uint(const std::string& path, const YAML::Node& n, const std::stri
   return v;
 }
 
-void no_unknown_keys(const std::string& path, const YAML::Node& map, std::initializer_list<const char*> known) {
-  for (const auto& kv : map) {
-    const std::string k = kv.first.Scalar();
-    bool ok = false;
-    for (const char* q : known) ok |= k == q;
-    if (!ok) {
-      std::string list;
-      for (const char* q : known) list += (list.empty() ? "" : ", ") + std::string(q);
-      throw core::ConfigError(fmt::format("{}: unknown key '{}' ({})", at(path, kv.first), k, list));
-    }
-  }
-}
-
 }  // namespace
 
 Workload parse_yaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(core::read_input_file(path, "workload file"));
-    if (docs.size() > 1)
-      throw core::ConfigError(fmt::format("{}: {} YAML documents ('---'); a workload is one", path, docs.size()));
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    throw core::ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
-  }
+  return parse_yaml_string(core::read_input_file(path, "workload file"), path);
+}
+
+Workload parse_yaml_string(const std::string& text, const std::string& path) {
+  const YAML::Node root = core::load_yaml_document(text, path, "a workload is one");
   if (!root.IsMap() || !root["workload"])
     throw core::ConfigError(fmt::format("{}: a workload file needs a top-level 'workload:' map", path));
   const YAML::Node w_node = root["workload"];
-  no_unknown_keys(path, root, {"workload"});
-  no_unknown_keys(path, w_node,
-                  {"description", "parallelism", "model_parallel_npu_group", "checkpoints", "checkpoint_initiates",
-                   "dlrm_last_bottom_layer", "layers", "notes"});
+  core::yaml_no_unknown_keys(path, root, {"workload"});
+  core::yaml_no_unknown_keys(path, w_node,
+                             {"description", "parallelism", "model_parallel_npu_group", "checkpoints",
+                              "checkpoint_initiates", "dlrm_last_bottom_layer", "layers", "notes"});
   Workload w;
   w.file = path;
   const YAML::Node par = w_node["parallelism"];
@@ -288,7 +276,7 @@ Workload parse_yaml(const std::string& path) {
     throw core::ConfigError(fmt::format("{}: workload.layers must be a list of layers", at(path, w_node)));
   for (const auto& ln : layers) {
     if (!ln.IsMap()) throw core::ConfigError(fmt::format("{}: a layer must be a map", at(path, ln)));
-    no_unknown_keys(path, ln, {"name", "fwd", "ig", "wg", "update_ns", "parallelism"});
+    core::yaml_no_unknown_keys(path, ln, {"name", "fwd", "ig", "wg", "update_ns", "parallelism"});
     Layer l;
     l.origin = at(path, ln);
     if (!ln["name"]) throw core::ConfigError(fmt::format("{}: a layer without a name", l.origin));
@@ -298,7 +286,7 @@ Workload parse_yaml(const std::string& path) {
       if (!pn) continue;  // no compute, no collective
       if (!pn.IsMap())
         throw core::ConfigError(fmt::format("{}: layer {}: {} must be a map", at(path, pn), l.name, pass_name(p)));
-      no_unknown_keys(path, pn, {"compute_ns", "comm", "bytes", "flops", "mem_bytes"});
+      core::yaml_no_unknown_keys(path, pn, {"compute_ns", "comm", "bytes", "flops", "mem_bytes"});
       if (pn["compute_ns"]) l.pass[p].compute_ns = yaml_uint(path, pn["compute_ns"], "compute_ns");
       if (pn["flops"]) l.pass[p].flops = yaml_uint(path, pn["flops"], "flops");
       if (pn["mem_bytes"]) l.pass[p].mem_bytes = yaml_uint(path, pn["mem_bytes"], "mem_bytes");

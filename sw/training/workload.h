@@ -83,8 +83,11 @@ struct Workload {
 
 /// Parse an ASTRA-sim 1.0 text workload. Throws core::ConfigError "file:line: ...".
 Workload parse_astra_text(const std::string& path);
+/// The same from the file's text (`path` names it in errors; fuzz target).
+Workload parse_astra_text_string(const std::string& text, const std::string& path);
 /// Parse the YAML form. Throws core::ConfigError "file:line: ...".
 Workload parse_yaml(const std::string& path);
+Workload parse_yaml_string(const std::string& text, const std::string& path);
 /// By extension: .yaml/.yml the YAML form, anything else ASTRA-sim's text.
 Workload load_workload(const std::string& path);
 

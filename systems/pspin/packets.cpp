@@ -73,11 +73,13 @@ std::vector<Packet> generate(const GeneratorOptions& o) {
 }
 
 std::vector<Packet> read_pcap(const std::string& path, uint32_t per_message, double gap_ns, double message_gap_ns) {
+  return parse_pcap(core::read_input_file(path, "packet capture", core::kBinaryInputLimit), path, per_message, gap_ns,
+                    message_gap_ns);
+}
+
+std::vector<Packet> parse_pcap(const std::string& f, const std::string& path, uint32_t per_message, double gap_ns,
+                               double message_gap_ns) {
   auto fail = [&](const std::string& why) { return core::ConfigError(fmt::format("{}: {}", path, why)); };
-  core::check_input_file(path, "packet capture");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw fail("cannot open");
-  std::vector<uint8_t> f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (f.size() < 24) throw fail("too short for a pcap header");
   uint32_t magic;
   std::memcpy(&magic, f.data(), 4);
@@ -107,8 +109,8 @@ std::vector<Packet> read_pcap(const std::string& path, uint32_t per_message, dou
     if (at + 16 > f.size()) throw fail(fmt::format("packet record {} is cut short", out.size()));
     const uint32_t incl = rd32(at + 8);
     if (at + 16 + incl > f.size()) throw fail(fmt::format("packet {} is cut short", out.size()));
-    std::vector<uint8_t> bytes(f.begin() + static_cast<std::ptrdiff_t>(at + 16),
-                               f.begin() + static_cast<std::ptrdiff_t>(at + 16 + incl));
+    std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(f.data()) + at + 16,
+                               reinterpret_cast<const uint8_t*>(f.data()) + at + 16 + incl);
     at += 16 + incl;
     if (linktype == 1) {
       if (bytes.size() < 14) throw fail(fmt::format("packet {} is shorter than an Ethernet header", out.size()));

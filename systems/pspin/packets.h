@@ -29,6 +29,9 @@ std::vector<Packet> generate(const GeneratorOptions& o);
 /// Raw IPv4 packets of a pcap file (link types 101 and 228; 1 = Ethernet,
 /// whose 14-byte header is removed), `per_message` per message, in order.
 std::vector<Packet> read_pcap(const std::string& path, uint32_t per_message, double gap_ns, double message_gap_ns);
+/// The same from the file's bytes (`path` names it in errors; fuzz target).
+std::vector<Packet> parse_pcap(const std::string& bytes, const std::string& path, uint32_t per_message, double gap_ns,
+                               double message_gap_ns);
 
 /// Writes packets as a pcap file (nanosecond timestamps, link type 228: IPv4).
 void write_pcap(const std::string& path, const std::vector<EgressPacket>& packets);
