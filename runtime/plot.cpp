@@ -1,73 +1,25 @@
 #include "runtime/plot.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <vector>
 
 #include "models/core/config.h"
-
-extern char** environ;
+#include "systems/chart.h"
 
 namespace fs = std::filesystem;
 
 namespace fabricvp::runtime {
 
 namespace {
-
-// Draws what run_plot() prepared: argv[1] the data (JSON), argv[2] the PNG.
-constexpr const char* kScript = R"PY(
-import json, sys
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-d = json.load(open(sys.argv[1]))
-fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
-markers = "osD^v<>ph*"
-for i, s in enumerate(d["series"]):
-    x, y = s["x"], s["y"]
-    err = None
-    if any(a != b for a, b in zip(s["ymin"], s["ymax"])):
-        err = [[m - lo for m, lo in zip(y, s["ymin"])], [hi - m for m, hi in zip(y, s["ymax"])]]
-    ax.errorbar(x, y, yerr=err, marker=markers[i % len(markers)], markersize=4, linewidth=1.4, capsize=3,
-                label=s["label"])
-if d["categories"]:
-    ax.set_xticks(range(len(d["categories"])))
-    ax.set_xticklabels(d["categories"], rotation=30 if len(d["categories"]) > 6 else 0, ha="right" if len(d["categories"]) > 6 else "center")
-if d["xticks"]:
-    ax.set_xticks([t[0] for t in d["xticks"]])
-    ax.set_xticklabels([t[1] for t in d["xticks"]], rotation=30 if len(d["xticks"]) > 8 else 0)
-    ax.minorticks_off()
-if d["logx"]:
-    ax.set_xscale("log", base=2 if d["xticks"] else 10)
-    if d["xticks"]:
-        ax.set_xticks([t[0] for t in d["xticks"]])
-        ax.set_xticklabels([t[1] for t in d["xticks"]], rotation=30 if len(d["xticks"]) > 8 else 0)
-        ax.minorticks_off()
-if d["logy"]:
-    ax.set_yscale("log")
-ax.set_xlabel(d["xlabel"])
-ax.set_ylabel(d["ylabel"])
-ax.set_title(d["title"], fontsize=10)
-ax.grid(True, which="major", alpha=0.35)
-if len(d["series"]) > 1:
-    ax.legend(title=d["legend"], fontsize=8, title_fontsize=8)
-fig.tight_layout()
-fig.savefig(sys.argv[2])
-)PY";
 
 struct Db {
   sqlite3* db = nullptr;
@@ -197,17 +149,16 @@ int run_plot(const PlotOptions& o) {
       groups[s.by][x].push_back(s.y);
       if (sizes) size_names[x] = s.xs;
     }
-    nlohmann::json d;
+    systems::Chart d;
     const std::string xunit = sizes ? "bytes" : cols[o.x].second, yunit = cols[o.y].second;
-    d["xlabel"] = label(o.x, xunit);
-    d["ylabel"] = label(o.y, yunit);
-    d["legend"] = o.by;
-    d["title"] = fmt::format("{}{}: {} runs{}", fs::path(o.db).stem().string(), o.sweep.empty() ? "" : " / " + o.sweep,
-                             rows.size(), o.where.empty() ? "" : ", where " + o.where);
-    d["categories"] = categories;
-    d["xticks"] = nlohmann::json::array();
+    d.xlabel = label(o.x, xunit);
+    d.ylabel = label(o.y, yunit);
+    d.legend = o.by;
+    d.title = fmt::format("{}{}: {} runs{}", fs::path(o.db).stem().string(), o.sweep.empty() ? "" : " / " + o.sweep,
+                          rows.size(), o.where.empty() ? "" : ", where " + o.where);
+    d.categories = categories;
     if (sizes)
-      for (const auto& [x, n] : size_names) d["xticks"].push_back({x, n});
+      for (const auto& [x, n] : size_names) d.xticks.emplace_back(x, n);
     double lo = 0, hi = 0;
     if (numeric) {
       lo = rows[0].x;
@@ -222,25 +173,26 @@ int run_plot(const PlotOptions& o) {
       for (const Sample& s : rows) xs.insert(s.x);
       if (xs.size() <= 12)
         for (double x : xs)
-          d["xticks"].push_back({x, x == std::floor(x) && std::fabs(x) < 9e15
-                                        ? fmt::format("{}", static_cast<int64_t>(x))
-                                        : fmt::format("{}", x)});
+          d.xticks.emplace_back(x, x == std::floor(x) && std::fabs(x) < 9e15
+                                       ? fmt::format("{}", static_cast<int64_t>(x))
+                                       : fmt::format("{}", x));
     }
-    d["logx"] = o.logx || auto_log;
-    d["logy"] = o.logy;
+    d.logx = o.logx || auto_log;
+    d.logy = o.logy;
     size_t points = 0;
     for (const std::string& b : order) {
-      nlohmann::json s = {{"label", o.by.empty() ? o.y : fmt::format("{} = {}", o.by, b)}};
+      systems::Series s;
+      s.label = o.by.empty() ? o.y : fmt::format("{} = {}", o.by, b);
       for (const auto& [x, ys] : groups[b]) {
         double sum = 0, mn = ys[0], mx = ys[0];
         for (double y : ys) sum += y, mn = std::min(mn, y), mx = std::max(mx, y);
-        s["x"].push_back(x);
-        s["y"].push_back(sum / static_cast<double>(ys.size()));
-        s["ymin"].push_back(mn);
-        s["ymax"].push_back(mx);
+        s.x.push_back(x);
+        s.y.push_back(sum / static_cast<double>(ys.size()));
+        s.ymin.push_back(mn);
+        s.ymax.push_back(mx);
         ++points;
       }
-      d["series"].push_back(s);
+      d.series.push_back(std::move(s));
     }
     std::string out = o.out;
     if (out.empty()) {
@@ -251,33 +203,13 @@ int run_plot(const PlotOptions& o) {
           y.begin(), y.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '_'; }, '_');
       out = p.string() + "_" + y + ".png";
     }
-    const std::string data = out + ".json";
-    std::ofstream(data) << d.dump(1);
-    // matplotlib in a child process: argv python -c script data out.
-    std::vector<std::string> args = {o.python, "-c", kScript, data, out};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    const std::string log = out + ".log";
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    const int rc = posix_spawn(&pid, o.python.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-      throw core::ConfigError(fmt::format("cannot start {} (python3-matplotlib: scripts/install-deps.sh)", o.python));
-    int status = 0;
-    waitpid(pid, &status, 0);
-    std::ifstream lf(log);
-    const std::string text((std::istreambuf_iterator<char>(lf)), {});
-    fs::remove(log, ec);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      fmt::print(stderr, "fabricvp: internal error: matplotlib failed drawing {} (data in {}):\n{}", out, data, text);
+    try {
+      systems::draw_png(d, out, o.python);
+    } catch (const std::runtime_error& e) {
+      if (dynamic_cast<const core::ConfigError*>(&e)) throw;
+      fmt::print(stderr, "fabricvp: internal error: {}", e.what());
       return 5;
     }
-    fs::remove(data, ec);
     fmt::print("wrote {}: {} against {}, {} series, {} points from {} runs\n", out, o.y, o.x, order.size(), points,
                rows.size());
     return 0;

@@ -126,10 +126,16 @@ std::string size_name(uint64_t b) {
   return fmt::format("{}B", b);
 }
 
-void save_result(const ExperimentOptions& opt, const nlohmann::json& j) {
-  fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
-  std::ofstream(file) << j.dump(1) << "\n";
-  fmt::print("\nwrote {}\n", file.string());
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Chart& chart) {
+  const fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
+  {
+    std::ofstream f(file);
+    f << j.dump(1) << "\n";
+    if (!f) throw core::ConfigError(fmt::format("{}: cannot write", file.string()));
+  }
+  const fs::path png = fs::path(opt.out_dir) / (opt.name + ".png");
+  draw_png(chart, png.string());
+  fmt::print("\nwrote {} and {}\n", file.string(), png.string());
 }
 
 bool register_experiment(Experiment e) {

@@ -1,7 +1,7 @@
 // `fabricvp experiment <name>`: studies of the seed papers, each made of real
 // simulation runs (`fabricvp run` or `topology` in child processes, since
 // SystemC elaborates once per process; `jobs` at a time), printed as a table
-// and written as <out>/<name>.json. Each system kind registers its own
+// and written as <out>/<name>.json with its figure as <out>/<name>.png. Each system kind registers its own
 // experiments next to its scenario (systems/<kind>/experiments.cpp).
 #pragma once
 
@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "systems/chart.h"
 
 namespace fabricvp::systems {
 
@@ -72,7 +74,7 @@ std::string platform_file(const std::string& file);
 std::string source_file(const std::string& path);
 /// 64MiB, 4KiB, 320B (experiment folder names).
 std::string size_name(uint64_t bytes);
-/// Write <out>/<name>.json and say so.
-void save_result(const ExperimentOptions& opt, const nlohmann::json& j);
+/// Write <out>/<name>.json and the experiment's figure, <out>/<name>.png, and say so.
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Chart& chart);
 
 }  // namespace fabricvp::systems

@@ -86,7 +86,14 @@ int nonminimal(const ExperimentOptions& opt) {
       "\nnon-minimal routes first pay off at {} (seed 000 Fig 10: no benefit below ~8 kB); at {} the best "
       "is {:.1f}x faster than minimal\n",
       crossover ? size_name(crossover) : "never", size_name(sizes.back()), lat[0].back() / best);
-  save_result(opt, out);
+  systems::Chart chart{"Tensor latency TSP 0 -> TSP 1 of a GroqNode (seed 000 Fig 10)", "tensor size (bytes)",
+                       "latency (us)", "routes"};
+  const std::vector<double> xs(sizes.begin(), sizes.end());
+  for (size_t k = 0; k < detours.size(); ++k)
+    chart.series.push_back({k ? fmt::format("minimal + {} non-minimal", detours[k]) : "minimal only", xs, lat[k]});
+  chart.xticks = systems::size_ticks(xs);
+  chart.logx = chart.logy = true;
+  save_result(opt, out, chart);
   return 0;
 }
 
@@ -132,7 +139,13 @@ int hop_latency(const ExperimentOptions& opt) {
                         {"paper_per_hop_ns", 722},
                         {"paper_total_ns", 2166},
                         {"allreduce_one_vector_ns", ar_ns}};
-  save_result(opt, out);
+  systems::Chart chart{"One 320-byte vector on the 256-TSP Dragonfly (seed 000 §5.6)", "", "ns", ""};
+  chart.categories = {"1 hop in a node", fmt::format("{} hops, per hop", hops), fmt::format("{} hops", hops),
+                      "all-reduce, 256 TSPs"};
+  chart.series.push_back({"fabricvp", {0, 1, 2, 3}, {one_hop, per_hop, total_ns, ar_ns}});
+  chart.series.push_back({"seed 000", {1, 2}, {722, 2166}});
+  chart.bars = true;
+  save_result(opt, out, chart);
   return 0;
 }
 
@@ -160,7 +173,13 @@ int allreduce_sweep(const ExperimentOptions& opt) {
     out["busbw_GBps"].push_back(w["busbw_GBps"]);
     out["busbw_pct_of_peak"].push_back(w["busbw_pct_of_peak"]);
   }
-  save_result(opt, out);
+  systems::Chart chart{"8-way all-reduce on a GroqNode, fp32 (seed 000 Fig 16)", "size (bytes)", "GB/s", ""};
+  const std::vector<double> xs(sizes.begin(), sizes.end());
+  chart.series.push_back({"bus bandwidth", xs, out["busbw_GBps"].get<std::vector<double>>()});
+  chart.series.push_back({"algorithm bandwidth", xs, out["algbw_GBps"].get<std::vector<double>>()});
+  chart.xticks = systems::size_ticks(xs);
+  chart.logx = true;
+  save_result(opt, out, chart);
   return 0;
 }
 
@@ -203,7 +222,12 @@ int bandwidth_profile(const ExperimentOptions& opt) {
       "\nThe cliffs sit at the packaging boundaries of seed 000 Fig 2: one node (every TSP wired to every\n"
       "other), up to 33 nodes (every node pair one global cable), and racks (half the global ports leave\n"
       "the rack, one cable per rack pair).\n");
-  save_result(opt, out);
+  systems::Chart chart{"Bisection bandwidth per TSP vs system size (seed 000 Fig 2)", "TSPs", "GB/s per TSP", ""};
+  chart.series.push_back({"generated cabling", out["tsps"].get<std::vector<double>>(),
+                          out["bisection_GBps_per_tsp"].get<std::vector<double>>()});
+  chart.logx = true;
+  for (double t : chart.series[0].x) chart.xticks.emplace_back(t, fmt::format("{}", static_cast<uint64_t>(t)));
+  save_result(opt, out, chart);
   return 0;
 }
 

@@ -80,7 +80,17 @@ int ace_study(const ExperimentOptions& opt) {
   fmt::print(
       "\nSeed 002 (ACE) claims 3.5x less memory bandwidth for the same network bandwidth and 1.44x network\n"
       "utilization in training (compute sharing the memory); docs/ace.md compares.\n");
-  save_result(opt, out);
+  systems::Chart chart{"All-reduce on the 64-NPU 4x4x4 torus: ACE vs NPU cores (seed 002)", "size (bytes)",
+                       "algorithm bandwidth (GB/s)", "endpoint"};
+  const std::vector<double> xs(sizes.begin(), sizes.end());
+  for (const char* m : {"none", "tlm"}) {
+    systems::Series se{m == std::string("tlm") ? "ACE (tlm)" : "NPU cores through memory (none)", xs, {}};
+    for (const nlohmann::json& pt : out["points"]) se.y.push_back(pt[m]["algbw_GBps"].get<double>());
+    chart.series.push_back(std::move(se));
+  }
+  chart.xticks = systems::size_ticks(xs);
+  chart.logx = true;
+  save_result(opt, out, chart);
   return 0;
 }
 

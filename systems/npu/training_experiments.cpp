@@ -124,7 +124,21 @@ int ace_training(const ExperimentOptions& opt) {
     if (t[0] > std::min({t[1], t[2], t[3]}))
       throw std::runtime_error(fmt::format("ace-training: {}: Ideal is not the fastest configuration", w));
   }
-  save_result(opt, out);
+  // The figure (seed 002 Fig 12's form): iteration time of each configuration, relative to Ideal.
+  systems::Chart chart{"Training iteration on the 64-NPU torus, relative to Ideal (seed 002)", "",
+                       "iteration time / Ideal's", "configuration"};
+  chart.categories = workloads;
+  for (size_t i = 0; i < 4; ++i) {
+    systems::Series se{kConfigs[i].name, {}, {}};
+    for (size_t wi = 0; wi < workloads.size(); ++wi) {
+      se.x.push_back(static_cast<double>(wi));
+      se.y.push_back(out["points"][wi * 4 + i]["iteration_ps"].get<double>() /
+                     out["points"][wi * 4]["iteration_ps"].get<double>());
+    }
+    chart.series.push_back(std::move(se));
+  }
+  chart.bars = true;
+  save_result(opt, out, chart);
   return 0;
 }
 

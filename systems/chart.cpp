@@ -1,0 +1,116 @@
+#include "systems/chart.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "models/core/config.h"
+#include "models/core/units.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace fabricvp::systems {
+
+namespace {
+
+// Draws a chart: argv[1] the chart (JSON), argv[2] the PNG.
+constexpr const char* kScript = R"PY(
+import json, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+d = json.load(open(sys.argv[1]))
+fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
+markers = "osD^v<>ph*"
+n = len(d["series"])
+for i, s in enumerate(d["series"]):
+    x, y = s["x"], s["y"]
+    if d["bars"]:
+        w = 0.8 / n
+        ax.bar([v - 0.4 + w * (i + 0.5) for v in x], y, width=w, label=s["label"])
+        continue
+    err = None
+    if s["ymin"] and any(a != b for a, b in zip(s["ymin"], s["ymax"])):
+        err = [[m - lo for m, lo in zip(y, s["ymin"])], [hi - m for m, hi in zip(y, s["ymax"])]]
+    ax.errorbar(x, y, yerr=err, marker=markers[i % len(markers)], markersize=4, linewidth=1.4, capsize=3,
+                label=s["label"])
+if d["logx"]:
+    ax.set_xscale("log", base=2 if d["xticks"] else 10)
+if d["logy"]:
+    ax.set_yscale("log")
+if d["categories"]:
+    c = d["categories"]
+    ax.set_xticks(range(len(c)))
+    ax.set_xticklabels(c, rotation=30 if len(c) > 6 else 0, ha="right" if len(c) > 6 else "center")
+if d["xticks"]:
+    ax.set_xticks([t[0] for t in d["xticks"]])
+    ax.set_xticklabels([t[1] for t in d["xticks"]], rotation=30 if len(d["xticks"]) > 8 else 0)
+    ax.minorticks_off()
+ax.set_xlabel(d["xlabel"])
+ax.set_ylabel(d["ylabel"])
+ax.set_title(d["title"], fontsize=10)
+ax.grid(True, which="major", alpha=0.35)
+if n > 1:
+    ax.legend(title=d["legend"] or None, fontsize=8, title_fontsize=8)
+fig.tight_layout()
+fig.savefig(sys.argv[2])
+)PY";
+
+}  // namespace
+
+void draw_png(const Chart& c, const std::string& out, const std::string& python) {
+  nlohmann::json d = {{"title", c.title},           {"xlabel", c.xlabel}, {"ylabel", c.ylabel},
+                      {"legend", c.legend},         {"logx", c.logx},     {"logy", c.logy},
+                      {"categories", c.categories}, {"bars", c.bars},     {"xticks", nlohmann::json::array()},
+                      {"series", nlohmann::json::array()}};
+  for (const auto& [x, label] : c.xticks) d["xticks"].push_back({x, label});
+  for (const Series& s : c.series)
+    d["series"].push_back(
+        {{"label", s.label}, {"x", s.x}, {"y", s.y}, {"ymin", s.ymin}, {"ymax", s.ymax}});
+  const std::string data = out + ".json";
+  {
+    std::ofstream f(data);
+    f << d.dump(1);
+    if (!f) throw core::ConfigError(fmt::format("{}: cannot write", data));
+  }
+  std::vector<std::string> args = {python, "-c", kScript, data, out};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  const std::string log = out + ".log";
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  const int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw core::ConfigError(fmt::format("cannot start {} (python3-matplotlib: scripts/install-deps.sh)", python));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream lf(log);
+  const std::string text((std::istreambuf_iterator<char>(lf)), {});
+  std::error_code ec;
+  fs::remove(log, ec);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("matplotlib failed drawing {} (chart in {}):\n{}", out, data, text));
+  fs::remove(data, ec);
+}
+
+std::vector<std::pair<double, std::string>> size_ticks(const std::vector<double>& bytes) {
+  std::vector<std::pair<double, std::string>> t;
+  for (double b : bytes) t.emplace_back(b, core::human_bytes(static_cast<uint64_t>(b)));
+  return t;
+}
+
+}  // namespace fabricvp::systems
