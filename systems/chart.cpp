@@ -69,14 +69,19 @@ fig.savefig(sys.argv[2])
 }  // namespace
 
 void draw_png(const Chart& c, const std::string& out, const std::string& python) {
-  nlohmann::json d = {{"title", c.title},           {"xlabel", c.xlabel}, {"ylabel", c.ylabel},
-                      {"legend", c.legend},         {"logx", c.logx},     {"logy", c.logy},
-                      {"categories", c.categories}, {"bars", c.bars},     {"xticks", nlohmann::json::array()},
+  nlohmann::json d = {{"title", c.title},
+                      {"xlabel", c.xlabel},
+                      {"ylabel", c.ylabel},
+                      {"legend", c.legend},
+                      {"logx", c.logx},
+                      {"logy", c.logy},
+                      {"categories", c.categories},
+                      {"bars", c.bars},
+                      {"xticks", nlohmann::json::array()},
                       {"series", nlohmann::json::array()}};
   for (const auto& [x, label] : c.xticks) d["xticks"].push_back({x, label});
   for (const Series& s : c.series)
-    d["series"].push_back(
-        {{"label", s.label}, {"x", s.x}, {"y", s.y}, {"ymin", s.ymin}, {"ymax", s.ymax}});
+    d["series"].push_back({{"label", s.label}, {"x", s.x}, {"y", s.y}, {"ymin", s.ymin}, {"ymax", s.ymax}});
   const std::string data = out + ".json";
   {
     std::ofstream f(data);
@@ -95,7 +100,8 @@ void draw_png(const Chart& c, const std::string& out, const std::string& python)
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   const int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw core::ConfigError(fmt::format("cannot start {} (python3-matplotlib: scripts/install-deps.sh)", python));
+  if (rc != 0)
+    throw core::ConfigError(fmt::format("cannot start {} (python3-matplotlib: scripts/install-deps.sh)", python));
   int status = 0;
   waitpid(pid, &status, 0);
   std::ifstream lf(log);

@@ -20,9 +20,10 @@ struct Walk {
       throw ConfigError(fmt::format("{}: more than {} YAML nodes once aliases are expanded; refused (an alias bomb?)",
                                     yaml_at(file, n), kYamlNodeLimit));
     if (depth > kYamlDepthLimit)
-      throw ConfigError(fmt::format("{}: YAML nested deeper than {} levels once aliases are expanded (an anchor "
-                                    "used inside itself?)",
-                                    yaml_at(file, n), kYamlDepthLimit));
+      throw ConfigError(
+          fmt::format("{}: YAML nested deeper than {} levels once aliases are expanded (an anchor "
+                      "used inside itself?)",
+                      yaml_at(file, n), kYamlDepthLimit));
     if (n.IsSequence()) {
       for (const YAML::Node& x : n) visit(x, depth + 1);
     } else if (n.IsMap()) {
