@@ -20,14 +20,16 @@ build: deps
 run: build
 	$(BUILD)/bin/fabricvp run platforms/groq-node.yaml --workload allreduce --bytes 64MiB --dtype fp32 --out $(OUT)
 
-# Whole suite: optimized build, then again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Whole suite: optimized build (gcc), then again under AddressSanitizer + UndefinedBehaviorSanitizer
+# built by clang, with the libFuzzer targets and their smoke runs (tests/fuzz).
 test: test-release test-asan
 
 test-release: build
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
 test-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DFABRICVP_SANITIZE=ON > /dev/null
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DFABRICVP_SANITIZE=ON \
+		-DCMAKE_CXX_COMPILER=clang++ -DFABRICVP_FUZZ=ON > /dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest -j$(JOBS) --output-on-failure

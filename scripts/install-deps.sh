@@ -28,6 +28,8 @@ packages=(
   python3-matplotlib    # fabricvp plot (PNG from a sweep's database)
   slurm-wlm             # fabricvp sweep --slurm; the test runs a single-node Slurm (scripts/slurm-local.sh)
   munge                 # Slurm's authentication
+  clang                 # the sanitizer build of make test, and the fuzz targets
+  libclang-rt-dev       # libFuzzer and clang's sanitizer runtimes (tests/fuzz)
 )
 
 missing=()
