@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A declared queue without instructions is written as nothing: it reads back as absent (both run END only).
   const std::vector<tsp::Instr> none;
   for (size_t i = 0; i < std::max(p.queues.size(), q.queues.size()); ++i)
-    fuzz::require(unlined(i < p.queues.size() ? p.queues[i] : none) == unlined(i < q.queues.size() ? q.queues[i] : none),
-                  "every queue's binary survives disassembly");
+    fuzz::require(
+        unlined(i < p.queues.size() ? p.queues[i] : none) == unlined(i < q.queues.size() ? q.queues[i] : none),
+        "every queue's binary survives disassembly");
   return 0;
 }

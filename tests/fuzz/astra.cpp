@@ -2,8 +2,8 @@
 // YAML workload form, system file text or JSON, network YAML or JSON), the
 // rest is the file. A text workload that reads is written back
 // (to_astra_text) and must read back to the same text.
-#include "fuzz.h"
 #include "sw/training/astra.h"
+#include "fuzz.h"
 #include "sw/training/workload.h"
 
 using namespace fabricvp;
@@ -26,15 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz::require(again == back, "a written workload reads back the same");
         break;
       }
-      case 1:
-        training::parse_yaml_string(in, "fuzz.yaml");
-        break;
-      case 2:
-        training::astra::read_system_string(in, "fuzz.txt");
-        break;
-      case 3:
-        training::astra::read_system_string(in, "fuzz.json");
-        break;
+      case 1: training::parse_yaml_string(in, "fuzz.yaml"); break;
+      case 2: training::astra::read_system_string(in, "fuzz.txt"); break;
+      case 3: training::astra::read_system_string(in, "fuzz.json"); break;
       case 4: {
         const training::astra::Network n = training::astra::read_network_string(in, "fuzz.yml");
         training::astra::platform_yaml(n);

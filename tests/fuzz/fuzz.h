@@ -23,6 +23,8 @@ inline void require(bool ok, const char* what) {
   std::abort();
 }
 
-inline std::string text(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+inline std::string text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
 
 }  // namespace fabricvp::fuzz

@@ -15,10 +15,9 @@ using namespace fabricvp;
 // Parameter names as the platforms declare them (groq-node, npu-3d-64), for
 // resolve() and the "did you mean" search.
 const std::vector<std::string> kKnown = {
-    "sys.nodes",          "sys.node0.tsp0.clock_mhz", "sys.node0.link3.lane_gbps", "sys.node0.link3.fec",
-    "sys.npu12.cores",    "sys.dim0.GBps",            "sys.dim1.latency_ns",       "collective.chunks",
-    "collective.policy",  "trace.window",             "ace.model",                 "sys.npu0.compute.timing",
-    "sys.npu0.memory.GBps"};
+    "sys.nodes",     "sys.node0.tsp0.clock_mhz", "sys.node0.link3.lane_gbps", "sys.node0.link3.fec", "sys.npu12.cores",
+    "sys.dim0.GBps", "sys.dim1.latency_ns",      "collective.chunks",         "collective.policy",   "trace.window",
+    "ace.model",     "sys.npu0.compute.timing",  "sys.npu0.memory.GBps"};
 
 template <typename T>
 void round_trip(const std::string& v) {
@@ -65,8 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz::require(!core::human_time(t).empty(), "human_time of a parsed time");
     } catch (const core::ConfigError&) {
     }
-    fuzz::require(c.find(e.key) != nullptr || e.key.find('*') != std::string::npos,
-                  "an exact key finds its entry");
+    fuzz::require(c.find(e.key) != nullptr || e.key.find('*') != std::string::npos, "an exact key finds its entry");
   }
   for (const std::string& k : kKnown) {
     const core::ConfigEntry* f = c.find(k);
