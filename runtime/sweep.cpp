@@ -34,10 +34,9 @@ namespace {
 
 // ---- the sweep file ------------------------------------------------------------
 
-std::string at(const std::string& path, const YAML::Node& n) { return core::yaml_at(path, n); }
-
 std::string scalar(const std::string& path, const YAML::Node& n, const std::string& what) {
-  if (!n.IsScalar()) throw core::ConfigError(fmt::format("{}: {} must be a single value", at(path, n), what));
+  if (!n.IsScalar())
+    throw core::ConfigError(fmt::format("{}: {} must be a single value", core::yaml_at(path, n), what));
   return n.Scalar();
 }
 
@@ -51,7 +50,7 @@ double number(const std::string& path, const YAML::Node& n, const std::string& w
     used = 0;
   }
   if (used == 0 || used != s.size() || !std::isfinite(v))
-    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a number", at(path, n), what, s));
+    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a number", core::yaml_at(path, n), what, s));
   return v;
 }
 
@@ -75,54 +74,59 @@ bool fixed_column(const std::string& k) {
 std::vector<std::string> axis_values(const std::string& path, const YAML::Node& a, const std::string& key) {
   const bool has_values = static_cast<bool>(a["values"]), has_range = static_cast<bool>(a["range"]);
   if (has_values == has_range)
-    throw core::ConfigError(fmt::format("{}: axis '{}' needs either values or range", at(path, a), key));
+    throw core::ConfigError(fmt::format("{}: axis '{}' needs either values or range", core::yaml_at(path, a), key));
   std::vector<std::string> out;
   if (has_values) {
     const YAML::Node v = a["values"];
     if (!v.IsSequence() || v.size() == 0)
-      throw core::ConfigError(fmt::format("{}: axis '{}': values must be a non-empty list", at(path, v), key));
+      throw core::ConfigError(
+          fmt::format("{}: axis '{}': values must be a non-empty list", core::yaml_at(path, v), key));
     for (const auto& x : v) out.push_back(scalar(path, x, "axis '" + key + "' value"));
     return out;
   }
   const YAML::Node r = a["range"];
-  if (!r.IsMap()) throw core::ConfigError(fmt::format("{}: axis '{}': range must be a map", at(path, r), key));
+  if (!r.IsMap())
+    throw core::ConfigError(fmt::format("{}: axis '{}': range must be a map", core::yaml_at(path, r), key));
   core::yaml_no_unknown_keys(path, r, {"from", "to", "step", "factor"});
   if (!r["from"] || !r["to"] || static_cast<bool>(r["step"]) == static_cast<bool>(r["factor"]))
     throw core::ConfigError(
-        fmt::format("{}: axis '{}': range needs from, to and one of step or factor", at(path, r), key));
+        fmt::format("{}: axis '{}': range needs from, to and one of step or factor", core::yaml_at(path, r), key));
   const double from = number(path, r["from"], "range.from"), to = number(path, r["to"], "range.to");
   const double tol = 1e-9 * std::max(std::fabs(from), std::fabs(to));
   if (r["step"]) {
     const double step = number(path, r["step"], "range.step");
     if (step <= 0 || to < from)
-      throw core::ConfigError(fmt::format("{}: axis '{}': range needs step > 0 and to >= from", at(path, r), key));
+      throw core::ConfigError(
+          fmt::format("{}: axis '{}': range needs step > 0 and to >= from", core::yaml_at(path, r), key));
     const double n = std::floor((to - from + tol) / step);
-    if (n > 100000) throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", at(path, r), key));
+    if (n > 100000)
+      throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", core::yaml_at(path, r), key));
     for (int64_t i = 0; i <= static_cast<int64_t>(n); ++i) out.push_back(format_number(from + step * i));
   } else {
     const double f = number(path, r["factor"], "range.factor");
     if (f <= 1 || from <= 0 || to < from)
       throw core::ConfigError(
-          fmt::format("{}: axis '{}': range needs factor > 1 and 0 < from <= to", at(path, r), key));
+          fmt::format("{}: axis '{}': range needs factor > 1 and 0 < from <= to", core::yaml_at(path, r), key));
     for (double x = from; x <= to + tol; x *= f) {
       out.push_back(format_number(x));
       if (out.size() > 100000)
-        throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", at(path, r), key));
+        throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", core::yaml_at(path, r), key));
     }
   }
   return out;
 }
 
 void check_key(const std::string& path, const YAML::Node& n, const std::string& key, std::set<std::string>& seen) {
-  if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", at(path, n)));
+  if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", core::yaml_at(path, n)));
   if (key.find_first_of("|=\n") != std::string::npos)
-    throw core::ConfigError(fmt::format("{}: axis key '{}' contains '|', '=' or a newline", at(path, n), key));
+    throw core::ConfigError(
+        fmt::format("{}: axis key '{}' contains '|', '=' or a newline", core::yaml_at(path, n), key));
   if (fixed_column(key) || key == "--seed" || key == "-s" || key == "-o" || key == "--out" || key == "-q")
     throw core::ConfigError(
         fmt::format("{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)",
-                    at(path, n), key));
+                    core::yaml_at(path, n), key));
   if (!seen.insert(key).second)
-    throw core::ConfigError(fmt::format("{}: axis key '{}' appears twice", at(path, n), key));
+    throw core::ConfigError(fmt::format("{}: axis key '{}' appears twice", core::yaml_at(path, n), key));
 }
 
 }  // namespace
@@ -138,57 +142,59 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
     throw core::ConfigError(fmt::format("{}: a sweep file is a map with the key 'sweep'", path));
   core::yaml_no_unknown_keys(path, root, {"sweep"});
   const YAML::Node s = root["sweep"];
-  if (!s.IsMap()) throw core::ConfigError(fmt::format("{}: sweep must be a map", at(path, s)));
+  if (!s.IsMap()) throw core::ConfigError(fmt::format("{}: sweep must be a map", core::yaml_at(path, s)));
   core::yaml_no_unknown_keys(path, s, {"name", "platform", "options", "axes", "seeds", "repetitions", "record"});
   SweepSpec out;
   out.file = path;
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
-  if (!s["platform"]) throw core::ConfigError(fmt::format("{}: sweep has no platform", at(path, s)));
+  if (!s["platform"]) throw core::ConfigError(fmt::format("{}: sweep has no platform", core::yaml_at(path, s)));
   const std::string plat = scalar(path, s["platform"], "platform");
   out.platform =
       fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
   if (!fs::is_regular_file(out.platform, ec))
     throw core::ConfigError(
-        fmt::format("{}: platform '{}' is not a file ({})", at(path, s["platform"]), plat, out.platform));
+        fmt::format("{}: platform '{}' is not a file ({})", core::yaml_at(path, s["platform"]), plat, out.platform));
   if (s["options"]) {
     if (!s["options"].IsSequence())
-      throw core::ConfigError(fmt::format("{}: options must be a list", at(path, s["options"])));
+      throw core::ConfigError(fmt::format("{}: options must be a list", core::yaml_at(path, s["options"])));
     for (const auto& o : s["options"]) {
       const std::string v = scalar(path, o, "an option");
       if (v == "-o" || v == "--out" || v == "--seed" || v == "-s" || v == "-q")
-        throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", at(path, o), v));
+        throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", core::yaml_at(path, o), v));
       out.options.push_back(v);
     }
   }
   std::set<std::string> seen;
   if (s["axes"]) {
-    if (!s["axes"].IsSequence()) throw core::ConfigError(fmt::format("{}: axes must be a list", at(path, s["axes"])));
+    if (!s["axes"].IsSequence())
+      throw core::ConfigError(fmt::format("{}: axes must be a list", core::yaml_at(path, s["axes"])));
     for (const auto& a : s["axes"]) {
-      if (!a.IsMap()) throw core::ConfigError(fmt::format("{}: an axis must be a map", at(path, a)));
+      if (!a.IsMap()) throw core::ConfigError(fmt::format("{}: an axis must be a map", core::yaml_at(path, a)));
       SweepAxis ax;
       if (a["zip"]) {
         core::yaml_no_unknown_keys(path, a, {"zip"});
         if (!a["zip"].IsSequence() || a["zip"].size() < 2)
-          throw core::ConfigError(fmt::format("{}: zip lists two or more axes", at(path, a["zip"])));
+          throw core::ConfigError(fmt::format("{}: zip lists two or more axes", core::yaml_at(path, a["zip"])));
         std::vector<std::vector<std::string>> cols;
         for (const auto& z : a["zip"]) {
           if (!z.IsMap() || !z["key"])
-            throw core::ConfigError(fmt::format("{}: a zipped axis is a map with a key", at(path, z)));
+            throw core::ConfigError(fmt::format("{}: a zipped axis is a map with a key", core::yaml_at(path, z)));
           core::yaml_no_unknown_keys(path, z, {"key", "values", "range"});
           const std::string k = scalar(path, z["key"], "key");
           check_key(path, z["key"], k, seen);
           ax.keys.push_back(k);
           cols.push_back(axis_values(path, z, k));
           if (cols.back().size() != cols.front().size())
-            throw core::ConfigError(fmt::format("{}: zipped axis '{}' has {} values, '{}' has {}", at(path, z), k,
-                                                cols.back().size(), ax.keys.front(), cols.front().size()));
+            throw core::ConfigError(fmt::format("{}: zipped axis '{}' has {} values, '{}' has {}",
+                                                core::yaml_at(path, z), k, cols.back().size(), ax.keys.front(),
+                                                cols.front().size()));
         }
         for (size_t i = 0; i < cols.front().size(); ++i) {
           ax.values.emplace_back();
           for (const auto& c : cols) ax.values.back().push_back(c[i]);
         }
       } else {
-        if (!a["key"]) throw core::ConfigError(fmt::format("{}: an axis needs a key (or zip)", at(path, a)));
+        if (!a["key"]) throw core::ConfigError(fmt::format("{}: an axis needs a key (or zip)", core::yaml_at(path, a)));
         core::yaml_no_unknown_keys(path, a, {"key", "values", "range"});
         const std::string k = scalar(path, a["key"], "key");
         check_key(path, a["key"], k, seen);
@@ -200,33 +206,36 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
       for (const auto& v : ax.values) {
         for (const std::string& x : v)
           if (x.find_first_of("|\n") != std::string::npos)
-            throw core::ConfigError(fmt::format("{}: axis value '{}' contains '|' or a newline", at(path, a), x));
+            throw core::ConfigError(
+                fmt::format("{}: axis value '{}' contains '|' or a newline", core::yaml_at(path, a), x));
         if (!distinct.insert(v).second)
-          throw core::ConfigError(fmt::format("{}: axis {} has the value {} twice", at(path, a),
+          throw core::ConfigError(fmt::format("{}: axis {} has the value {} twice", core::yaml_at(path, a),
                                               fmt::join(ax.keys, "+"), fmt::join(v, "+")));
       }
       out.axes.push_back(std::move(ax));
     }
   }
   if (s["seeds"] && s["repetitions"])
-    throw core::ConfigError(fmt::format("{}: give seeds or repetitions, not both", at(path, s["repetitions"])));
+    throw core::ConfigError(
+        fmt::format("{}: give seeds or repetitions, not both", core::yaml_at(path, s["repetitions"])));
   if (s["seeds"]) {
     std::set<uint64_t> seed_set;
     if (!s["seeds"].IsSequence() || s["seeds"].size() == 0)
-      throw core::ConfigError(fmt::format("{}: seeds must be a non-empty list", at(path, s["seeds"])));
+      throw core::ConfigError(fmt::format("{}: seeds must be a non-empty list", core::yaml_at(path, s["seeds"])));
     for (const auto& x : s["seeds"]) {
       const double v = number(path, x, "seed");
       if (v < 0 || v != std::floor(v) || v > 9e15)
-        throw core::ConfigError(fmt::format("{}: seed '{}' is not a whole number >= 0", at(path, x), x.Scalar()));
+        throw core::ConfigError(
+            fmt::format("{}: seed '{}' is not a whole number >= 0", core::yaml_at(path, x), x.Scalar()));
       if (!seed_set.insert(static_cast<uint64_t>(v)).second)
-        throw core::ConfigError(fmt::format("{}: seed {} appears twice", at(path, x), x.Scalar()));
+        throw core::ConfigError(fmt::format("{}: seed {} appears twice", core::yaml_at(path, x), x.Scalar()));
       out.seeds.push_back(static_cast<uint64_t>(v));
     }
   } else if (s["repetitions"]) {
     const double n = number(path, s["repetitions"], "repetitions");
     if (n < 1 || n > 10000 || n != std::floor(n))
       throw core::ConfigError(
-          fmt::format("{}: repetitions must be a whole number 1..10000", at(path, s["repetitions"])));
+          fmt::format("{}: repetitions must be a whole number 1..10000", core::yaml_at(path, s["repetitions"])));
     for (uint64_t i = 1; i <= static_cast<uint64_t>(n); ++i) out.seeds.push_back(i);
   } else {
     out.seeds = {1};
@@ -235,11 +244,12 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
     throw core::ConfigError(
         fmt::format("{}: record lists the statistics to keep (dotted paths into stats.json, e.g. "
                     "workload.busbw_GBps)",
-                    at(path, s)));
+                    core::yaml_at(path, s)));
   for (const auto& r : s["record"]) {
     const std::string k = scalar(path, r, "a statistic");
     if (fixed_column(k) || !seen.insert(k).second)
-      throw core::ConfigError(fmt::format("{}: statistic '{}' is also a parameter or a fixed column", at(path, r), k));
+      throw core::ConfigError(
+          fmt::format("{}: statistic '{}' is also a parameter or a fixed column", core::yaml_at(path, r), k));
     out.record.push_back(k);
   }
   uint64_t n = out.seeds.size();

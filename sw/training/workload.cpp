@@ -226,17 +226,15 @@ Workload parse_astra_text_string(const std::string& text, const std::string& pat
 
 namespace {
 
-std::string at(const std::string& path, const YAML::Node& n) { return core::yaml_at(path, n); }
-
 uint64_t yaml_uint(const std::string& path, const YAML::Node& n, const std::string& key) {
   const std::string s = n.Scalar();
   if (!n.IsScalar() || s.empty() || s[0] < '0' || s[0] > '9')
-    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a non-negative integer", at(path, n), key, s));
+    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a non-negative integer", core::yaml_at(path, n), key, s));
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
   if (errno == ERANGE || !end || *end)
-    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a non-negative integer", at(path, n), key, s));
+    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a non-negative integer", core::yaml_at(path, n), key, s));
   return v;
 }
 
@@ -258,34 +256,36 @@ Workload parse_yaml_string(const std::string& text, const std::string& path) {
   Workload w;
   w.file = path;
   const YAML::Node par = w_node["parallelism"];
-  if (!par) throw core::ConfigError(fmt::format("{}: workload.parallelism is missing", at(path, w_node)));
+  if (!par) throw core::ConfigError(fmt::format("{}: workload.parallelism is missing", core::yaml_at(path, w_node)));
   if (!parse_parallelism(par.Scalar(), w.parallelism))
     throw core::ConfigError(
-        fmt::format("{}: unknown parallelism '{}' ({})", at(path, par), par.Scalar(), parallelism_list()));
+        fmt::format("{}: unknown parallelism '{}' ({})", core::yaml_at(path, par), par.Scalar(), parallelism_list()));
   if (const YAML::Node g = w_node["model_parallel_npu_group"])
     w.model_parallel_group = static_cast<uint32_t>(yaml_uint(path, g, "model_parallel_npu_group"));
   if (const YAML::Node g = w_node["dlrm_last_bottom_layer"])
     w.dlrm_last_bottom_layer = static_cast<uint32_t>(yaml_uint(path, g, "dlrm_last_bottom_layer"));
   for (auto [key, list] : {std::pair{"checkpoints", &w.checkpoints}, {"checkpoint_initiates", &w.checkpoint_initiates}})
     if (const YAML::Node n = w_node[key]) {
-      if (!n.IsSequence()) throw core::ConfigError(fmt::format("{}: {}: a list of layer indices", at(path, n), key));
+      if (!n.IsSequence())
+        throw core::ConfigError(fmt::format("{}: {}: a list of layer indices", core::yaml_at(path, n), key));
       for (const auto& i : n) list->push_back(static_cast<uint32_t>(yaml_uint(path, i, key)));
     }
   const YAML::Node layers = w_node["layers"];
   if (!layers || !layers.IsSequence())
-    throw core::ConfigError(fmt::format("{}: workload.layers must be a list of layers", at(path, w_node)));
+    throw core::ConfigError(fmt::format("{}: workload.layers must be a list of layers", core::yaml_at(path, w_node)));
   for (const auto& ln : layers) {
-    if (!ln.IsMap()) throw core::ConfigError(fmt::format("{}: a layer must be a map", at(path, ln)));
+    if (!ln.IsMap()) throw core::ConfigError(fmt::format("{}: a layer must be a map", core::yaml_at(path, ln)));
     core::yaml_no_unknown_keys(path, ln, {"name", "fwd", "ig", "wg", "update_ns", "parallelism"});
     Layer l;
-    l.origin = at(path, ln);
+    l.origin = core::yaml_at(path, ln);
     if (!ln["name"]) throw core::ConfigError(fmt::format("{}: a layer without a name", l.origin));
     l.name = ln["name"].Scalar();
     for (uint32_t p = 0; p < 3; ++p) {
       const YAML::Node pn = ln[pass_name(p)];
       if (!pn) continue;  // no compute, no collective
       if (!pn.IsMap())
-        throw core::ConfigError(fmt::format("{}: layer {}: {} must be a map", at(path, pn), l.name, pass_name(p)));
+        throw core::ConfigError(
+            fmt::format("{}: layer {}: {} must be a map", core::yaml_at(path, pn), l.name, pass_name(p)));
       core::yaml_no_unknown_keys(path, pn, {"compute_ns", "comm", "bytes", "flops", "mem_bytes"});
       if (pn["compute_ns"]) l.pass[p].compute_ns = yaml_uint(path, pn["compute_ns"], "compute_ns");
       if (pn["flops"]) l.pass[p].flops = yaml_uint(path, pn["flops"], "flops");
@@ -293,11 +293,11 @@ Workload parse_yaml_string(const std::string& text, const std::string& path) {
       if (pn["comm"] && !parse_comm(pn["comm"].Scalar(), l.pass[p].comm))
         throw core::ConfigError(
             fmt::format("{}: layer {}: {} collective '{}' (ALLREDUCE, ALLTOALL, ALLGATHER, REDUCESCATTER or NONE)",
-                        at(path, pn["comm"]), l.name, pass_name(p), pn["comm"].Scalar()));
+                        core::yaml_at(path, pn["comm"]), l.name, pass_name(p), pn["comm"].Scalar()));
       if (pn["bytes"]) l.pass[p].bytes = yaml_uint(path, pn["bytes"], "bytes");
       if (l.pass[p].comm == Comm::none && l.pass[p].bytes != 0)
-        throw core::ConfigError(
-            fmt::format("{}: layer {}: {} has bytes but no collective (comm)", at(path, pn), l.name, pass_name(p)));
+        throw core::ConfigError(fmt::format("{}: layer {}: {} has bytes but no collective (comm)",
+                                            core::yaml_at(path, pn), l.name, pass_name(p)));
     }
     if (ln["update_ns"]) l.update_ns = yaml_uint(path, ln["update_ns"], "update_ns");
     l.parallelism = w.parallelism;
@@ -305,9 +305,10 @@ Workload parse_yaml_string(const std::string& text, const std::string& path) {
       if (w.parallelism != Parallelism::hybrid_customized)
         throw core::ConfigError(
             fmt::format("{}: layer {}: a per-layer parallelism needs workload.parallelism HYBRID_CUSTOMIZED",
-                        at(path, pp), l.name));
+                        core::yaml_at(path, pp), l.name));
       if (!parse_parallelism(pp.Scalar(), l.parallelism) || l.parallelism == Parallelism::hybrid_customized)
-        throw core::ConfigError(fmt::format("{}: layer {}: parallelism '{}'", at(path, pp), l.name, pp.Scalar()));
+        throw core::ConfigError(
+            fmt::format("{}: layer {}: parallelism '{}'", core::yaml_at(path, pp), l.name, pp.Scalar()));
     } else if (w.parallelism == Parallelism::hybrid_customized) {
       throw core::ConfigError(
           fmt::format("{}: layer {}: HYBRID_CUSTOMIZED needs a parallelism per layer", l.origin, l.name));
