@@ -30,278 +30,6 @@ namespace fs = std::filesystem;
 
 namespace fabricvp::runtime {
 
-namespace {
-
-// ---- the sweep file ------------------------------------------------------------
-
-std::string scalar(const std::string& path, const YAML::Node& n, const std::string& what) {
-  if (!n.IsScalar())
-    throw core::ConfigError(fmt::format("{}: {} must be a single value", core::yaml_at(path, n), what));
-  return n.Scalar();
-}
-
-double number(const std::string& path, const YAML::Node& n, const std::string& what) {
-  const std::string s = scalar(path, n, what);
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !std::isfinite(v))
-    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a number", core::yaml_at(path, n), what, s));
-  return v;
-}
-
-/// The shortest text that reads back as v (integers without a decimal point).
-std::string format_number(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return fmt::format("{}", static_cast<int64_t>(v));
-  return fmt::format("{}", v);
-}
-
-// Columns of `runs` that are not parameters or statistics.
-const char* const kFixedColumns[] = {"id",          "sweep",   "point",       "seed",     "status",
-                                     "exit_code",   "message", "version",     "platform", "wall_s",
-                                     "config_hash", "out_dir", "finished_utc"};
-
-bool fixed_column(const std::string& k) {
-  for (const char* c : kFixedColumns)
-    if (k == c) return true;
-  return false;
-}
-
-std::vector<std::string> axis_values(const std::string& path, const YAML::Node& a, const std::string& key) {
-  const bool has_values = static_cast<bool>(a["values"]), has_range = static_cast<bool>(a["range"]);
-  if (has_values == has_range)
-    throw core::ConfigError(fmt::format("{}: axis '{}' needs either values or range", core::yaml_at(path, a), key));
-  std::vector<std::string> out;
-  if (has_values) {
-    const YAML::Node v = a["values"];
-    if (!v.IsSequence() || v.size() == 0)
-      throw core::ConfigError(
-          fmt::format("{}: axis '{}': values must be a non-empty list", core::yaml_at(path, v), key));
-    for (const auto& x : v) out.push_back(scalar(path, x, "axis '" + key + "' value"));
-    return out;
-  }
-  const YAML::Node r = a["range"];
-  if (!r.IsMap())
-    throw core::ConfigError(fmt::format("{}: axis '{}': range must be a map", core::yaml_at(path, r), key));
-  core::yaml_no_unknown_keys(path, r, {"from", "to", "step", "factor"});
-  if (!r["from"] || !r["to"] || static_cast<bool>(r["step"]) == static_cast<bool>(r["factor"]))
-    throw core::ConfigError(
-        fmt::format("{}: axis '{}': range needs from, to and one of step or factor", core::yaml_at(path, r), key));
-  const double from = number(path, r["from"], "range.from"), to = number(path, r["to"], "range.to");
-  const double tol = 1e-9 * std::max(std::fabs(from), std::fabs(to));
-  if (r["step"]) {
-    const double step = number(path, r["step"], "range.step");
-    if (step <= 0 || to < from)
-      throw core::ConfigError(
-          fmt::format("{}: axis '{}': range needs step > 0 and to >= from", core::yaml_at(path, r), key));
-    const double n = std::floor((to - from + tol) / step);
-    if (n > 100000)
-      throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", core::yaml_at(path, r), key));
-    for (int64_t i = 0; i <= static_cast<int64_t>(n); ++i) out.push_back(format_number(from + step * i));
-  } else {
-    const double f = number(path, r["factor"], "range.factor");
-    if (f <= 1 || from <= 0 || to < from)
-      throw core::ConfigError(
-          fmt::format("{}: axis '{}': range needs factor > 1 and 0 < from <= to", core::yaml_at(path, r), key));
-    for (double x = from; x <= to + tol; x *= f) {
-      out.push_back(format_number(x));
-      if (out.size() > 100000)
-        throw core::ConfigError(fmt::format("{}: axis '{}': more than 100000 values", core::yaml_at(path, r), key));
-    }
-  }
-  return out;
-}
-
-void check_key(const std::string& path, const YAML::Node& n, const std::string& key, std::set<std::string>& seen) {
-  if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", core::yaml_at(path, n)));
-  if (key.find_first_of("|=\n") != std::string::npos)
-    throw core::ConfigError(
-        fmt::format("{}: axis key '{}' contains '|', '=' or a newline", core::yaml_at(path, n), key));
-  if (fixed_column(key) || key == "--seed" || key == "-s" || key == "-o" || key == "--out" || key == "-q")
-    throw core::ConfigError(
-        fmt::format("{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)",
-                    core::yaml_at(path, n), key));
-  if (!seen.insert(key).second)
-    throw core::ConfigError(fmt::format("{}: axis key '{}' appears twice", core::yaml_at(path, n), key));
-}
-
-}  // namespace
-
-SweepSpec load_sweep(const std::string& path) {
-  return load_sweep_string(core::read_input_file(path, "sweep file", 1u << 20), path);
-}
-
-SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
-  std::error_code ec;
-  const YAML::Node root = core::load_yaml_document(text, path, "a sweep file is one");
-  if (!root.IsMap() || !root["sweep"])
-    throw core::ConfigError(fmt::format("{}: a sweep file is a map with the key 'sweep'", path));
-  core::yaml_no_unknown_keys(path, root, {"sweep"});
-  const YAML::Node s = root["sweep"];
-  if (!s.IsMap()) throw core::ConfigError(fmt::format("{}: sweep must be a map", core::yaml_at(path, s)));
-  core::yaml_no_unknown_keys(path, s, {"name", "platform", "options", "axes", "seeds", "repetitions", "record"});
-  SweepSpec out;
-  out.file = path;
-  out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
-  if (!s["platform"]) throw core::ConfigError(fmt::format("{}: sweep has no platform", core::yaml_at(path, s)));
-  const std::string plat = scalar(path, s["platform"], "platform");
-  out.platform =
-      fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
-  if (!fs::is_regular_file(out.platform, ec))
-    throw core::ConfigError(
-        fmt::format("{}: platform '{}' is not a file ({})", core::yaml_at(path, s["platform"]), plat, out.platform));
-  if (s["options"]) {
-    if (!s["options"].IsSequence())
-      throw core::ConfigError(fmt::format("{}: options must be a list", core::yaml_at(path, s["options"])));
-    for (const auto& o : s["options"]) {
-      const std::string v = scalar(path, o, "an option");
-      if (v == "-o" || v == "--out" || v == "--seed" || v == "-s" || v == "-q")
-        throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", core::yaml_at(path, o), v));
-      out.options.push_back(v);
-    }
-  }
-  std::set<std::string> seen;
-  if (s["axes"]) {
-    if (!s["axes"].IsSequence())
-      throw core::ConfigError(fmt::format("{}: axes must be a list", core::yaml_at(path, s["axes"])));
-    for (const auto& a : s["axes"]) {
-      if (!a.IsMap()) throw core::ConfigError(fmt::format("{}: an axis must be a map", core::yaml_at(path, a)));
-      SweepAxis ax;
-      if (a["zip"]) {
-        core::yaml_no_unknown_keys(path, a, {"zip"});
-        if (!a["zip"].IsSequence() || a["zip"].size() < 2)
-          throw core::ConfigError(fmt::format("{}: zip lists two or more axes", core::yaml_at(path, a["zip"])));
-        std::vector<std::vector<std::string>> cols;
-        for (const auto& z : a["zip"]) {
-          if (!z.IsMap() || !z["key"])
-            throw core::ConfigError(fmt::format("{}: a zipped axis is a map with a key", core::yaml_at(path, z)));
-          core::yaml_no_unknown_keys(path, z, {"key", "values", "range"});
-          const std::string k = scalar(path, z["key"], "key");
-          check_key(path, z["key"], k, seen);
-          ax.keys.push_back(k);
-          cols.push_back(axis_values(path, z, k));
-          if (cols.back().size() != cols.front().size())
-            throw core::ConfigError(fmt::format("{}: zipped axis '{}' has {} values, '{}' has {}",
-                                                core::yaml_at(path, z), k, cols.back().size(), ax.keys.front(),
-                                                cols.front().size()));
-        }
-        for (size_t i = 0; i < cols.front().size(); ++i) {
-          ax.values.emplace_back();
-          for (const auto& c : cols) ax.values.back().push_back(c[i]);
-        }
-      } else {
-        if (!a["key"]) throw core::ConfigError(fmt::format("{}: an axis needs a key (or zip)", core::yaml_at(path, a)));
-        core::yaml_no_unknown_keys(path, a, {"key", "values", "range"});
-        const std::string k = scalar(path, a["key"], "key");
-        check_key(path, a["key"], k, seen);
-        ax.keys.push_back(k);
-        for (std::string& v : axis_values(path, a, k)) ax.values.push_back({std::move(v)});
-      }
-      // A point is known by its parameters: two equal points would be one row.
-      std::set<std::vector<std::string>> distinct;
-      for (const auto& v : ax.values) {
-        for (const std::string& x : v)
-          if (x.find_first_of("|\n") != std::string::npos)
-            throw core::ConfigError(
-                fmt::format("{}: axis value '{}' contains '|' or a newline", core::yaml_at(path, a), x));
-        if (!distinct.insert(v).second)
-          throw core::ConfigError(fmt::format("{}: axis {} has the value {} twice", core::yaml_at(path, a),
-                                              fmt::join(ax.keys, "+"), fmt::join(v, "+")));
-      }
-      out.axes.push_back(std::move(ax));
-    }
-  }
-  if (s["seeds"] && s["repetitions"])
-    throw core::ConfigError(
-        fmt::format("{}: give seeds or repetitions, not both", core::yaml_at(path, s["repetitions"])));
-  if (s["seeds"]) {
-    std::set<uint64_t> seed_set;
-    if (!s["seeds"].IsSequence() || s["seeds"].size() == 0)
-      throw core::ConfigError(fmt::format("{}: seeds must be a non-empty list", core::yaml_at(path, s["seeds"])));
-    for (const auto& x : s["seeds"]) {
-      const double v = number(path, x, "seed");
-      if (v < 0 || v != std::floor(v) || v > 9e15)
-        throw core::ConfigError(
-            fmt::format("{}: seed '{}' is not a whole number >= 0", core::yaml_at(path, x), x.Scalar()));
-      if (!seed_set.insert(static_cast<uint64_t>(v)).second)
-        throw core::ConfigError(fmt::format("{}: seed {} appears twice", core::yaml_at(path, x), x.Scalar()));
-      out.seeds.push_back(static_cast<uint64_t>(v));
-    }
-  } else if (s["repetitions"]) {
-    const double n = number(path, s["repetitions"], "repetitions");
-    if (n < 1 || n > 10000 || n != std::floor(n))
-      throw core::ConfigError(
-          fmt::format("{}: repetitions must be a whole number 1..10000", core::yaml_at(path, s["repetitions"])));
-    for (uint64_t i = 1; i <= static_cast<uint64_t>(n); ++i) out.seeds.push_back(i);
-  } else {
-    out.seeds = {1};
-  }
-  if (!s["record"] || !s["record"].IsSequence() || s["record"].size() == 0)
-    throw core::ConfigError(
-        fmt::format("{}: record lists the statistics to keep (dotted paths into stats.json, e.g. "
-                    "workload.busbw_GBps)",
-                    core::yaml_at(path, s)));
-  for (const auto& r : s["record"]) {
-    const std::string k = scalar(path, r, "a statistic");
-    if (fixed_column(k) || !seen.insert(k).second)
-      throw core::ConfigError(
-          fmt::format("{}: statistic '{}' is also a parameter or a fixed column", core::yaml_at(path, r), k));
-    out.record.push_back(k);
-  }
-  uint64_t n = out.seeds.size();
-  for (const SweepAxis& a : out.axes) n *= a.values.size();
-  if (n > 1000000) throw core::ConfigError(fmt::format("{}: {} points; at most 1,000,000", path, n));
-  return out;
-}
-
-std::vector<SweepPoint> sweep_points(const SweepSpec& s) {
-  std::vector<SweepPoint> out;
-  std::vector<size_t> idx(s.axes.size(), 0);
-  for (;;) {
-    SweepPoint base;
-    for (size_t a = 0; a < s.axes.size(); ++a)
-      for (size_t k = 0; k < s.axes[a].keys.size(); ++k)
-        base.params.emplace_back(s.axes[a].keys[k], s.axes[a].values[idx[a]][k]);
-    for (uint64_t seed : s.seeds) {
-      SweepPoint p = base;
-      p.seed = seed;
-      p.index = out.size();
-      p.key = s.name;
-      for (const auto& [k, v] : p.params) p.key += "|" + k + "=" + v;
-      p.key += fmt::format("|seed={}", seed);
-      out.push_back(std::move(p));
-    }
-    size_t a = s.axes.size();
-    while (a > 0) {
-      --a;
-      if (++idx[a] < s.axes[a].values.size()) break;
-      idx[a] = 0;
-      if (a == 0) return out;
-    }
-    if (s.axes.empty()) return out;
-  }
-}
-
-std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, const std::string& out_dir) {
-  std::vector<std::string> a = {"run", s.platform};
-  a.insert(a.end(), s.options.begin(), s.options.end());
-  for (const auto& [k, v] : p.params) {
-    if (k.rfind("-", 0) == 0) {
-      a.push_back(k);
-      a.push_back(v);
-    } else {
-      a.push_back("-p");
-      a.push_back(k + "=" + v);
-    }
-  }
-  a.insert(a.end(), {"--seed", std::to_string(p.seed), "-q", "-o", out_dir});
-  return a;
-}
-
 // ---- the database --------------------------------------------------------------
 
 namespace {
@@ -536,28 +264,29 @@ namespace {
 /// What run_sweep and collect share: the database, the spec, the points and
 /// which of them still need a result.
 struct Prepared {
-  SweepSpec s;
-  std::vector<SweepPoint> all;
+  systems::SweepSpec s;
+  std::vector<systems::SweepPoint> all;
   fs::path out;
   std::string db_path;
   std::unique_ptr<Db> db;
-  std::vector<const SweepPoint*> to_run;
+  std::vector<const systems::SweepPoint*> to_run;
   size_t skipped_ok = 0, skipped_failed = 0;
   std::set<std::string> units_known;
 };
 
 Prepared prepare(const SweepOptions& o) {
   Prepared p;
-  p.s = load_sweep(o.file);
-  p.all = sweep_points(p.s);
+  p.s = systems::load_sweep(o.file);
+  if (o.quick) systems::restrict_to_quick(p.s);
+  p.all = systems::sweep_points(p.s);
   p.out = fs::path(o.out) / p.s.name;
   fs::create_directories(p.out);
   p.db_path = o.db.empty() ? (fs::path(o.out) / (p.s.name + ".sqlite")).string() : o.db;
   if (fs::path(p.db_path).has_parent_path()) fs::create_directories(fs::path(p.db_path).parent_path());
   p.db = std::make_unique<Db>(p.db_path);
-  for (const SweepAxis& a : p.s.axes)
+  for (const systems::SweepAxis& a : p.s.axes)
     for (const std::string& k : a.keys) p.db->column(k, "param", "", k.rfind("-", 0) == 0 ? "run option" : "parameter");
-  for (const SweepPoint& pt : p.all) {
+  for (const systems::SweepPoint& pt : p.all) {
     const std::string st = p.db->status(pt.key);
     if (st == "ok") {
       ++p.skipped_ok;
@@ -570,14 +299,14 @@ Prepared prepare(const SweepOptions& o) {
   return p;
 }
 
-std::string point_dir(const Prepared& p, const SweepPoint& pt) {
+std::string point_dir(const Prepared& p, const systems::SweepPoint& pt) {
   return (p.out / "points" / std::to_string(pt.index)).string();
 }
 
 /// Record one finished point; returns its exit code (0: ok) and sets `message`.
-int record(Prepared& p, const SweepPoint& pt, const std::string& dir, const systems::JobEnd& end,
+int record(Prepared& p, const systems::SweepPoint& pt, const std::string& dir, const systems::JobEnd& end,
            const nlohmann::json& result, std::string& message) {
-  const SweepSpec& s = p.s;
+  const systems::SweepSpec& s = p.s;
   std::vector<std::pair<std::string, nlohmann::json>> row = {
       {"sweep", s.name}, {"point", pt.key}, {"seed", pt.seed}, {"out_dir", dir}, {"finished_utc", utc_now()}};
   for (const auto& [k, v] : pt.params) row.emplace_back(k, v);
@@ -660,7 +389,7 @@ int submit_slurm(const SweepOptions& o, Prepared& p) {
     const std::string d = fs::absolute(point_dir(p, *p.to_run[i])).string();
     fs::remove_all(d);  // no stale outputs (or exit code) of an earlier attempt
     std::string args;
-    for (const std::string& a : point_args(p.s, *p.to_run[i], d)) args += " " + sh_quote(a);
+    for (const std::string& a : systems::point_args(p.s, *p.to_run[i], d)) args += " " + sh_quote(a);
     job += fmt::format("{}) dir={}; set --{} ;;\n", i, sh_quote(d), args);
   }
   job += "*) echo \"no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 1 ;;\nesac\n";
@@ -692,7 +421,7 @@ int submit_slurm(const SweepOptions& o, Prepared& p) {
 int collect(const SweepOptions& o, Prepared& p) {
   size_t ok = 0, failed = 0, pending = 0;
   int first_failure = 0;
-  for (const SweepPoint* pt : p.to_run) {
+  for (const systems::SweepPoint* pt : p.to_run) {
     const fs::path d = point_dir(p, *pt);
     const fs::path code_file = d / "exit_code";
     if (!fs::exists(code_file)) {
@@ -741,12 +470,12 @@ int run_sweep(const SweepOptions& o) {
     Prepared p = prepare(o);
     if (o.collect) return collect(o, p);
     if (o.slurm) return submit_slurm(o, p);
-    const SweepSpec& s = p.s;
+    const systems::SweepSpec& s = p.s;
     std::vector<systems::Job> jobs;
-    for (const SweepPoint* pt : p.to_run) {
+    for (const systems::SweepPoint* pt : p.to_run) {
       const std::string dir = point_dir(p, *pt);
       fs::remove_all(dir);  // no stale outputs of an earlier attempt
-      jobs.push_back(systems::Job{point_args(s, *pt, dir), dir, {}});
+      jobs.push_back(systems::Job{systems::point_args(s, *pt, dir), dir, {}});
     }
     const bool tty = !o.quiet && isatty(2);
     const auto t0 = std::chrono::steady_clock::now();
@@ -762,7 +491,7 @@ int run_sweep(const SweepOptions& o) {
     };
     progress(false);
     systems::run_jobs(jobs, o.jobs, [&](size_t i, systems::Job& j, const systems::JobEnd& end) {
-      const SweepPoint& pt = *p.to_run[i];
+      const systems::SweepPoint& pt = *p.to_run[i];
       std::string message;
       const int code = record(p, pt, j.dir, end, j.result, message);
       ++done;

@@ -63,10 +63,11 @@ TEST(Sweep, PointsComeFromAxesRangesZipsAndSeeds) {
                                  "    - key: sys.dim0.latency_ns\n"
                                  "      range: {from: 1, to: 8, factor: 2}\n"
                                  "  repetitions: 2\n"
-                                 "  record: [workload.simulated_ps]\n");
-  const runtime::SweepSpec s = runtime::load_sweep(f);
+                                 "  record: [workload.simulated_ps]\n"
+                                 "  quick: {sys.dim0.GBps: [50], --bytes: [2KiB]}\n");
+  const systems::SweepSpec s = systems::load_sweep(f);
   EXPECT_EQ(s.name, "s");
-  const auto pts = runtime::sweep_points(s);
+  const auto pts = systems::sweep_points(s);
   ASSERT_EQ(pts.size(), 4u * 2u * 4u * 2u);
   EXPECT_EQ(pts[0].key, "s|sys.dim0.GBps=25|--workload=allreduce|--bytes=1KiB|sys.dim0.latency_ns=1|seed=1");
   EXPECT_EQ(pts[1].seed, 2u);
@@ -74,12 +75,20 @@ TEST(Sweep, PointsComeFromAxesRangesZipsAndSeeds) {
   EXPECT_EQ(pts[8].params[1].second, "allgather");  // the zip advances both keys
   EXPECT_EQ(pts[8].params[2].second, "2KiB");
   EXPECT_EQ(pts.back().params[0].second, "100");
-  const auto args = runtime::point_args(s, pts[0], "/o");
+  const auto args = systems::point_args(s, pts[0], "/o");
   const std::vector<std::string> want = {
       "run",     s.platform, "-p", "sys.dim0.GBps=25",      "--workload", "allreduce",
       "--bytes", "1KiB",     "-p", "sys.dim0.latency_ns=1", "--seed",     "1",
       "-q",      "-o",       "/o"};
   EXPECT_EQ(args, want);
+  // The quick subset: one bandwidth, the zipped pair whose size is 2KiB.
+  systems::SweepSpec q = s;
+  systems::restrict_to_quick(q);
+  const auto quick = systems::sweep_points(q);
+  ASSERT_EQ(quick.size(), 1u * 1u * 4u * 2u);
+  EXPECT_EQ(systems::param(quick[0], "sys.dim0.GBps"), "50");
+  EXPECT_EQ(systems::param(quick[0], "--workload"), "allgather");
+  EXPECT_EQ(systems::values_of(q, "sys.dim0.latency_ns"), (std::vector<std::string>{"1", "2", "4", "8"}));
 }
 
 TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
@@ -108,13 +117,16 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: [1, 2, 1]}\n",
        "s.yaml:5: axis x has the value 1 twice"},
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  seeds: [3, 3]\n", "s.yaml:4: seed 3 appears twice"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: [1, 2]}\n  quick: {x: [3]}\n",
+       "s.yaml:6: quick: '3' is not a value of axis 'x'"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  quick: {y: [3]}\n", "s.yaml:4: quick: 'y' is not an axis"},
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: ['1|y=2']}\n",
        "axis value '1|y=2' contains '|'"},
   };
   for (const Case& c : cases) {
     const std::string f = dir.file("s.yaml", c.text);
     try {
-      runtime::load_sweep(f);
+      systems::load_sweep(f);
       ADD_FAILURE() << "accepted:\n" << c.text;
     } catch (const core::ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << e.what();
@@ -308,4 +320,21 @@ TEST(Sweep, SlurmJobArrayRunsThePointsAndCollectLoadsThem) {
       << r.out;
   r = test::sh("sweep " + f + " -o " + out + " --slurm");
   EXPECT_NE(r.out.find("every point is recorded already (4 ok, 2 failed: --retry-failed)"), std::string::npos) << r.out;
+}
+
+TEST(Sweep, ShippedSweepFilesLoadAndTheirQuickSubsetsAreSmaller) {
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(FABRICVP_SOURCE_DIR) + "/sweeps")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++files;
+    systems::SweepSpec s = systems::load_sweep(e.path().string());
+    const size_t all = systems::sweep_points(s).size();
+    systems::restrict_to_quick(s);
+    const size_t quick = systems::sweep_points(s).size();
+    EXPECT_LE(quick, all) << e.path();
+    if (!s.quick.empty()) {
+      EXPECT_LT(quick, all) << e.path();
+    }
+  }
+  EXPECT_GE(files, 5u);
 }

@@ -24,6 +24,7 @@ const cli::Command sweep_cmd([](CLI::App& app) {
   sub->add_option("--out,-o", o->out, "output directory (<out>/<sweep name>/points/<index> per point)");
   sub->add_flag("--retry-failed", o->retry_failed, "run again the points recorded as failed");
   sub->add_flag("--quiet,-q", o->quiet, "no progress line and no per-failure messages");
+  sub->add_flag("--quick", o->quick, "only the values the sweep file's quick: map names (a smoke run)");
   sub->add_flag("--slurm", o->slurm, "submit the points as one Slurm job array (sbatch) instead of running them here");
   sub->add_option("--partition", o->partition, "Slurm partition");
   sub->add_option("--time", o->time, "Slurm time limit per point (e.g. 00:30:00)");
