@@ -117,6 +117,19 @@ Job run_job(const std::string& dir, std::vector<std::string> args) {
   return Job{a, dir, {}};
 }
 
+SweepResult run_experiment_sweep(const ExperimentOptions& opt) {
+  SweepResult r;
+  r.spec = load_sweep(source_file("sweeps/experiments/" + opt.name + ".yaml"));
+  if (opt.quick) restrict_to_quick(r.spec);
+  r.points = sweep_points(r.spec);
+  for (const SweepPoint& p : r.points) {
+    const std::string dir = (fs::path(opt.out_dir) / opt.name / "points" / std::to_string(p.index)).string();
+    r.jobs.push_back(Job{point_args(r.spec, p, dir), dir, {}});
+  }
+  run_jobs(r.jobs, opt.jobs);
+  return r;
+}
+
 std::string source_file(const std::string& path) { return std::string(FABRICVP_SOURCE_DIR) + "/" + path; }
 std::string platform_file(const std::string& file) { return source_file("platforms/" + file); }
 

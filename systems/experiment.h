@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "systems/chart.h"
+#include "systems/sweep_file.h"
 
 namespace fabricvp::systems {
 
@@ -46,6 +47,16 @@ struct Job {
 
 /// A `fabricvp run <args> -q -o <dir>` job.
 Job run_job(const std::string& dir, std::vector<std::string> args);
+/// An experiment's points from its sweep file, sweeps/experiments/<name>.yaml
+/// (the file's quick: subset with --quick), each run as `fabricvp run` into
+/// <out>/<name>/points/<index>, `jobs` at a time; jobs[i] is points[i].
+struct SweepResult {
+  SweepSpec spec;
+  std::vector<SweepPoint> points;
+  std::vector<Job> jobs;
+};
+SweepResult run_experiment_sweep(const ExperimentOptions& opt);
+
 /// Run the jobs `jobs` at a time; each writes into its own directory. Throws
 /// core::ConfigError with the child's log when one fails.
 void run_jobs(std::vector<Job>& work, uint32_t jobs);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/config.h"
+#include "models/core/param.h"
 #include "systems/experiment.h"
 
 namespace fs = std::filesystem;
@@ -31,19 +32,25 @@ using systems::run_jobs;
 using systems::save_result;
 using systems::size_name;
 
+/// A sweep axis of whole numbers (sizes, path counts).
+std::vector<uint64_t> numbers(const systems::SweepSpec& s, const std::string& key) {
+  std::vector<uint64_t> out;
+  for (const std::string& v : systems::values_of(s, key)) {
+    uint64_t n = 0;
+    if (!core::detail::parse_value(v, n))
+      throw core::ConfigError(fmt::format("{}: axis {}: '{}' is not a whole number", s.file, key, v));
+    out.push_back(n);
+  }
+  return out;
+}
+
 int nonminimal(const ExperimentOptions& opt) {
-  std::vector<uint64_t> sizes = {320, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
-  if (!opt.quick)
-    for (uint64_t s : {1u << 20, 4u << 20, 16u << 20, 64u << 20}) sizes.push_back(s);
-  const std::vector<uint32_t> detours = {0, 1, 2, 4, 6};
-  std::vector<Job> jobs;
-  for (uint64_t b : sizes)
-    for (uint32_t d : detours)
-      jobs.push_back(
-          run_job((fs::path(opt.out_dir) / "nonminimal" / fmt::format("{}_{}", b, d)).string(),
-                  {platform_file("groq-node.yaml"), "--workload", "p2p", "--src", "0", "--dst", "1", "--bytes",
-                   std::to_string(b), "-p", "sched.routing=auto", "-p", fmt::format("sched.paths={}", d + 1)}));
-  run_jobs(jobs, opt.jobs);
+  // Points: sweeps/experiments/nonminimal.yaml (sizes x route counts, sizes outermost).
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<Job>& jobs = r.jobs;
+  const std::vector<uint64_t> sizes = numbers(r.spec, "--bytes");
+  std::vector<uint32_t> detours;
+  for (uint64_t paths : numbers(r.spec, "sched.paths")) detours.push_back(static_cast<uint32_t>(paths - 1));
   nlohmann::json out = {{"experiment", "nonminimal"},
                         {"platform", "groq-node.yaml"},
                         {"transfer", "p2p rank 0 -> rank 1 (direct cable), fp32"},
@@ -150,14 +157,10 @@ int hop_latency(const ExperimentOptions& opt) {
 }
 
 int allreduce_sweep(const ExperimentOptions& opt) {
-  std::vector<uint64_t> sizes = {320, 1024, 4096, 16384, 65536, 262144, 1u << 20};
-  if (!opt.quick)
-    for (uint64_t s : {4u << 20, 16u << 20, 64u << 20}) sizes.push_back(s);
-  std::vector<Job> jobs;
-  for (uint64_t b : sizes)
-    jobs.push_back(run_job((fs::path(opt.out_dir) / "allreduce-sweep" / std::to_string(b)).string(),
-                           {platform_file("groq-node.yaml"), "--workload", "allreduce", "--bytes", std::to_string(b)}));
-  run_jobs(jobs, opt.jobs);
+  // Points: sweeps/experiments/allreduce-sweep.yaml.
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<Job>& jobs = r.jobs;
+  const std::vector<uint64_t> sizes = numbers(r.spec, "--bytes");
   fmt::print("Realized 8-way all-reduce on a GroqNode (fp32)\n{:>10} {:>14} {:>12} {:>12} {:>10}\n", "bytes",
              "completion us", "algbw GB/s", "busbw GB/s", "% of peak");
   nlohmann::json out = {{"experiment", "allreduce-sweep"}, {"platform", "groq-node.yaml"}, {"sizes_bytes", sizes}};

@@ -1,15 +1,14 @@
 // Experiment of seeds 001/002 (ACE on the NPU torus), made of checked runs.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "models/core/config.h"
+#include "models/core/units.h"
 #include "systems/experiment.h"
-
-namespace fs = std::filesystem;
 
 namespace fabricvp::npusys {
 
@@ -17,9 +16,6 @@ namespace {
 
 using systems::ExperimentOptions;
 using systems::Job;
-using systems::platform_file;
-using systems::run_job;
-using systems::run_jobs;
 using systems::save_result;
 using systems::size_name;
 
@@ -27,16 +23,14 @@ using systems::size_name;
 // NPU cores reducing through memory (none), per size: completion time,
 // NPU-memory bytes per network byte and link utilization.
 int ace_study(const ExperimentOptions& opt) {
-  std::vector<uint64_t> sizes = {1u << 20, 4u << 20};
-  if (!opt.quick) sizes = {1u << 20, 2u << 20, 4u << 20, 8u << 20, 16u << 20, 32u << 20, 64u << 20};
-  const std::vector<std::string> models = {"none", "tlm"};
-  std::vector<Job> jobs;
-  for (uint64_t b : sizes)
-    for (const std::string& m : models)
-      jobs.push_back(
-          run_job((fs::path(opt.out_dir) / "ace" / fmt::format("{}_{}", size_name(b), m)).string(),
-                  {platform_file("ace-torus-4x4x4.yaml"), "--bytes", std::to_string(b), "-p", "ace.model=" + m}));
-  run_jobs(jobs, opt.jobs);
+  // Points: sweeps/experiments/ace.yaml (sizes x ace.model none, tlm; sizes outermost).
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<Job>& jobs = r.jobs;
+  const std::vector<std::string> models = systems::values_of(r.spec, "ace.model");
+  if (models != std::vector<std::string>{"none", "tlm"})
+    throw core::ConfigError(fmt::format("{}: the ace study compares ace.model none and tlm", r.spec.file));
+  std::vector<uint64_t> sizes;
+  for (const std::string& b : systems::values_of(r.spec, "--bytes")) sizes.push_back(core::parse_bytes(b));
   fmt::print(
       "All-reduce on the 64-NPU 4x4x4 torus (enhanced 4-phase algorithm, fp32): NPU cores through memory "
       "(none) vs ACE (tlm)\n{:>8} {:>6} {:>14} {:>12} {:>12} {:>10} {:>12}\n",
