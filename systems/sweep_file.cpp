@@ -244,8 +244,8 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   if (s["quick"]) {
     const YAML::Node q = s["quick"];
     if (!q.IsMap())
-      throw core::ConfigError(fmt::format("{}: quick maps axis keys to the values a quick run keeps",
-                                          core::yaml_at(path, q)));
+      throw core::ConfigError(
+          fmt::format("{}: quick maps axis keys to the values a quick run keeps", core::yaml_at(path, q)));
     for (const auto& kv : q) {
       const std::string k = scalar(path, kv.first, "a quick key");
       const SweepAxis* axis = nullptr;
@@ -253,9 +253,11 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
       for (const SweepAxis& a : out.axes)
         for (size_t c = 0; c < a.keys.size(); ++c)
           if (a.keys[c] == k) axis = &a, col = c;
-      if (!axis) throw core::ConfigError(fmt::format("{}: quick: '{}' is not an axis", core::yaml_at(path, kv.first), k));
+      if (!axis)
+        throw core::ConfigError(fmt::format("{}: quick: '{}' is not an axis", core::yaml_at(path, kv.first), k));
       if (!kv.second.IsSequence() || kv.second.size() == 0)
-        throw core::ConfigError(fmt::format("{}: quick: '{}' needs a non-empty list", core::yaml_at(path, kv.second), k));
+        throw core::ConfigError(
+            fmt::format("{}: quick: '{}' needs a non-empty list", core::yaml_at(path, kv.second), k));
       std::vector<std::string> keep;
       for (const auto& v : kv.second) {
         const std::string x = scalar(path, v, "a quick value");
