@@ -277,15 +277,17 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
 }
 
 void restrict_to_quick(SweepSpec& s) {
-  for (const auto& [key, keep] : s.quick)
+  for (const auto& q : s.quick) {
+    const std::vector<std::string>& keep = q.second;  // a plain name: lambdas cannot capture structured bindings
     for (SweepAxis& a : s.axes)
       for (size_t c = 0; c < a.keys.size(); ++c)
-        if (a.keys[c] == key)
+        if (a.keys[c] == q.first)
           a.values.erase(std::remove_if(a.values.begin(), a.values.end(),
                                         [&, col = c](const std::vector<std::string>& t) {
                                           return std::find(keep.begin(), keep.end(), t[col]) == keep.end();
                                         }),
                          a.values.end());
+  }
 }
 
 std::vector<std::string> values_of(const SweepSpec& s, const std::string& key) {
