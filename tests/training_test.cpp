@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "models/core/config.h"
+#include "sw/training/astra.h"
 #include "sw/training/loop.h"
 #include "sw/training/workload.h"
 
@@ -275,4 +276,21 @@ TEST(TrainingLoop, TransformerGroupMustEndOnADimensionBoundary) {
   EXPECT_NE(err.find("model_parallel_NPU_group 8 does not end on a dimension boundary of the 4 x 4 x 4 fabric"),
             std::string::npos)
       << err;
+}
+
+TEST(TrainingWorkload, JsonNumbersPastADoubleAreInputErrorsNamingTheFile) {
+  // nlohmann reports them as out_of_range, not as a parse error (found by fuzz_astra).
+  const std::string big = "{\"link-latency\": [7E7777]}";
+  for (const char* name : {"net.json", "sys.json"}) {
+    try {
+      if (std::string(name) == "net.json")
+        training::astra::read_network_string(big, name);
+      else
+        training::astra::read_system_string(big, name);
+      ADD_FAILURE() << name << " accepted";
+    } catch (const core::ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string(name) + ": ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("number overflow"), std::string::npos) << e.what();
+    }
+  }
 }

@@ -87,14 +87,20 @@ Network read_yaml(const std::string& text, const std::string& path) {
   return n;
 }
 
-Network read_json(const std::string& text, const std::string& path) {
-  std::istringstream f(text);
-  nlohmann::json j;
+/// A JSON input file; every failure is a ConfigError naming the file (a
+/// number too large for a double is nlohmann's out_of_range, not a parse_error).
+nlohmann::json parse_json(const std::string& text, const std::string& path) {
   try {
-    j = nlohmann::json::parse(f);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw core::ConfigError(fmt::format("{}: not JSON (byte {}): {}", path, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    throw core::ConfigError(fmt::format("{}: {}", path, e.what()));
   }
+}
+
+Network read_json(const std::string& text, const std::string& path) {
+  const nlohmann::json j = parse_json(text, path);
   Network n;
   n.file = path;
   n.format = "ASTRA-sim 1.0 JSON";
@@ -288,13 +294,7 @@ System read_system_string(const std::string& text, const std::string& path) {
   System s;
   s.file = path;
   if (ext_of(path) == ".json") {
-    std::istringstream f(text);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(f);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw core::ConfigError(fmt::format("{}: not JSON (byte {}): {}", path, e.byte, e.what()));
-    }
+    const nlohmann::json j = parse_json(text, path);
     if (!j.is_object()) throw core::ConfigError(fmt::format("{}: a system file is a JSON object", path));
     for (const auto& item : j.items()) {
       const std::string& k = item.key();  // a plain name: lambdas cannot capture structured bindings
