@@ -187,3 +187,20 @@ TEST(HostileInput, ProgramsThatExpandPastTheLineLimitAreRefused) {
   expect_refused("asm " + dir.file("big.s", ".rept 10000000\nNOP 1\nNOP 1\n.endr\n"),
                  "big.s:1: .rept 10000000 of 2 lines makes the program longer than 4194304 lines");
 }
+
+// Legal parameters the compiler cannot schedule are refused before the run
+// (exit 1, with the reason), never an internal error or a simulation known to
+// fail; where the compiler can schedule them (one RECV per chunk on a link
+// faster than the clock), the collective runs and checks.
+TEST(HostileInput, PlatformsTheCompilerCannotScheduleAreRefusedWithTheReason) {
+  test::TempDir dir;
+  const std::string node = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  const std::string o = " -q -o " + (dir.path / "o").string();
+  expect_refused("run " + node + " -p 'sys.node0.tsp*.clock_mhz=1' --bytes 64KiB" + o,
+                 "faster than the receiver's cycle of 1000000 ps");
+  expect_refused("run " + node + " -p 'sys.node0.link*.lane_gbps=1000'" + o,
+                 "the compiler cannot schedule this allreduce on this platform");
+  test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+                            "/groq-node-ring.yaml -p 'sys.node0.link*.lane_gbps=1000' --bytes 1MiB" + o);
+  EXPECT_EQ(r.code, 0) << r.out;
+}

@@ -146,9 +146,18 @@ Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chun
       const bool last = h + 1 == hops;
       Ready next(n);
       uint32_t first = 0;
+      uint64_t free_from = 0;  // end of the previous chunk's take window on this port
+      const auto& takes = m_takes[ps.peer][ps.peer_port];
       for (const Chunk& ch : last ? dst : whole) {
         uint64_t arrival = leg.start + ser.ps(first + 1) + ps.out.latency_ps;
-        uint64_t cr = d.clock.cycle_at_or_after(arrival);
+        // A RECV takes its vectors at the link's packet rate from its issue
+        // cycle; on a link that delivers a packet in less than a cycle of
+        // the receiver, the next chunk's RECV (or the next train's) may have
+        // to wait for the cycle after the previous window ends.
+        uint64_t cr = d.clock.cycle_at_or_after(std::max(arrival, free_from));
+        for (uint64_t blocker = 0; overlaps(takes, d.clock.ps(cr), d.clock.ps(cr) + ser.ps(ch.count - 1) + 1, blocker);)
+          cr = std::max(cr + 1, d.clock.cycle_at_or_after(blocker));
+        free_from = d.clock.ps(cr) + ser.ps(ch.count - 1) + 1;
         leg.recv_cycles.push_back(cr);
         uint64_t w0 = d.clock.ps(cr + d.recv_latency);
         for (uint32_t i = 0; i < ch.count; ++i) next[first + i] = w0 + ser.ps(i);

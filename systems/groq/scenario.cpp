@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 #include "systems/groq/machine.h"
 
@@ -40,10 +41,35 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
   m_plan.programs.clear();
   // Static check of what is about to run, independent of the scheduler.
   m_schedule_check = sched::check_schedule(m_machine, programs);
-  for (size_t i = 0; i < m_schedule_check.violations.size() && i < 5; ++i) {
-    const sched::Violation& v = m_schedule_check.violations[i];
-    fmt::print(stderr, "fabricvp: schedule check: {} at cycle {}: {}\n", v.where, v.cycle, v.what);
+  const std::vector<sched::Violation>& bad = m_schedule_check.violations;
+  if (m_collective && !bad.empty()) {
+    // The compiler's own schedule breaks the hardware's rules on this
+    // platform (a clock too slow for its links' receive buffers, say):
+    // refuse it rather than simulate a run known to fail.
+    std::string list;
+    for (size_t i = 0; i < bad.size() && i < 3; ++i)
+      list += fmt::format("\n  {} at cycle {}: {}", bad[i].where, bad[i].cycle, bad[i].what);
+    std::string why =
+        "check the chips' clock_mhz, rx_buffer_vectors and tx_buffer_vectors against the links' lane_gbps";
+    for (const sched::ChipSpec& c : m_machine.chips)
+      for (const sched::PortSpec& p : c.ports) {
+        if (p.peer == sched::kNoChip) continue;
+        const sched::ChipSpec& d = m_machine.chips[p.peer];
+        if (p.out.rate.ps(1) < d.clock.span_ps(0, 1)) {
+          why = fmt::format(
+              "{} -> {} delivers a vector every {} ps, faster than the receiver's cycle of {} ps: one RECV per "
+              "cycle cannot keep up; lower lane_gbps or raise clock_mhz",
+              c.name, d.name, p.out.rate.ps(1), d.clock.span_ps(0, 1));
+          break;
+        }
+      }
+    throw core::ConfigError(fmt::format(
+        "the compiler cannot schedule this {} on this platform: its schedule check finds {} violation{} of the "
+        "hardware's rules (docs/isa.md), e.g.{}{}\n{}",
+        opt.workload, bad.size(), bad.size() == 1 ? "" : "s", list, bad.size() > 3 ? "\n  ..." : "", why));
   }
+  for (size_t i = 0; i < bad.size() && i < 5; ++i)  // hand-written programs run anyway: the model reports the fault
+    fmt::print(stderr, "fabricvp: schedule check: {} at cycle {}: {}\n", bad[i].where, bad[i].cycle, bad[i].what);
   m_instructions = load_programs(*m_sys, std::move(programs));
 }
 
