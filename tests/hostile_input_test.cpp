@@ -162,6 +162,20 @@ TEST(HostileInput, CycleCountsPast2To40AreRefused) {
   EXPECT_EQ(test::sh("asm " + dir.file("d.s", ".queue 0\nNOP 1099511627776\n")).code, 0);
 }
 
+// NOPs that are legal one by one but add up past the end of simulated time
+// stop the run with an error (exit 2) at once; before, the program ran for ever.
+TEST(HostileInput, ProgramsRunningPastTheEndOfSimulatedTimeAreStopped) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path / "p");
+  dir.file("p/sys.node0.tsp0.s", ".tsp sys.node0.tsp0\n.queue 0\n.rept 20000\nNOP 1099511627776\n.endr\n");
+  const auto start = std::chrono::steady_clock::now();
+  test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml -p sys.tsps_per_node=2 -q " +
+                            "--programs " + (dir.path / "p").string() + " -o " + (dir.path / "o").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the program runs past the end of simulated time"), std::string::npos) << r.out;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+}
+
 TEST(HostileInput, AliasBombsAndAliasLoopsAreRefusedBeforeTheyExpand) {
   test::TempDir dir;
   // Nine levels of ten aliases: 10^9 nodes once walked, 400 bytes of text.

@@ -34,6 +34,10 @@ class CeilRatio {
 };
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+/// The end of simulated time for the models: 2^62 ps (53 days). A model whose
+/// next event would fall later (a program of NOPs adding up past it) stops
+/// with an error instead of letting a time in ps wrap past 2^64.
+constexpr uint64_t kEndOfTime_ps = uint64_t{1} << 62;
 
 /// A clock of fixed frequency. Frequencies are held in milli-hertz so that
 /// every practical setting (900 MHz, 1.25 GHz, ...) is represented exactly.

@@ -536,6 +536,15 @@ void Tsp::sequencer() {
     }
     return;
   }
+  if (next > m_clock.cycle_at_or_before(core::kEndOfTime_ps)) {
+    uint32_t q = 0;
+    while (q + 1 < m_queues.size() && !(m_queues[q].st == QState::run && m_queues[q].next == next)) ++q;
+    error(fmt::format("queue{}", q), cycle,
+          fmt::format("the program runs past the end of simulated time: its next instruction issues at cycle "
+                      "{}, after 2^62 ps (53 days)",
+                      next));
+    return;
+  }
   next_trigger(ps_time(m_clock.ps(next) - now));
 }
 

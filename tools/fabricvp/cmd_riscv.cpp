@@ -88,8 +88,9 @@ fabricvp::cli::Command riscv_cmd([](CLI::App& app) {
   auto* sub = app.add_subcommand("riscv", "run a bare-metal RV32 ELF on the instruction-set simulator (HTIF tohost)");
   sub->add_option("program", o->program, "RV32 ELF executable")->required();
   sub->add_option("--isa", o->isa, "rv32imac (default) or rv32imafc");
-  sub->add_option("--max-instructions", o->max_instructions, "stop after this many instructions (default 1e10)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-instructions", o->max_instructions,
+                  "the watchdog: stop after this many instructions (default 1e10, at most 1e13)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(10'000'000'000'000)));
   sub->add_flag("-q,--quiet", o->quiet, "print nothing but errors and failures");
   return fabricvp::cli::Handler{sub, [o] { return run_riscv(*o); }};
 });
