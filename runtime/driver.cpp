@@ -145,6 +145,19 @@ int attempt_impl(const systems::RunOptions& opt) {
   // the OS before the simulated memories fill, so the two never count
   // together in the peak.
   ::malloc_trim(0);
+  // Refuse, before anything big is allocated, a run the machine cannot hold
+  // (FABRICVP_MEMORY_CHECK=0 skips the check).
+  std::string needs;
+  const uint64_t estimate = sc->host_bytes(needs);
+  if (const char* mc = std::getenv("FABRICVP_MEMORY_CHECK"); estimate > 0 && !(mc && std::string(mc) == "0")) {
+    std::string limit;
+    const uint64_t avail = host_memory_available(limit);
+    if (estimate > avail)
+      throw core::ConfigError(fmt::format(
+          "this run needs about {} of host memory ({}), more than the {} available ({}); use fewer bytes or a "
+          "smaller platform, or set FABRICVP_MEMORY_CHECK=0 to try anyway",
+          core::approx_bytes(estimate), needs, core::approx_bytes(avail), limit));
+  }
   const double setup_wall = since(wall0);
 
   // ---- load inputs ----
@@ -179,6 +192,7 @@ int attempt_impl(const systems::RunOptions& opt) {
   rs.hardware_errors.set(ctx.hw_errors().size());
   rs.links.set(sc->links());
   rs.set(opt, config_hash, sim_end, wall0, setup_wall, load_wall, sim_wall, check_wall);
+  rs.host_estimate_mib.set(static_cast<double>(estimate) / 1048576.0);
   std::optional<ReplayStats> replay;
   if (sc->replays()) {
     replay.emplace();
@@ -227,8 +241,9 @@ int attempt_impl(const systems::RunOptions& opt) {
     const std::string detail = sc->host_detail();
     s.line("host",
            fmt::format("wall {:.2f} s (setup {:.2f}, load {:.2f}, simulate {:.2f}{}, check {:.2f}), peak RSS "
-                       "{:.0f} MiB",
-                       rs.wall_s.get(), setup_wall, load_wall, sim_wall, detail, check_wall, rs.peak_rss_mib.get()));
+                       "{:.0f} MiB{}",
+                       rs.wall_s.get(), setup_wall, load_wall, sim_wall, detail, check_wall, rs.peak_rss_mib.get(),
+                       estimate ? fmt::format(" (estimated {:.0f})", rs.host_estimate_mib.get()) : ""));
     s.text(fmt::format("               {:.0f} simulated ns per wall second of simulation", rs.sim_ns_per_wall_s.get()));
     sc->tables(s);
     std::string files = fmt::format("{}/stats.json  {}/config.yaml", opt.out_dir, opt.out_dir);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,42 @@ double peak_rss_mib() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+namespace {
+/// The first number after `key` in a /proc-style file ("MemAvailable:  123 kB"), times `unit`; 0 if absent.
+uint64_t read_number(const char* path, const std::string& key, uint64_t unit) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line))
+    if (key.empty() || line.rfind(key, 0) == 0) {
+      const std::string rest = line.substr(key.size());
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(rest.c_str(), &end, 10);
+      return end == rest.c_str() ? 0 : v * unit;
+    }
+  return 0;
+}
+}  // namespace
+
+uint64_t host_memory_available(std::string& limit) {
+  uint64_t avail = read_number("/proc/meminfo", "MemAvailable:", 1024);
+  limit = "MemAvailable in /proc/meminfo";
+  if (avail == 0) avail = UINT64_MAX, limit = "no limit known";
+  // cgroup v2: memory.max is "max" or bytes.
+  const uint64_t cg_max = read_number("/sys/fs/cgroup/memory.max", "", 1);
+  if (cg_max) {
+    const uint64_t used = read_number("/sys/fs/cgroup/memory.current", "", 1);
+    const uint64_t left = cg_max > used ? cg_max - used : 0;
+    if (left < avail) avail = left, limit = "the cgroup's memory.max";
+  }
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    const uint64_t vm = read_number("/proc/self/status", "VmSize:", 1024);
+    const uint64_t left = rl.rlim_cur > vm ? rl.rlim_cur - vm : 0;
+    if (left < avail) avail = left, limit = "the address-space limit (ulimit -v)";
+  }
+  return avail;
 }
 
 uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt) {

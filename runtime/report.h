@@ -17,6 +17,11 @@ double since(WallClock::time_point t);
 /// Peak resident memory of this process, MiB.
 double peak_rss_mib();
 
+/// Host memory this process may still take, in bytes: the least of the
+/// kernel's MemAvailable, the cgroup's memory.max less its usage, and
+/// RLIMIT_AS less the address space in use. `limit` names the one that binds.
+uint64_t host_memory_available(std::string& limit);
+
 /// Effective configuration: every parameter with its value, unit, meaning and
 /// origin, loadable as a platform file. Returns its hash (FNV-1a 64 of the values).
 uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt);
@@ -42,6 +47,9 @@ struct RunManifest {
   core::Value<double> sim_ns_per_wall_s{nullptr, "run", "sim_ns_per_wall_s", "ns/s",
                                         "simulated ns per host second in sc_start"};
   core::Value<double> peak_rss_mib{nullptr, "run", "peak_rss_mib", "MiB", "peak resident memory of the process"};
+  core::Value<double> host_estimate_mib{nullptr, "run", "host_estimate_mib", "MiB",
+                                        "host memory the run was estimated to need before it allocated (checked "
+                                        "against the memory available; 0: too small to estimate)"};
 
   /// Sets every field but status, hardware_errors and links.
   void set(const systems::RunOptions& opt, uint64_t config_hash, uint64_t sim_end_ps, WallClock::time_point wall0,

@@ -94,6 +94,15 @@ class Scenario {
   virtual uint64_t links() const = 0;
   /// Compile or schedule the workload, load programs (after elaboration).
   virtual void prepare(const RunOptions& opt) = 0;
+  /// Estimate, after prepare(), of the host memory the rest of the run will
+  /// hold at its peak (simulated memories, data in flight, the check's
+  /// reference), in bytes; with what dominates it ("64 NPU memories of 512
+  /// MiB"). The driver refuses a run that would not fit before it allocates
+  /// (docs/reliability.md). 0: small enough not to matter.
+  virtual uint64_t host_bytes(std::string& what) const {
+    (void)what;
+    return 0;
+  }
   /// Load the inputs and what the check needs.
   virtual void load() = 0;
   /// sc_start() returned: apply what is pending; find the completion.

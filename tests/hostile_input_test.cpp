@@ -20,6 +20,18 @@ using namespace fabricvp;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 void expect_refused(const std::string& args, const std::string& want) {
   test::Result r = test::sh(args);
   EXPECT_EQ(r.code, 1) << args << "\n" << r.out;
@@ -217,4 +229,46 @@ TEST(HostileInput, PlatformsTheCompilerCannotScheduleAreRefusedWithTheReason) {
   test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
                             "/groq-node-ring.yaml -p 'sys.node0.link*.lane_gbps=1000' --bytes 1MiB" + o);
   EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// A run is refused before it allocates when its estimated host memory is
+// more than the machine (here: an address-space limit) has, naming the
+// estimate; and the estimate is close to what runs really hold.
+TEST(HostileInput, RunsNeedingMoreMemoryThanAvailableAreRefusedWithTheEstimate) {
+  test::TempDir dir;
+  const std::string o = " -q -o " + (dir.path / "o").string();
+  auto limited = [&](const std::string& args) {
+    const std::string cmd = "ulimit -v 1048576; " + std::string(FABRICVP_BIN) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int status = pclose(p);
+    return test::Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  };
+  const std::string groq = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  const std::string npu = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
+  // More than the NPU's own memory is an input error, not an internal one.
+  expect_refused("run " + npu + " --bytes 40GiB" + o,
+                 "--bytes: 40 GiB of buffers do not fit an NPU's memory of 32 GiB");
+  if (kSanitized) GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v and doubles the resident memory";
+  const auto start = std::chrono::steady_clock::now();
+  test::Result r = limited("run " + groq + " --bytes 200MiB" + o);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("this run needs about 2.2 GiB of host memory (1.6 GiB of SRAM written on 8 chips"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("available (the address-space limit (ulimit -v))"), std::string::npos) << r.out;
+  r = limited("run " + npu + " --bytes 64MiB" + o);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("64 NPU memories of up to 64 MiB"), std::string::npos) << r.out;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
+  // The estimate against the peak the run really reached.
+  r = test::sh("run " + groq + " --bytes 64MiB" + o);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json run = test::load_json((dir.path / "o" / "stats.json").string())["run"];
+  const double est = run["host_estimate_mib"].get<double>(), peak = run["peak_rss_mib"].get<double>();
+  EXPECT_GT(est, 0.8 * peak) << est << " MiB estimated, " << peak << " MiB peak";
+  EXPECT_LT(est, 1.2 * peak) << est << " MiB estimated, " << peak << " MiB peak";
 }

@@ -88,6 +88,14 @@ std::string human_bytes(uint64_t b) {
   return fmt::format("{} B", b);
 }
 
+std::string approx_bytes(uint64_t b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, ++u;
+  return u == 0 ? fmt::format("{} B", b) : fmt::format(v < 10 ? "{:.1f} {}" : "{:.0f} {}", v, unit[u]);
+}
+
 std::string human_time(uint64_t ps) {
   if (ps >= 1000000000ULL) return fmt::format("{:.3f} ms", ps / 1e9);
   if (ps >= 1000000ULL) return fmt::format("{:.3f} us", ps / 1e6);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/core/units.h"
 #include "systems/groq/machine.h"
 
 namespace fabricvp::groq {
@@ -70,7 +71,48 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
   }
   for (size_t i = 0; i < bad.size() && i < 5; ++i)  // hand-written programs run anyway: the model reports the fault
     fmt::print(stderr, "fabricvp: schedule check: {} at cycle {}: {}\n", bad[i].where, bad[i].cycle, bad[i].what);
+  estimate_host_bytes(programs);
   m_instructions = load_programs(*m_sys, std::move(programs));
+}
+
+// The simulated SRAMs hold only the 4 KiB pages written, so the run's peak is
+// every chip's vectors written (inputs, RECV, ADD, COPY, RDHAC destinations)
+// plus the check's partial sums or reference copy (CollectiveData).
+void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs) {
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> written(m_sys->chips.size());
+  if (m_collective)
+    for (uint32_t r = 0; r < m_plan.inputs.size(); ++r)
+      for (const sched::Region& g : m_plan.inputs[r])
+        written[m_machine.ranks[r]].emplace_back(g.vec, g.vec + (g.bytes + tsp::kVectorBytes - 1) / tsp::kVectorBytes);
+  for (size_t c = 0; c < programs.size() && c < written.size(); ++c)
+    for (const std::vector<tsp::Instr>& q : programs[c].queues)
+      for (const tsp::Instr& in : q) {
+        if (in.op == tsp::Op::RECV || in.op == tsp::Op::ADD || in.op == tsp::Op::COPY)
+          written[c].emplace_back(in.a, uint64_t(in.a) + in.count);
+        else if (in.op == tsp::Op::RDHAC)
+          written[c].emplace_back(in.a, uint64_t(in.a) + 1);
+      }
+  uint64_t sram = 0, chips = 0;
+  for (auto& w : written) {
+    if (w.empty()) continue;
+    ++chips;
+    std::sort(w.begin(), w.end());
+    uint64_t lo = w[0].first, hi = w[0].second;
+    auto close = [&] { sram += (hi - lo) * tsp::kVectorBytes + 4096; };  // + partial pages at the ends
+    for (const auto& [a, b] : w) {
+      if (a > hi) close(), lo = a;
+      hi = std::max(hi, b);
+    }
+    close();
+  }
+  uint64_t check = 0;
+  if (m_collective) {
+    const uint64_t N = m_plan.input_bytes, P = m_machine.size();
+    check = m_req.kind == sched::Kind::allgather ? P * N : 3 * N;
+  }
+  m_host_bytes = sram + check;
+  m_host_what = fmt::format("{} of SRAM written on {} chips, {} for the check", core::approx_bytes(sram), chips,
+                            core::approx_bytes(check));
 }
 
 void GroqScenario::load() {

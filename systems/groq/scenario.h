@@ -110,6 +110,10 @@ class GroqScenario final : public systems::Scenario {
 
   // scenario.cpp
   void prepare(const systems::RunOptions& opt) override;
+  uint64_t host_bytes(std::string& what) const override {
+    what = m_host_what;
+    return m_host_bytes;
+  }
   void load() override;
   void finish() override;
   systems::Outcome check() override;
@@ -121,6 +125,8 @@ class GroqScenario final : public systems::Scenario {
   int topology(const std::string& platform, uint32_t sources, const std::string& json_out) override;
 
  private:
+  void estimate_host_bytes(const std::vector<sw::Program>& programs);
+
   std::unique_ptr<CompilerParams> m_params;
   std::unique_ptr<System> m_sys;
   systems::RunOptions m_opt;
@@ -130,6 +136,8 @@ class GroqScenario final : public systems::Scenario {
   sched::Plan m_plan;
   sched::CheckReport m_schedule_check;
   size_t m_instructions = 0;
+  uint64_t m_host_bytes = 0;  // see host_bytes()
+  std::string m_host_what;
   std::unique_ptr<CollectiveData> m_data;
   uint64_t m_completion = 0;
   CheckResult m_check;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "models/core/context.h"
+#include "models/core/units.h"
 
 namespace fabricvp::npusys {
 
@@ -68,9 +69,50 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
                                           m_single ? "--root" : what, s.root, s.comms[0].size()));
     s.address = address;
     address += (s.bytes + 4095) / 4096 * 4096;  // every collective its own buffer, page aligned
+    const uint64_t capacity = m_sys->npus[0]->memory.size_mib.get() << 20;
+    if (address > capacity)
+      throw core::ConfigError(
+          fmt::format("{}: {} of buffers{} do not fit an NPU's memory of {} (sys.npu*.memory.size_mib)", what,
+                      core::human_bytes(address), m_specs.size() > 1 ? " for the collectives so far" : "",
+                      core::human_bytes(capacity)));
     for (const Group& c : s.comms) s.plans.push_back(m_sys->plans(c, s.kind, s.dtype, s.elems, s.root));
     s.handles.resize(s.comms.size());
   }
+}
+
+// The host memory a run holds at its peak, measured (docs/reliability.md):
+// every NPU memory up to the end of its last buffer; about half as much again
+// in messages and partial sums in flight; and, while a communicator is
+// checked, a reference copy of every member's buffer.
+uint64_t NpuScenario::host_bytes(std::string& what) const {
+  constexpr double kInFlight = 0.5;
+  if (m_train) {
+    if (!m_train->data() || m_train->is_graph()) return 0;
+    // At least the largest collective at once (measured: collectives rarely
+    // overlap in memory, freed buffers are reused): a lower bound.
+    uint64_t largest = 0;
+    for (const training::Layer& l : m_train->workload().layers)
+      for (const training::Pass& p : l.pass) largest = std::max(largest, p.bytes);
+    const uint64_t n = m_sys->npus.size();
+    what = fmt::format(
+        "{} NPU memories holding at least the largest collective, {}, data in flight and the check's "
+        "reference",
+        n, core::approx_bytes(largest));
+    return static_cast<uint64_t>(static_cast<double>(largest * n) * (2 + kInFlight));
+  }
+  if (m_timing_only) return 0;
+  std::vector<uint64_t> end(m_sys->npus.size(), 0);
+  uint64_t reference = 0;
+  for (const Spec& s : m_specs)
+    for (const Group& c : s.comms) {
+      for (uint32_t id : c.npus) end[id] = std::max(end[id], s.address + s.bytes);
+      reference = std::max(reference, static_cast<uint64_t>(c.size()) * s.bytes);
+    }
+  uint64_t memories = 0, used = 0;
+  for (uint64_t e : end) memories += e, used += e > 0;
+  what = fmt::format("{} NPU memories of up to {}, data in flight and a {} reference for the check", used,
+                     core::approx_bytes(memories / std::max<uint64_t>(used, 1)), core::approx_bytes(reference));
+  return static_cast<uint64_t>(static_cast<double>(memories) * (1 + kInFlight)) + reference;
 }
 
 void NpuScenario::load() {

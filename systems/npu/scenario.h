@@ -101,6 +101,7 @@ class NpuScenario final : public systems::Scenario {
 
   // scenario.cpp
   void prepare(const systems::RunOptions& opt) override;
+  uint64_t host_bytes(std::string& what) const override;
   void load() override;
   void finish() override;
   systems::Outcome check() override;
