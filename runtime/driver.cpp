@@ -1,4 +1,5 @@
 #include "runtime/driver.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 
@@ -90,10 +91,11 @@ void clear_previous_outputs(const std::string& dir) {
 
 /// What this run wrote, for the next run into the same directory.
 void list_outputs(const systems::RunOptions& opt, const systems::Scenario& sc) {
-  std::ofstream f(fs::path(opt.out_dir) / kOutputList);
+  core::OutputFile f((fs::path(opt.out_dir) / kOutputList).string(), "list of outputs");
   f << "stats.json\nconfig.yaml\n";
   if (opt.trace) f << "trace.json\n";
   for (const std::string& o : sc.outputs()) f << o << "\n";
+  f.close();
 }
 
 /// workload.replays etc. — software replay after machine checks.
@@ -209,11 +211,9 @@ int attempt_impl(const systems::RunOptions& opt) {
   sc->report(out);
   {
     const std::string file = will_replay ? fmt::format("stats.attempt{}.json", opt.attempt) : "stats.json";
-    std::ofstream f(fs::path(opt.out_dir) / file);
-    core::write_stats_json(f);
+    core::OutputFile f((fs::path(opt.out_dir) / file).string(), "statistics");
+    core::write_stats_json(f.stream());
     f.close();
-    if (!f)
-      throw core::ConfigError(fmt::format("{}: cannot write the statistics", (fs::path(opt.out_dir) / file).string()));
   }
   list_outputs(opt, *sc);
   if (will_replay) {

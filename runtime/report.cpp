@@ -1,4 +1,5 @@
 #include "runtime/report.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -66,8 +67,7 @@ uint64_t write_effective_config(const std::string& path, const systems::RunOptio
   std::string body;
   for (const core::ParamBase* p : core::all_params()) body += fmt::format("{}: {}\n", p->name(), text(p));
   const uint64_t hash = core::fnv1a64(body);
-  std::ofstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot write the effective configuration", path));
+  core::OutputFile f(path, "effective configuration");
   f << "# fabricvp effective configuration (every parameter; loadable as a platform file)\n";
   f << "# platform: " << opt.platform << "\n";
   for (const auto& o : opt.overrides) f << "# -p " << o << "\n";
@@ -77,6 +77,7 @@ uint64_t write_effective_config(const std::string& path, const systems::RunOptio
     f << fmt::format("{}: {}  # {}{}{} [{}]\n", p->name(), text(p), p->unit(), *p->unit() ? "; " : "", p->description(),
                      from);
   }
+  f.close();
   return hash;
 }
 

@@ -1,4 +1,5 @@
 #include "runtime/sweep.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -396,7 +397,7 @@ int submit_slurm(const SweepOptions& o, Prepared& p) {
   job += "mkdir -p \"$dir\"\n" + sh_quote(exe) + " \"$@\" > \"$dir/log.txt\" 2>&1\n";
   job += "echo $? > \"$dir/exit_code.tmp\" && mv \"$dir/exit_code.tmp\" \"$dir/exit_code\"\n";
   const fs::path script = dir / "job.sh";
-  std::ofstream(script) << job;
+  core::write_file(script.string(), job, "Slurm job script");
   fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
   const std::string cmd = sh_quote(o.sbatch) + " --parsable " + sh_quote(script.string()) + " 2>&1";
   FILE* f = popen(cmd.c_str(), "r");

@@ -1,4 +1,5 @@
 #include "systems/chart.h"
+#include "models/core/output_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -83,11 +84,7 @@ void draw_png(const Chart& c, const std::string& out, const std::string& python)
   for (const Series& s : c.series)
     d["series"].push_back({{"label", s.label}, {"x", s.x}, {"y", s.y}, {"ymin", s.ymin}, {"ymax", s.ymax}});
   const std::string data = out + ".json";
-  {
-    std::ofstream f(data);
-    f << d.dump(1);
-    if (!f) throw core::ConfigError(fmt::format("{}: cannot write", data));
-  }
+  core::write_file(data, d.dump(1), "plot data");
   std::vector<std::string> args = {python, "-c", kScript, data, out};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

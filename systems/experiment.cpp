@@ -1,4 +1,5 @@
 #include "systems/experiment.h"
+#include "models/core/output_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -141,11 +142,7 @@ std::string size_name(uint64_t b) {
 
 void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Chart& chart) {
   const fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
-  {
-    std::ofstream f(file);
-    f << j.dump(1) << "\n";
-    if (!f) throw core::ConfigError(fmt::format("{}: cannot write", file.string()));
-  }
+  core::write_file(file.string(), j.dump(1) + "\n", "experiment result");
   const fs::path png = fs::path(opt.out_dir) / (opt.name + ".png");
   draw_png(chart, png.string());
   fmt::print("\nwrote {} and {}\n", file.string(), png.string());

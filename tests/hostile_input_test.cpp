@@ -272,3 +272,19 @@ TEST(HostileInput, RunsNeedingMoreMemoryThanAvailableAreRefusedWithTheEstimate) 
   EXPECT_GT(est, 0.8 * peak) << est << " MiB estimated, " << peak << " MiB peak";
   EXPECT_LT(est, 1.2 * peak) << est << " MiB estimated, " << peak << " MiB peak";
 }
+
+// Every output file is checked: a full disk (/dev/full) or a directory that
+// does not exist is an error naming the file and the reason, exit 1, never a
+// truncated file and a run that says it succeeded.
+TEST(HostileInput, OutputsThatCannotBeWrittenAreErrorsNamingTheFile) {
+  const std::string groq = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  expect_refused("topology " + groq + " --json /dev/full",
+                 "/dev/full: cannot write the topology JSON: No space left on device");
+  expect_refused("topology " + std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml --json /no/such/dir/t.json",
+                 "/no/such/dir/t.json: cannot write the topology JSON: No such file or directory");
+  expect_refused("asm " + std::string(FABRICVP_SOURCE_DIR) + "/docs/examples/drift/sys.node0.tsp1.s -o /dev/full",
+                 "/dev/full: cannot write the program: No space left on device");
+  expect_refused(
+      "convert astra --workload " + std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/resnet50.yaml -o /dev/full",
+      "/dev/full: cannot write the converted file: No space left on device");
+}

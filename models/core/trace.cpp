@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <string>
+
 #include "models/core/config.h"
 
 namespace fabricvp::core {
@@ -11,12 +15,15 @@ namespace {
 std::string us(uint64_t ps) { return fmt::format("{}.{:06d}", ps / 1000000, ps % 1000000); }
 }  // namespace
 
-Trace::~Trace() { close(); }
+Trace::~Trace() {
+  if (m_file) std::fclose(m_file);
+}
 
 void Trace::open(const std::string& path, uint64_t from_ps, uint64_t to_ps) {
   close();
+  m_path = path;
   m_file = std::fopen(path.c_str(), "w");
-  if (!m_file) throw ConfigError(fmt::format("{}: cannot open trace file for writing", path));
+  if (!m_file) throw ConfigError(fmt::format("{}: cannot write the trace: {}", path, std::strerror(errno)));
   m_from = from_ps;
   m_to = to_ps;
   m_events = 0;
@@ -27,8 +34,12 @@ void Trace::open(const std::string& path, uint64_t from_ps, uint64_t to_ps) {
 void Trace::close() {
   if (!m_file) return;
   std::fputs("\n]}\n", m_file);
-  std::fclose(m_file);
+  const bool bad = std::ferror(m_file) != 0;
+  const int closed = std::fclose(m_file);
   m_file = nullptr;
+  if (bad || closed != 0)
+    throw ConfigError(fmt::format("{}: cannot write the trace{}", m_path,
+                                  closed != 0 ? ": " + std::string(std::strerror(errno)) : ""));
 }
 
 void Trace::sep() {

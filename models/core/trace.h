@@ -18,6 +18,7 @@ class Trace {
   ~Trace();
   /// Start writing to `path`; only events overlapping [from_ps, to_ps] are kept.
   void open(const std::string& path, uint64_t from_ps, uint64_t to_ps);
+  /// Finish the file; throws ConfigError if any of it could not be written.
   void close();
   bool enabled() const { return m_file != nullptr; }
   bool in_window(uint64_t t0, uint64_t t1) const { return m_file && t1 >= m_from && t0 <= m_to; }
@@ -40,6 +41,7 @@ class Trace {
  private:
   void sep();
   std::FILE* m_file = nullptr;
+  std::string m_path;
   uint64_t m_from = 0, m_to = UINT64_MAX;
   uint64_t m_events = 0;
   std::unordered_map<std::string, uint32_t> m_pids;

@@ -1,4 +1,5 @@
 #include "sw/training/chakra.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
@@ -228,9 +229,7 @@ void write_chakra(const std::string& path, const Graph& g) {
       put(n);
     }
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f || !f.write(buf.data(), static_cast<std::streamsize>(buf.size())))
-    throw core::ConfigError(fmt::format("{}: cannot write", path));
+  core::write_file(path, buf, "Chakra trace", true);
 }
 
 // ---- execution -----------------------------------------------------------------

@@ -1,4 +1,5 @@
 #include "systems/groq/programs.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 
@@ -44,7 +45,7 @@ std::vector<sw::Program> make_programs(const std::string& out_dir, const std::st
     for (uint32_t c = 0; c < n; ++c) {
       const std::string source = sw::disassemble(plan->programs[c]);
       fs::path file = dir / (std::string(sys.chips[c]->name()) + ".s");
-      std::ofstream(file) << source;
+      core::write_file(file.string(), source, "program");
       programs[c] = sw::assemble(source, file.string());
     }
     return programs;

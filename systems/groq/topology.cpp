@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "models/core/output_file.h"
 #include "sw/sched/routing.h"
 #include "systems/groq/machine.h"
 #include "systems/groq/scenario.h"
@@ -69,9 +70,7 @@ int GroqScenario::topology(const std::string& platform, uint32_t sources, const 
         {"platform", platform},        {"chips", sys.chips.size()},         {"ranks", sys.ranks.size()},
         {"cables", sys.cables.size()}, {"bisection_cables", crossing},      {"bisection_tsps", left},
         {"link_payload_GBps", link},   {"bisection_GBps_per_tsp", per_tsp}, {"route_cables_histogram", hist}};
-    std::ofstream f(json_out);
-    if (!f) throw core::ConfigError(fmt::format("{}: cannot write", json_out));
-    f << j.dump(1) << "\n";
+    core::write_file(json_out, j.dump(1) + "\n", "topology JSON");
   }
   return 0;
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/output_file.h"
 #include "systems/experiment.h"
 
 namespace fs = std::filesystem;
@@ -87,7 +88,7 @@ int astra_validate(const ExperimentOptions& opt) {
   std::vector<Job> jobs;
   for (size_t i = 0; i < setups.size(); ++i) {
     const std::string file = (dir / fmt::format("setup{}.yaml", i)).string();
-    std::ofstream(file) << platform(setups[i]);
+    core::write_file(file, platform(setups[i]), "platform file");
     for (uint64_t b : sizes)
       for (uint32_t c : kChunks)
         jobs.push_back(run_job(

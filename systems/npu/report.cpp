@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/context.h"
+#include "models/core/output_file.h"
 #include "models/core/units.h"
 #include "systems/npu/scenario.h"
 
@@ -289,9 +290,7 @@ int NpuScenario::topology(const std::string& platform, uint32_t, const std::stri
                example->clock_mhz.get(), example->name());
   }
   if (!json_out.empty()) {
-    std::ofstream f(json_out);
-    if (!f) throw core::ConfigError(fmt::format("{}: cannot write", json_out));
-    f << j.dump(1) << "\n";
+    core::write_file(json_out, j.dump(1) + "\n", "topology JSON");
   }
   return 0;
 }

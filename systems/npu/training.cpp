@@ -1,4 +1,5 @@
 #include "systems/npu/training.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 
@@ -304,8 +305,7 @@ void TrainingRun::finish() {
 std::vector<const CollectiveRecord*> TrainingRun::records() const { return m_order; }
 
 void TrainingRun::write_collectives_csv(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot write", path));
+  core::OutputFile f(path, "collectives CSV");
   f << "iteration,layer,name,pass,kind,bytes,simulated_bytes,group,group_npus,issue_ps,end_ps,duration_ps,chunks,"
        "algorithm\n";
   for (const CollectiveRecord* r : m_order)
@@ -314,11 +314,11 @@ void TrainingRun::write_collectives_csv(const std::string& path) const {
                      training::pass_name(r->pass), training::comm_name(r->comm), r->bytes, r->simulated_bytes,
                      m_groups.empty() ? 0 : r->group, r->group_size, r->issue_ps, r->end_ps, r->end_ps - r->issue_ps,
                      r->chunks, r->algorithm);
+  f.close();
 }
 
 void TrainingRun::write_links_csv(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) throw core::ConfigError(fmt::format("{}: cannot write", path));
+  core::OutputFile f(path, "links CSV");
   f << "link,dimension,direction,GBps,messages,bytes,busy_ps,utilization_pct\n";
   for (size_t k = 0; k < m_sys.all_links.size(); ++k) {
     const npu::FabricLink& l = *m_sys.all_links[k];
@@ -327,6 +327,7 @@ void TrainingRun::write_links_csv(const std::string& path) const {
                        l.payload_GBps(), ch->transfers.get(), ch->payload_bytes.get(), ch->busy_ps.get(),
                        ch->utilization_pct());
   }
+  f.close();
 }
 
 }  // namespace fabricvp::npusys

@@ -1,4 +1,5 @@
 #include "systems/pspin/packets.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 
@@ -133,10 +134,9 @@ std::vector<Packet> parse_pcap(const std::string& f, const std::string& path, ui
 }
 
 void write_pcap(const std::string& path, const std::vector<EgressPacket>& packets) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error(path + ": cannot write");
-  auto w32 = [&](uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
-  auto w16 = [&](uint16_t v) { out.write(reinterpret_cast<const char*>(&v), 2); };
+  core::OutputFile out(path, "capture", true);
+  auto w32 = [&](uint32_t v) { out.write(&v, 4); };
+  auto w16 = [&](uint16_t v) { out.write(&v, 2); };
   w32(0xa1b23c4du);  // nanosecond timestamps
   w16(2);
   w16(4);
@@ -150,8 +150,9 @@ void write_pcap(const std::string& path, const std::vector<EgressPacket>& packet
     w32(static_cast<uint32_t>(ns % 1000000000ull));
     w32(static_cast<uint32_t>(p.bytes.size()));
     w32(static_cast<uint32_t>(p.bytes.size()));
-    out.write(reinterpret_cast<const char*>(p.bytes.data()), static_cast<std::streamsize>(p.bytes.size()));
+    out.write(p.bytes.data(), p.bytes.size());
   }
+  out.close();
 }
 
 }  // namespace fabricvp::pspin

@@ -1,4 +1,5 @@
 #include "systems/pspin/scenario.h"
+#include "models/core/output_file.h"
 
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -218,21 +219,21 @@ void Scenario::finish() {
                   {"source", w.source}});
   }
   const std::string hw_path = (fs::path(m_out_dir) / "host_writes.json").string();
-  std::ofstream(hw_path) << hw.dump(1) << "\n";
+  core::write_file(hw_path, hw.dump(1) + "\n", "host writes");
   const std::string pcap_path = (fs::path(m_out_dir) / "egress.pcap").string();
   write_pcap(pcap_path, sw().egress());
   m_outputs = {"host_writes.json", "egress.pcap"};
   for (uint32_t c = 0; c < sw().nclusters(); ++c) {
     const std::string p = (fs::path(m_out_dir) / "l1" / fmt::format("cluster{}.bin", c)).string();
     const auto img = sw().l1_image(c);
-    std::ofstream(p, std::ios::binary)
-        .write(reinterpret_cast<const char*>(img.data()), static_cast<std::streamsize>(img.size()));
+    core::write_file(p, std::string_view(reinterpret_cast<const char*>(img.data()), img.size()), "L1 image", true);
     if (c == 0) m_outputs.push_back("l1/cluster<c>.bin");
   }
   if (!sw().console().empty()) {
     const std::string cp = (fs::path(m_out_dir) / "console.log").string();
-    std::ofstream out(cp);
+    core::OutputFile out(cp, "console log");
     for (const auto& l : sw().console()) out << l << "\n";
+    out.close();
     m_outputs.push_back("console.log");
   }
 }

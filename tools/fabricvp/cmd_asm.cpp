@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/core/config.h"
+#include "models/core/output_file.h"
 #include "sw/asm/program.h"
 #include "tools/fabricvp/commands.h"
 
@@ -23,9 +24,7 @@ int assemble(const Options& o) {
     sw::Program p = sw::assemble_file(o.file);
     std::string text = sw::disassemble(p);
     if (!o.out.empty()) {
-      std::ofstream f(o.out);
-      if (!f) throw core::ConfigError(fmt::format("{}: cannot write", o.out));
-      f << text;
+      core::write_file(o.out, text, "program");
     }
     size_t used = 0;
     for (const auto& q : p.queues) used += !q.empty();

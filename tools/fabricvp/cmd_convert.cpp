@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/core/config.h"
+#include "models/core/output_file.h"
 #include "sw/training/astra.h"
 #include "sw/training/workload.h"
 #include "tools/fabricvp/commands.h"
@@ -27,8 +28,7 @@ void write(const std::string& path, const std::string& text) {
     fmt::print("{}", text);
     return;
   }
-  std::ofstream f(path);
-  if (!f || !(f << text)) throw core::ConfigError(fmt::format("{}: cannot write", path));
+  core::write_file(path, text, "converted file");
 }
 
 int convert(const Options& o) {

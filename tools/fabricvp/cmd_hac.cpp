@@ -13,6 +13,7 @@
 #include <systemc>
 
 #include "models/core/context.h"
+#include "models/core/output_file.h"
 #include "runtime/driver.h"
 #include "sw/asm/program.h"
 #include "systems/groq/programs.h"
@@ -148,9 +149,7 @@ int run_hac(const HacOptions& o) {
     fmt::print("  synchronized start after {} epochs; NOTIFY spread over chips {:.3f} ns\n", epochs,
                first_start <= last_start ? static_cast<double>(last_start - first_start) / 1e3 : 0.0);
     if (!o.json.empty()) {
-      std::ofstream f(o.json);
-      if (!f) throw core::ConfigError(fmt::format("{}: cannot write", o.json));
-      f << js.dump(1) << "\n";
+      core::write_file(o.json, js.dump(1) + "\n", "alignment JSON");
     }
     return 0;
   } catch (const core::ConfigError& e) {
