@@ -17,6 +17,7 @@
 #include "fabricvp_version.h"
 #include "models/core/context.h"
 #include "models/core/units.h"
+#include "runtime/progress.h"
 #include "runtime/report.h"
 
 namespace fs = std::filesystem;
@@ -25,24 +26,19 @@ namespace fabricvp::runtime {
 
 namespace {
 
-/// sc_start() to the end. On a terminal (and not -q), or with
-/// FABRICVP_PROGRESS=1, the simulation runs in slices of simulated time sized
-/// to about a quarter of a wall second each, and after the first 2 s a
-/// progress line on stderr says how far it is: simulated time reached, its
-/// rate, wall time. Slicing runs the same events in the same order (each
-/// slice ends at a time boundary and stops early when nothing is left), so
-/// results and statistics are the same (a test compares them).
-void simulate(const systems::RunOptions& opt) {
-  const char* env = std::getenv("FABRICVP_PROGRESS");
-  const bool progress = env ? std::string(env) == "1" : (!opt.quiet && ::isatty(2));
-  if (!progress) {
+/// sc_start() to the end. With a progress line, the simulation runs in
+/// slices of simulated time sized to about a quarter of a wall second each,
+/// and the line says how far it is: simulated time reached, its rate, and
+/// where the kind can tell how much is done, the share and an ETA. Slicing
+/// runs the same events in the same order (each slice ends at a time boundary
+/// and stops early when nothing is left), so results and statistics are the
+/// same (a test compares them).
+void simulate(ProgressLine& progress, const systems::Scenario& sc) {
+  if (!progress.enabled()) {
     sc_core::sc_start();
     return;
   }
-  const auto t0 = WallClock::now();
-  auto last = t0;
   uint64_t slice_ps = 1000000;  // 1 us to start with
-  bool shown = false;
   while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
     const auto w0 = WallClock::now();
     sc_core::sc_start(sc_core::sc_time::from_value(slice_ps), sc_core::SC_EXIT_ON_STARVATION);
@@ -52,16 +48,15 @@ void simulate(const systems::RunOptions& opt) {
       slice_ps = std::min<uint64_t>(slice_ps * 4, uint64_t(1) << 50);
     else if (took > 1.0)
       slice_ps = std::max<uint64_t>(slice_ps / 4, 1000);
-    const double wall = since(t0);
-    if (wall >= 2.0 && since(last) >= 1.0) {
-      last = WallClock::now();
-      const uint64_t now = sc_core::sc_time_stamp().value();
-      fmt::print(stderr, "\rsimulating: {} simulated in {:.0f} s wall, {:.3g} simulated ns per wall second   ",
-                 core::human_time(now), wall, static_cast<double>(now) / 1000 / wall);
-      shown = true;
-    }
+    const double wall = progress.phase_seconds();
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    std::string text = fmt::format("{} simulated, {:.3g} simulated ns per wall second", core::human_time(now),
+                                   wall > 0 ? static_cast<double>(now) / 1000 / wall : 0.0);
+    const double f = sc.fraction_done();
+    if (f > 0 && f < 1 && wall > 0)
+      text += fmt::format(", {:.0f} % done, ETA {}", 100 * f, core::human_duration(wall * (1 - f) / f));
+    progress.status(text);
   }
-  if (shown) fmt::print(stderr, "\n");
 }
 
 constexpr const char* kOutputList = ".fabricvp-outputs";
@@ -136,12 +131,15 @@ int attempt_impl(const systems::RunOptions& opt) {
   if (opt.trace) ctx.trace().open((fs::path(opt.out_dir) / "trace.json").string(), opt.trace_from_ps, opt.trace_to_ps);
 
   // ---- elaborate ----
+  ProgressLine progress(ProgressLine::wanted(opt.quiet));
+  progress.phase("elaborating");
   std::unique_ptr<systems::Scenario> sc = kind.elaborate(opt);
   ctx.config().check_all_used(systems::parameter_names());
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // complete elaboration: sockets are bound from here on
   const uint64_t config_hash = write_effective_config((fs::path(opt.out_dir) / "config.yaml").string(), opt);
 
   // ---- prepare: compile, schedule or plan; programs ----
+  progress.phase("compiling");
   sc->prepare(opt);
   // The compiler's working set is freed by now; hand the heap pages back to
   // the OS before the simulated memories fill, so the two never count
@@ -164,12 +162,14 @@ int attempt_impl(const systems::RunOptions& opt) {
 
   // ---- load inputs ----
   const auto load0 = WallClock::now();
+  progress.phase("loading inputs");
   sc->load();
   const double load_wall = since(load0);
 
   // ---- simulate ----
   const auto sim0 = WallClock::now();
-  simulate(opt);
+  progress.phase("simulating");
+  simulate(progress, *sc);
   sc->finish();
   const double sim_wall = since(sim0);
   const uint64_t sim_end = sc_core::sc_time_stamp().value();
@@ -177,6 +177,7 @@ int attempt_impl(const systems::RunOptions& opt) {
 
   // ---- check ----
   const auto check0 = WallClock::now();
+  progress.phase("checking against the host reference");
   systems::Outcome out;
   if (hw_ok) out = sc->check();
   const double check_wall = since(check0);
@@ -187,6 +188,8 @@ int attempt_impl(const systems::RunOptions& opt) {
                              : out.checked && !out.verified ? "mismatch"
                              : !out.timing_ok               ? "timing_mismatch"
                                                             : "ok";
+
+  progress.finish();
 
   // ---- statistics ----
   RunManifest rs;

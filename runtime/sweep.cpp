@@ -1,5 +1,6 @@
 #include "runtime/sweep.h"
 #include "models/core/output_file.h"
+#include "models/core/units.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -210,11 +211,7 @@ std::string utc_now() {
   return buf;
 }
 
-std::string duration(double s) {
-  if (s < 60) return fmt::format("{:.0f}s", s);
-  if (s < 3600) return fmt::format("{}m{:02.0f}s", static_cast<int>(s / 60), std::fmod(s, 60));
-  return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(std::fmod(s, 3600) / 60));
-}
+std::string duration(double s) { return core::human_duration(s); }
 
 /// The last line of a failed run's log that says what went wrong.
 std::string failure_message(const std::string& log) {

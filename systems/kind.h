@@ -105,6 +105,9 @@ class Scenario {
   }
   /// Load the inputs and what the check needs.
   virtual void load() = 0;
+  /// During the simulation: the share of the workload done, 0..1, for the
+  /// progress line's ETA; negative when the kind cannot tell.
+  virtual double fraction_done() const { return -1; }
   /// sc_start() returned: apply what is pending; find the completion.
   virtual void finish() = 0;
   /// Compare the results with the host reference (only when no hardware error was raised).

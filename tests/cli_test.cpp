@@ -318,6 +318,21 @@ TEST(Cli, HandBrokenDragonflyScheduleFailsInTheCheckerAndInTheModel) {
 // With a progress line (a terminal, or FABRICVP_PROGRESS=1) the simulation
 // runs in slices of simulated time; the same events run in the same order, so
 // every statistic but the wall times is the same as in one sc_start().
+// The progress line names the phase, its wall time and, while simulating a
+// compiled collective (whose end the compiler predicts), the share done and an ETA.
+TEST(Cli, ProgressLineShowsPhaseRateAndEta) {
+  test::TempDir t;
+  setenv("FABRICVP_PROGRESS", "1", 1);
+  Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --bytes 128MiB -q -o " + (t / "a"));
+  unsetenv("FABRICVP_PROGRESS");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\rsimulating "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" simulated ns per wall second, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" % done, ETA "), std::string::npos) << r.out;
+  Result q = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --bytes 128MiB -q -o " + (t / "b"));
+  EXPECT_EQ(q.out.find('\r'), std::string::npos) << "not a terminal: no progress line\n" << q.out;
+}
+
 TEST(Cli, ProgressSlicesGiveTheSameStatistics) {
   test::TempDir t;
   const std::string args = std::string(FABRICVP_PLATFORMS) + "/ace-torus-4x4x4.yaml --bytes 1MiB -q -o ";

@@ -88,6 +88,12 @@ std::string human_bytes(uint64_t b) {
   return fmt::format("{} B", b);
 }
 
+std::string human_duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02.0f}s", static_cast<int>(s / 60), std::floor(std::fmod(s, 60)));
+  return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(std::fmod(s, 3600) / 60));
+}
+
 std::string approx_bytes(uint64_t b) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(b);

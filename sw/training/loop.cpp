@@ -198,6 +198,16 @@ bool TrainingLoop::done() const {
   return true;
 }
 
+double TrainingLoop::fraction_done() const {
+  const double len = static_cast<double>(m_program->ops.size()), total = len * m_iterations;
+  if (m_npus.empty() || total == 0) return 1.0;
+  double sum = 0;
+  for (const auto& n : m_npus)
+    sum += n->finished ? 1.0
+                       : std::min(1.0, (static_cast<double>(n->iteration) * len + static_cast<double>(n->pc)) / total);
+  return sum / static_cast<double>(m_npus.size());
+}
+
 const NpuTimes& TrainingLoop::times(uint32_t npu) const { return m_npus.at(npu)->t; }
 
 const std::vector<uint32_t>& TrainingLoop::dims(uint32_t layer, uint32_t pass) const { return m_dims[layer][pass]; }

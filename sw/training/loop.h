@@ -107,6 +107,8 @@ class TrainingLoop {
   const std::vector<uint32_t>& dims(uint32_t layer, uint32_t pass) const;
   /// "npu3: iteration 1, backward layer 4 waiting for wg ALLREDUCE" (a stuck run).
   std::string progress() const;
+  /// Share of the program steps every NPU has taken, 0..1 (for an ETA).
+  double fraction_done() const;
 
  private:
   struct Npu;

@@ -14,9 +14,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "models/core/stats.h"
@@ -115,6 +117,11 @@ class GroqScenario final : public systems::Scenario {
     return m_host_bytes;
   }
   void load() override;
+  double fraction_done() const override {
+    if (!m_collective || m_plan.predicted_ps == 0) return -1;
+    return std::min(1.0,
+                    static_cast<double>(sc_core::sc_time_stamp().value()) / static_cast<double>(m_plan.predicted_ps));
+  }
   void finish() override;
   systems::Outcome check() override;
   // report.cpp

@@ -103,6 +103,9 @@ class NpuScenario final : public systems::Scenario {
   void prepare(const systems::RunOptions& opt) override;
   uint64_t host_bytes(std::string& what) const override;
   void load() override;
+  double fraction_done() const override {
+    return m_train && !m_train->is_graph() ? m_train->loop().fraction_done() : -1;
+  }
   void finish() override;
   systems::Outcome check() override;
   // report.cpp
