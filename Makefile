@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 OUT        ?= out/groq-node
 
-.PHONY: all deps build run test test-release test-asan bench clean
+.PHONY: all deps build run test test-release test-asan bench reliability clean
 
 all: build
 
@@ -36,6 +36,11 @@ test-asan: deps
 
 bench: build
 	bench/run.sh $(BUILD)/bin/fabricvp
+
+# docs/reliability.md's figures: determinism over every platform file, the
+# BER sweep (about 4 min; add FUZZ_RUNS=1000000 and RUN_ASAN=1 for the rest).
+reliability: build
+	scripts/reliability.py --build $(BUILD) $(if $(FUZZ_RUNS),--fuzz-runs $(FUZZ_RUNS)) $(if $(RUN_ASAN),--run-asan)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) out
