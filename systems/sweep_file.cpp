@@ -292,11 +292,12 @@ void restrict_to_quick(SweepSpec& s) {
 
 std::vector<std::string> values_of(const SweepSpec& s, const std::string& key) {
   for (const SweepAxis& a : s.axes)
-    if (a.keys.size() == 1 && a.keys[0] == key) {
-      std::vector<std::string> out;
-      for (const auto& v : a.values) out.push_back(v[0]);
-      return out;
-    }
+    for (size_t k = 0; k < a.keys.size(); ++k)
+      if (a.keys[k] == key) {  // a key of its own axis, or one column of a zipped one
+        std::vector<std::string> out;
+        for (const auto& v : a.values) out.push_back(v[k]);
+        return out;
+      }
   throw std::out_of_range("sweep " + s.name + " has no axis " + key);
 }
 
@@ -335,12 +336,18 @@ std::vector<SweepPoint> sweep_points(const SweepSpec& s) {
 }
 
 std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, const std::string& out_dir) {
+  // A value written as ./x or ../x is a file next to the sweep file (the
+  // database keeps it as written).
+  auto file = [&](const std::string& v) {
+    if (v.rfind("./", 0) != 0 && v.rfind("../", 0) != 0) return v;
+    return (fs::absolute(s.file).parent_path() / v).lexically_normal().string();
+  };
   std::vector<std::string> a = {"run", s.platform};
-  a.insert(a.end(), s.options.begin(), s.options.end());
+  for (const std::string& o : s.options) a.push_back(file(o));
   for (const auto& [k, v] : p.params) {
     if (k.rfind("-", 0) == 0) {
       a.push_back(k);
-      a.push_back(v);
+      a.push_back(file(v));
     } else {
       a.push_back("-p");
       a.push_back(k + "=" + v);

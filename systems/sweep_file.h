@@ -47,7 +47,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path);
 void restrict_to_quick(SweepSpec& s);
 /// Every point of the sweep, in order: the first axis varies slowest, seeds fastest.
 std::vector<SweepPoint> sweep_points(const SweepSpec& s);
-/// The values of a (not zipped) axis, in order (throws std::out_of_range if there is none).
+/// The values of an axis key, in order, also of one key of a zipped axis (throws std::out_of_range if there is none).
 std::vector<std::string> values_of(const SweepSpec& s, const std::string& key);
 /// The value of parameter `key` at point `p` (throws std::out_of_range if the sweep has no such axis).
 const std::string& param(const SweepPoint& p, const std::string& key);

@@ -89,6 +89,33 @@ TEST(Sweep, PointsComeFromAxesRangesZipsAndSeeds) {
   EXPECT_EQ(systems::param(quick[0], "sys.dim0.GBps"), "50");
   EXPECT_EQ(systems::param(quick[0], "--workload"), "allgather");
   EXPECT_EQ(systems::values_of(q, "sys.dim0.latency_ns"), (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(systems::values_of(s, "--bytes"), (std::vector<std::string>{"1KiB", "2KiB"}));  // a zipped key
+}
+
+// Values written ./x or ../x are files next to the sweep file when a point
+// runs, and stay as written in the point's key (the database).
+TEST(Sweep, RelativeFileValuesResolveAgainstTheSweepFile) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  platform: ring.yaml\n"
+                                 "  options: [--system, ./sys.json]\n"
+                                 "  axes:\n"
+                                 "    - key: --workload\n"
+                                 "      values: [./w.yaml, ../x/w.yaml, allreduce]\n"
+                                 "  record: [workload.simulated_ps]\n");
+  const systems::SweepSpec s = systems::load_sweep(f);
+  const auto pts = systems::sweep_points(s);
+  ASSERT_EQ(pts.size(), 3u);
+  EXPECT_EQ(pts[0].key, "s|--workload=./w.yaml|seed=1");
+  const std::string here = std::filesystem::absolute(dir.path).lexically_normal().string();
+  const auto a0 = systems::point_args(s, pts[0], "/o"), a1 = systems::point_args(s, pts[1], "/o"),
+             a2 = systems::point_args(s, pts[2], "/o");
+  EXPECT_EQ(a0[3], here + "/sys.json");
+  EXPECT_EQ(a0[5], here + "/w.yaml");
+  EXPECT_EQ(a1[5], std::filesystem::absolute(dir.path).parent_path().lexically_normal().string() + "/x/w.yaml");
+  EXPECT_EQ(a2[5], "allreduce");
 }
 
 TEST(Sweep, BadSweepFilesNameFileLineAndKey) {

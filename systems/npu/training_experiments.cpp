@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/config.h"
 #include "systems/experiment.h"
 
 namespace fs = std::filesystem;
@@ -30,67 +31,30 @@ namespace {
 
 using systems::ExperimentOptions;
 using systems::Job;
-using systems::platform_file;
-using systems::run_job;
-using systems::run_jobs;
 using systems::save_result;
 
-struct Config {
-  const char* name;
-  const char* engine;    // ace.model
-  uint32_t comm_sms;     // SMs the NPU cores' collectives take (none only)
-  double comm_share;     // memory bandwidth communication may use
-  double compute_share;  // memory bandwidth set aside for the workload's kernels
-};
-
-// The workloads' compute_ns come from a 125 TFLOPS x 0.5, 900 GB/s roofline
-// (scripts/gen-workloads.py); the NPUs here use the same one, so Ideal
-// computes each pass in exactly its compute_ns.
-const Config kConfigs[] = {
-    {"Ideal", "ideal", 0, 1.0, 1.0},
-    {"BaselineCommOpt", "none", 8, 0.5, 0.5},
-    {"BaselineCompOpt", "none", 2, 0.2, 0.8},
-    {"ACE", "tlm", 0, 0.2, 0.8},
-};
-
-std::vector<std::string> config_args(const Config& c) {
-  std::vector<std::string> a = {"-p", std::string("ace.model=") + c.engine,
-                                "-p", "sys.npu*.compute.timing=roofline",
-                                "-p", "sys.npu*.compute.tensor_tflops=125",
-                                "-p", "sys.npu*.compute.efficiency=0.5",
-                                "-p", "sys.npu*.memory.GBps=900",
-                                "-p", fmt::format("sys.npu*.memory.comm_share={}", c.comm_share),
-                                "-p", fmt::format("sys.npu*.memory.compute_share={}", c.compute_share)};
-  if (c.comm_sms) {
-    a.push_back("-p");
-    a.push_back(fmt::format("sys.npu*.compute.comm_sms={}", c.comm_sms));
-  }
-  return a;
-}
+// The four configurations are the zipped axis of sweeps/experiments/ace-training.yaml, in this order.
+const char* const kConfigs[] = {"Ideal", "BaselineCommOpt", "BaselineCompOpt", "ACE"};
 
 int ace_training(const ExperimentOptions& opt) {
-  std::vector<std::string> workloads = {"resnet50", "gnmt", "dlrm"};
-  if (opt.quick) workloads = {"dlrm"};
-  const fs::path dir = fs::path(opt.out_dir) / "ace-training";
-  std::vector<Job> jobs;
-  for (const std::string& w : workloads)
-    for (const Config& c : kConfigs) {
-      std::vector<std::string> args = {platform_file("ace-torus-4x4x4.yaml"), "--workload",
-                                       systems::source_file("sw/workloads/" + w + ".yaml")};
-      for (std::string& a : config_args(c)) args.push_back(std::move(a));
-      jobs.push_back(run_job((dir / fmt::format("{}_{}", w, c.name)).string(), args));
-    }
-  run_jobs(jobs, opt.jobs);
-
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<Job>& jobs = r.jobs;
+  if (systems::values_of(r.spec, "ace.model") != std::vector<std::string>{"ideal", "none", "none", "tlm"})
+    throw core::ConfigError(fmt::format(
+        "{}: the ace-training study's zipped axis is Ideal, BaselineCommOpt, BaselineCompOpt, ACE (ace.model "
+        "ideal, none, none, tlm)",
+        r.spec.file));
+  std::vector<std::string> workloads;
+  for (const std::string& w : systems::values_of(r.spec, "--workload"))
+    workloads.push_back(fs::path(w).stem().string());
+  const char* const keys[] = {"ace.model", "sys.npu*.compute.comm_sms", "sys.npu*.memory.comm_share",
+                              "sys.npu*.memory.compute_share"};
   nlohmann::json out = {{"experiment", "ace-training"},
                         {"platform", "ace-torus-4x4x4.yaml (64 NPUs, 4x4x4 torus)"},
                         {"compute", "roofline 125 TFLOPS x 0.5, 900 GB/s per NPU, 80 SMs"},
                         {"paper_speedup_over_best_baseline", {{"resnet50", 1.41}, {"gnmt", 1.12}, {"dlrm", 1.13}}}};
-  for (const Config& c : kConfigs)
-    out["configs"][c.name] = {{"engine", c.engine},
-                              {"comm_sms", c.comm_sms},
-                              {"comm_share", c.comm_share},
-                              {"compute_share", c.compute_share}};
+  for (size_t i = 0; i < 4; ++i)
+    for (const char* k : keys) out["configs"][kConfigs[i]][k] = systems::param(r.points[i], k);
   fmt::print(
       "Training iteration on the 64-NPU ACE torus (timing only; compute from the roofline on what each\n"
       "configuration leaves the workload's kernels)\n\n");
@@ -100,16 +64,16 @@ int ace_training(const ExperimentOptions& opt) {
   for (const std::string& w : workloads) {
     double t[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < 4; ++i) {
-      const nlohmann::json& r = jobs[k++].result["workload"];
-      t[i] = r["total_ps"].get<double>();
-      const double comp = r["compute_ps"].get<double>(), exp = r["exposed_comm_ps"].get<double>();
+      const nlohmann::json& wl = jobs[k++].result["workload"];
+      t[i] = wl["total_ps"].get<double>();
+      const double comp = wl["compute_ps"].get<double>(), exp = wl["exposed_comm_ps"].get<double>();
       out["points"].push_back({{"workload", w},
-                               {"config", kConfigs[i].name},
+                               {"config", kConfigs[i]},
                                {"iteration_ps", t[i]},
                                {"compute_ps", comp},
                                {"exposed_comm_ps", exp}});
-      fmt::print("{:<10} {:<16} {:>13.3f} {:>13.3f} {:>13.3f} {:>8.1f}%\n", i == 0 ? w : "", kConfigs[i].name,
-                 t[i] / 1e9, comp / 1e9, exp / 1e9, 100.0 * t[0] / t[i]);
+      fmt::print("{:<10} {:<16} {:>13.3f} {:>13.3f} {:>13.3f} {:>8.1f}%\n", i == 0 ? w : "", kConfigs[i], t[i] / 1e9,
+                 comp / 1e9, exp / 1e9, 100.0 * t[0] / t[i]);
     }
     const double best = std::min(t[1], t[2]);
     const nlohmann::json s = {{"ace_over_commopt", t[1] / t[3]},
@@ -117,10 +81,11 @@ int ace_training(const ExperimentOptions& opt) {
                               {"ace_over_best_baseline", best / t[3]},
                               {"ace_of_ideal", t[0] / t[3]}};
     out["speedups"][w] = s;
+    const nlohmann::json& paper = out["paper_speedup_over_best_baseline"];
     fmt::print(
-        "{:<10} ACE speedup: {:.2f}x over BaselineCommOpt, {:.2f}x over BaselineCompOpt, {:.2f}x over the best "
-        "(paper: {:.2f}x)\n\n",
-        "", t[1] / t[3], t[2] / t[3], best / t[3], out["paper_speedup_over_best_baseline"][w].get<double>());
+        "{:<10} ACE speedup: {:.2f}x over BaselineCommOpt, {:.2f}x over BaselineCompOpt, {:.2f}x over the best{}\n\n",
+        "", t[1] / t[3], t[2] / t[3], best / t[3],
+        paper.contains(w) ? fmt::format(" (paper: {:.2f}x)", paper[w].get<double>()) : std::string());
     if (t[0] > std::min({t[1], t[2], t[3]}))
       throw std::runtime_error(fmt::format("ace-training: {}: Ideal is not the fastest configuration", w));
   }
@@ -129,7 +94,7 @@ int ace_training(const ExperimentOptions& opt) {
                        "iteration time / Ideal's", "configuration"};
   chart.categories = workloads;
   for (size_t i = 0; i < 4; ++i) {
-    systems::Series se{kConfigs[i].name, {}, {}};
+    systems::Series se{kConfigs[i], {}, {}};
     for (size_t wi = 0; wi < workloads.size(); ++wi) {
       se.x.push_back(static_cast<double>(wi));
       se.y.push_back(out["points"][wi * 4 + i]["iteration_ps"].get<double>() /
