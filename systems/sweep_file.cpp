@@ -53,6 +53,9 @@ const char* const kFixedColumns[] = {"id",          "sweep",   "point",       "s
                                      "exit_code",   "message", "version",     "platform", "wall_s",
                                      "config_hash", "out_dir", "finished_utc"};
 
+/// The axis key whose values are platform files (one per point).
+const char* const kPlatformKey = "--platform";
+
 bool fixed_column(const std::string& k) {
   for (const char* c : kFixedColumns)
     if (k == c) return true;
@@ -136,13 +139,14 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   SweepSpec out;
   out.file = path;
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
-  if (!s["platform"]) throw core::ConfigError(fmt::format("{}: sweep has no platform", core::yaml_at(path, s)));
-  const std::string plat = scalar(path, s["platform"], "platform");
-  out.platform =
-      fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
-  if (!fs::is_regular_file(out.platform, ec))
-    throw core::ConfigError(
-        fmt::format("{}: platform '{}' is not a file ({})", core::yaml_at(path, s["platform"]), plat, out.platform));
+  auto platform_file = [&](const YAML::Node& n, const std::string& plat) {
+    const std::string f =
+        fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
+    if (!fs::is_regular_file(f, ec))
+      throw core::ConfigError(fmt::format("{}: platform '{}' is not a file ({})", core::yaml_at(path, n), plat, f));
+    return f;
+  };
+  if (s["platform"]) out.platform = platform_file(s["platform"], scalar(path, s["platform"], "platform"));
   if (s["options"]) {
     if (!s["options"].IsSequence())
       throw core::ConfigError(fmt::format("{}: options must be a list", core::yaml_at(path, s["options"])));
@@ -201,9 +205,16 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
           throw core::ConfigError(fmt::format("{}: axis {} has the value {} twice", core::yaml_at(path, a),
                                               fmt::join(ax.keys, "+"), fmt::join(v, "+")));
       }
+      // A --platform axis: every value a platform file next to the sweep file.
+      for (size_t k = 0; k < ax.keys.size(); ++k)
+        if (ax.keys[k] == kPlatformKey)
+          for (const auto& v : ax.values) platform_file(a, v[k]);
       out.axes.push_back(std::move(ax));
     }
   }
+  if (out.platform.empty() && !seen.count(kPlatformKey))
+    throw core::ConfigError(fmt::format("{}: sweep has no platform (give platform, or an axis with key --platform)",
+                                        core::yaml_at(path, s)));
   if (s["seeds"] && s["repetitions"])
     throw core::ConfigError(
         fmt::format("{}: give seeds or repetitions, not both", core::yaml_at(path, s["repetitions"])));
@@ -345,7 +356,9 @@ std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, con
   std::vector<std::string> a = {"run", s.platform};
   for (const std::string& o : s.options) a.push_back(file(o));
   for (const auto& [k, v] : p.params) {
-    if (k.rfind("-", 0) == 0) {
+    if (k == kPlatformKey) {
+      a[1] = fs::path(v).is_absolute() ? v : (fs::absolute(s.file).parent_path() / v).lexically_normal().string();
+    } else if (k.rfind("-", 0) == 0) {
       a.push_back(k);
       a.push_back(file(v));
     } else {

@@ -21,9 +21,9 @@ struct SweepAxis {
 };
 
 struct SweepSpec {
-  std::string file;                  ///< the sweep file
-  std::string name;                  ///< rows carry it (default: the file's stem)
-  std::string platform;              ///< resolved against the sweep file's folder
+  std::string file;      ///< the sweep file
+  std::string name;      ///< rows carry it (default: the file's stem)
+  std::string platform;  ///< resolved against the sweep file's folder; empty if a --platform axis gives one per point
   std::vector<std::string> options;  ///< fixed `fabricvp run` options
   std::vector<SweepAxis> axes;
   std::vector<uint64_t> seeds;      ///< default {1}

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -116,6 +117,33 @@ TEST(Sweep, RelativeFileValuesResolveAgainstTheSweepFile) {
   EXPECT_EQ(a0[5], here + "/w.yaml");
   EXPECT_EQ(a1[5], std::filesystem::absolute(dir.path).parent_path().lexically_normal().string() + "/x/w.yaml");
   EXPECT_EQ(a2[5], "allreduce");
+  // One platform per point: a --platform axis, no platform of the sweep's own.
+  dir.file("other.yaml", "sys:\n  description: x\n");
+  const systems::SweepSpec p = systems::load_sweep(dir.file("p.yaml",
+                                                            "sweep:\n"
+                                                            "  axes:\n"
+                                                            "    - key: --platform\n"
+                                                            "      values: [ring.yaml, ./other.yaml]\n"
+                                                            "  record: [workload.simulated_ps]\n"));
+  const auto pp = systems::sweep_points(p);
+  ASSERT_EQ(pp.size(), 2u);
+  const auto pa = systems::point_args(p, pp[1], "/o");
+  EXPECT_EQ(pa[1], here + "/other.yaml");
+  EXPECT_EQ(std::count(pa.begin(), pa.end(), std::string("--platform")), 0);
+  EXPECT_THROW(systems::load_sweep(dir.file("q.yaml",
+                                            "sweep:\n"
+                                            "  axes:\n"
+                                            "    - key: --platform\n"
+                                            "      values: [nosuch.yaml]\n"
+                                            "  record: [workload.simulated_ps]\n")),
+               core::ConfigError);
+  EXPECT_THROW(systems::load_sweep(dir.file("r.yaml",
+                                            "sweep:\n"
+                                            "  axes:\n"
+                                            "    - key: --bytes\n"
+                                            "      values: [1KiB]\n"
+                                            "  record: [workload.simulated_ps]\n")),
+               core::ConfigError);
 }
 
 TEST(Sweep, BadSweepFilesNameFileLineAndKey) {

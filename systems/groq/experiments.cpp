@@ -105,18 +105,15 @@ int nonminimal(const ExperimentOptions& opt) {
 }
 
 int hop_latency(const ExperimentOptions& opt) {
-  const std::string plat = platform_file("groq-dragonfly-264.yaml");
-  // Rank 255 is 3 cables from rank 0 with the default cabling (checked below).
-  std::vector<Job> jobs;
-  jobs.push_back(run_job(
-      (fs::path(opt.out_dir) / "hop-latency" / "p2p").string(),
-      {plat, "--workload", "p2p", "--src", "0", "--dst", "255", "--bytes", "320", "-p", "sched.routing=minimal"}));
-  jobs.push_back(run_job((fs::path(opt.out_dir) / "hop-latency" / "one_hop").string(),
-                         {platform_file("groq-node.yaml"), "--workload", "p2p", "--src", "0", "--dst", "1", "--bytes",
-                          "320", "-p", "sched.routing=minimal"}));
-  jobs.push_back(run_job((fs::path(opt.out_dir) / "hop-latency" / "allreduce").string(),
-                         {plat, "--workload", "allreduce", "--bytes", "320"}));
-  run_jobs(jobs, opt.jobs);
+  // sweeps/experiments/hop-latency.yaml: the 3-hop p2p on the Dragonfly
+  // (rank 255 is 3 cables from rank 0 with the default cabling, checked
+  // below), one hop in a node, the one-vector all-reduce.
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<Job>& jobs = r.jobs;
+  if (systems::values_of(r.spec, "--workload") != std::vector<std::string>{"p2p", "p2p", "allreduce"})
+    throw core::ConfigError(fmt::format(
+        "{}: the hop-latency study runs the Dragonfly p2p, the one-hop p2p and the all-reduce, in that order",
+        r.spec.file));
   const nlohmann::json& p2p = jobs[0].result["workload"];
   const nlohmann::json& one = jobs[1].result["workload"];
   const nlohmann::json& ar = jobs[2].result["workload"];
