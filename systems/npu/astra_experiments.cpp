@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "models/core/output_file.h"
+#include "models/core/config.h"
+#include "models/core/input_file.h"
+#include "models/core/units.h"
+#include "models/core/yaml_input.h"
 #include "systems/experiment.h"
 
 namespace fs = std::filesystem;
@@ -26,82 +29,89 @@ namespace {
 
 using systems::ExperimentOptions;
 using systems::Job;
-using systems::run_job;
-using systems::run_jobs;
 using systems::save_result;
 using systems::size_name;
 
+// One setup as the run used it: read back from the point's effective
+// configuration (config.yaml), so the closed form describes what ran.
 struct Setup {
-  const char* name;         // seed 001's notation
+  std::string name;         // seed 001's notation (the platform's description)
   std::vector<uint32_t> n;  // NPUs per dimension
-  bool alltoall;            // 1-D all-to-all topology (FullyConnected) instead of a ring
-  uint32_t links;           // per neighbour (Ring) or peer (FullyConnected)
-  const char* algorithm;    // per dimension
+  bool alltoall = false;    // 1-D all-to-all topology (FullyConnected) instead of a ring
+  uint32_t links = 1;       // per neighbour (Ring) or peer (FullyConnected)
+  std::string algorithm;    // all-reduce implementation
+  double GBps = 0, efficiency = 0, latency_ns = 0;
 };
 
-constexpr double kGBps = 25.0, kEff = 0.94, kLatNs = 200.0;
+Setup setup_of(const std::string& point_dir) {
+  const std::string file = (fs::path(point_dir) / "config.yaml").string();
+  const YAML::Node c = core::load_yaml_document(core::read_input_file(file, "effective configuration"), file,
+                                                "an effective configuration is one");
+  auto get = [&](const std::string& k) {
+    if (!c[k]) throw core::ConfigError(fmt::format("{}: no {}", file, k));
+    return c[k];
+  };
+  Setup s;
+  s.name = get("sys.description").as<std::string>();
+  if (s.name.rfind("seed 001 ", 0) == 0) s.name = s.name.substr(9);
+  s.algorithm = get("collective.allreduce_implementation").as<std::string>();
+  const uint32_t dims = get("sys.dims").as<uint32_t>();
+  for (uint32_t d = 0; d < dims; ++d) {
+    const std::string p = fmt::format("sys.dim{}.", d);
+    const std::string type = get(p + "type").as<std::string>();
+    const uint32_t links = get(p + "links").as<uint32_t>();
+    const double gbps = get(p + "GBps").as<double>(), eff = get(p + "efficiency").as<double>(),
+                 lat = get(p + "latency_ns").as<double>();
+    if (d == 0) {
+      s.alltoall = type == "FullyConnected";
+      s.links = links, s.GBps = gbps, s.efficiency = eff, s.latency_ns = lat;
+    } else if ((type == "FullyConnected") != s.alltoall || links != s.links || gbps != s.GBps || eff != s.efficiency ||
+               lat != s.latency_ns) {
+      throw core::ConfigError(
+          fmt::format("{}: the closed forms of astra-validate need one kind of link on every dimension", file));
+    }
+    if (type == "Switch")
+      throw core::ConfigError(fmt::format("{}: astra-validate has no closed form for a Switch", file));
+    s.n.push_back(get(p + "npus").as<uint32_t>());
+  }
+  if (s.algorithm != (s.alltoall ? "direct" : "ring"))
+    throw core::ConfigError(
+        fmt::format("{}: astra-validate's closed forms are ring on rings and direct on all-to-all", file));
+  return s;
+}
 
 /// Closed form of an all-reduce, baseline order (all-reduce on every dimension
 /// in turn), one chunk of m bytes, idle network.
 double closed_form_ns(const Setup& s, double m) {
-  const double B = kGBps * kEff;  // bytes per ns
+  const double B = s.GBps * s.efficiency;  // bytes per ns
   double t = 0;
   for (uint32_t n : s.n) {
     if (n < 2) continue;
     if (s.alltoall)  // direct: reduce-scatter + all-gather, every segment on its own link
-      t += 2 * (kLatNs + m / n / B);
+      t += 2 * (s.latency_ns + m / n / B);
     else  // ring: 2 (n - 1) steps on 2 x links unidirectional rings
-      t += 2.0 * (n - 1) * (kLatNs + m / (2.0 * s.links * n * B));
+      t += 2.0 * (n - 1) * (s.latency_ns + m / (2.0 * s.links * n * B));
   }
   return t;
 }
 
-std::string platform(const Setup& s) {
-  std::string y = fmt::format(
-      "# astra-validate: seed 001 {} (Table IV inter-package links)\n"
-      "sys:\n  description: \"seed 001 {}\"\n  topology: ndim\n  dims: {}\n",
-      s.name, s.name, s.n.size());
-  for (size_t d = 0; d < s.n.size(); ++d)
-    y += fmt::format(
-        "  dim{}: {{type: {}, npus: {}, links: {}, GBps: {}, latency_ns: {}, efficiency: {}, packet_bytes: 256}}\n", d,
-        s.alltoall ? "FullyConnected" : "Ring", s.n[d], s.links, kGBps, kLatNs, kEff);
-  // The reductions through memory are made fast: the study is about the network.
-  y += "  npu*:\n    memory: {GBps: 1000000}\n    compute: {vector_tflops: 1000000}\n";
-  y += fmt::format(
-      "ace: {{model: none}}\ncollective:\n  algorithm: baseline\n  allreduce_implementation: {}\n"
-      "  align_elems: 1\n",
-      s.algorithm);
-  return y;
-}
-
 int astra_validate(const ExperimentOptions& opt) {
-  const std::vector<Setup> setups = {
-      {"1x8 alltoall", {8}, true, 1, "direct"}, {"1x8x1 torus", {8}, false, 4, "ring"},
-      {"1x64x1", {64}, false, 2, "ring"},       {"1x8x8", {8, 8}, false, 2, "ring"},
-      {"2x8x4", {2, 8, 4}, false, 2, "ring"},   {"4x4x4", {4, 4, 4}, false, 2, "ring"},
-  };
-  std::vector<uint64_t> sizes = {1u << 20};
-  if (!opt.quick) sizes = {64u << 10, 1u << 20, 16u << 20, 64u << 20};
-  const uint32_t kChunks[2] = {1, 16};
-  const fs::path dir = fs::path(opt.out_dir) / "astra-validate";
-  fs::create_directories(dir);
-  std::vector<Job> jobs;
-  for (size_t i = 0; i < setups.size(); ++i) {
-    const std::string file = (dir / fmt::format("setup{}.yaml", i)).string();
-    core::write_file(file, platform(setups[i]), "platform file");
-    for (uint64_t b : sizes)
-      for (uint32_t c : kChunks)
-        jobs.push_back(run_job(
-            (dir / fmt::format("setup{}_{}_c{}", i, size_name(b), c)).string(),
-            {file, "--bytes", std::to_string(b), "--timing-only", "-p", fmt::format("collective.chunks={}", c)}));
-  }
-  run_jobs(jobs, opt.jobs);
+  // sweeps/experiments/astra-validate.yaml: setups (platforms/astra-validate/) x sizes x {1, 16} chunks.
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<Job>& jobs = r.jobs;
+  if (systems::values_of(r.spec, "collective.chunks") != std::vector<std::string>{"1", "16"})
+    throw core::ConfigError(fmt::format("{}: astra-validate compares collective.chunks 1 and 16", r.spec.file));
+  std::vector<uint64_t> sizes;
+  for (const std::string& b : systems::values_of(r.spec, "--bytes")) sizes.push_back(core::parse_bytes(b));
+  std::vector<Setup> setups;
+  for (size_t i = 0; i < jobs.size(); i += 2 * sizes.size()) setups.push_back(setup_of(jobs[i].dir));
   fmt::print(
       "All-reduce on seed 001's setups (baseline order, timing only, idle network): closed form vs fabricvp\n"
       "{:<14} {:>8} {:>10} {:>14} {:>14} {:>8} {:>16} {:>9}\n",
       "setup", "size", "algorithm", "model us", "1 chunk us", "diff", "16 chunks us", "speedup");
+  const Setup& s0 = setups.at(0);
   nlohmann::json out = {{"experiment", "astra-validate"},
-                        {"links", {{"GBps", kGBps}, {"efficiency", kEff}, {"latency_ns", kLatNs}}},
+                        {"links", {{"GBps", s0.GBps}, {"efficiency", s0.efficiency}, {"latency_ns", s0.latency_ns}}},
                         {"model",
                          "ring: sum over dimensions of 2 (n - 1) (latency + m / (2 L n B)); direct (all-to-all "
                          "topology): 2 (latency + m / (n B)); B = GBps x efficiency, L links per neighbour"}};
