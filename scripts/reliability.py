@@ -5,7 +5,7 @@
                            [--fuzz-runs N] [--run-asan] [--skip PLATFORM ...]
                            [--no-write]
 
-- determinism: every platform file in platforms/ run twice with the same
+- determinism: every platform file under platforms/ run twice with the same
   seed; stats.json (host timings aside) and every other output file must be
   byte-identical;
 - silent corruption vs bit-error rate: sweeps/reliability/ber.yaml (an
@@ -43,6 +43,7 @@ HOST_KEYS = {"wall_s", "setup_wall_s", "load_wall_s", "sim_wall_s", "check_wall_
 
 def platform_args(name):
     """What each platform runs for the determinism check (small, but every part of it)."""
+    name = os.path.basename(name)
     if name.startswith("pspin"):
         return ["--handlers", os.path.join(ROOT, "sw/handlers/kernels/reduce.c"), "--messages", "4"]
     if name == "groq-dragonfly-10440.yaml":
@@ -79,7 +80,10 @@ def same_outputs(a, b):
 
 def determinism(fabricvp, skip, tmp):
     rows, ok = [], True
-    for name in sorted(os.listdir(os.path.join(ROOT, "platforms"))):
+    names = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "platforms")):
+        names += [os.path.relpath(os.path.join(dirpath, f), os.path.join(ROOT, "platforms")) for f in files]
+    for name in sorted(names):
         if not name.endswith(".yaml") or name in skip:
             continue
         args = [fabricvp, "run", os.path.join(ROOT, "platforms", name), "--seed", "7", "-q"] + platform_args(name)
