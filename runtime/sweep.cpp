@@ -211,8 +211,6 @@ std::string utc_now() {
   return buf;
 }
 
-std::string duration(double s) { return core::human_duration(s); }
-
 /// The last line of a failed run's log that says what went wrong.
 std::string failure_message(const std::string& log) {
   std::string last;
@@ -484,7 +482,7 @@ int run_sweep(const SweepOptions& o) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double eta = done ? el / done * (jobs.size() - done) : 0;
       fmt::print(stderr, "\r{}: {}/{} points, {} failed, {} elapsed{}   ", s.name, done, jobs.size(), failed,
-                 duration(el), final || !done ? std::string() : ", ETA " + duration(eta));
+                 core::human_duration(el), final || !done ? std::string() : ", ETA " + core::human_duration(eta));
       if (final) fmt::print(stderr, "\n");
     };
     progress(false);
@@ -509,7 +507,7 @@ int run_sweep(const SweepOptions& o) {
         s.name, p.all.size(), jobs.size(), jobs.size() - failed, failed, p.skipped_ok,
         p.skipped_failed ? fmt::format(", {} failed before (--retry-failed runs them)", p.skipped_failed)
                          : std::string(),
-        duration(el), p.db_path, (p.out / "points").string());
+        core::human_duration(el), p.db_path, (p.out / "points").string());
     return first_failure;
   } catch (const systems::Interrupted&) {
     fmt::print(stderr,

@@ -53,6 +53,11 @@ const char* const kFixedColumns[] = {"id",          "sweep",   "point",       "s
                                      "exit_code",   "message", "version",     "platform", "wall_s",
                                      "config_hash", "out_dir", "finished_utc"};
 
+/// `v` as written in sweep file `sweep` (absolute, or relative to the file's folder).
+std::string beside(const std::string& sweep, const std::string& v) {
+  return fs::path(v).is_absolute() ? v : (fs::absolute(sweep).parent_path() / v).lexically_normal().string();
+}
+
 /// The axis key whose values are platform files (one per point).
 const char* const kPlatformKey = "--platform";
 
@@ -140,8 +145,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   out.file = path;
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
   auto platform_file = [&](const YAML::Node& n, const std::string& plat) {
-    const std::string f =
-        fs::path(plat).is_absolute() ? plat : (fs::path(path).parent_path() / plat).lexically_normal().string();
+    const std::string f = beside(path, plat);
     if (!fs::is_regular_file(f, ec))
       throw core::ConfigError(fmt::format("{}: platform '{}' is not a file ({})", core::yaml_at(path, n), plat, f));
     return f;
@@ -351,13 +355,13 @@ std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, con
   // database keeps it as written).
   auto file = [&](const std::string& v) {
     if (v.rfind("./", 0) != 0 && v.rfind("../", 0) != 0) return v;
-    return (fs::absolute(s.file).parent_path() / v).lexically_normal().string();
+    return beside(s.file, v);
   };
   std::vector<std::string> a = {"run", s.platform};
   for (const std::string& o : s.options) a.push_back(file(o));
   for (const auto& [k, v] : p.params) {
     if (k == kPlatformKey) {
-      a[1] = fs::path(v).is_absolute() ? v : (fs::absolute(s.file).parent_path() / v).lexically_normal().string();
+      a[1] = beside(s.file, v);
     } else if (k.rfind("-", 0) == 0) {
       a.push_back(k);
       a.push_back(file(v));

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "harness.h"
 #include "models/c2c/fec.h"
 
 namespace fs = std::filesystem;
@@ -520,17 +521,12 @@ class FecDir {
   CliRun fabricvp(const std::string& args, const std::string& stdin_text) const {
     const std::string in = file("stdin.txt", stdin_text);
     const std::string err = (path / "stderr.txt").string();
-    const std::string cmd = std::string(FABRICVP_BIN) + " " + args + " < " + in + " 2> " + err;
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int status = pclose(p);
+    const fabricvp::test::Result r =
+        fabricvp::test::shell(std::string(FABRICVP_BIN) + " " + args + " < " + in + " 2> " + err);
     std::ifstream ef(err);
     std::stringstream es;
     es << ef.rdbuf();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, es.str()};
+    return {r.code, r.out, es.str()};
   }
   fs::path path;
 };

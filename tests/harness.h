@@ -103,9 +103,8 @@ struct Result {
   std::string out;  ///< stdout and stderr
 };
 
-/// Run the fabricvp binary with `args` (a shell word list), in directory `cwd` if given.
-inline Result sh(const std::string& args, const std::string& cwd = "") {
-  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(FABRICVP_BIN) + " " + args + " 2>&1";
+/// Run a shell command line; `out` is what it writes to stdout (redirect in `cmd` for more).
+inline Result shell(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -113,6 +112,11 @@ inline Result sh(const std::string& args, const std::string& cwd = "") {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+/// Run the fabricvp binary with `args` (a shell word list), in directory `cwd` if given.
+inline Result sh(const std::string& args, const std::string& cwd = "") {
+  return shell((cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(FABRICVP_BIN) + " " + args + " 2>&1");
 }
 
 /// A scratch directory removed at the end of the test.

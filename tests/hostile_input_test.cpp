@@ -238,14 +238,7 @@ TEST(HostileInput, RunsNeedingMoreMemoryThanAvailableAreRefusedWithTheEstimate) 
   test::TempDir dir;
   const std::string o = " -q -o " + (dir.path / "o").string();
   auto limited = [&](const std::string& args) {
-    const std::string cmd = "ulimit -v 1048576; " + std::string(FABRICVP_BIN) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int status = pclose(p);
-    return test::Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    return test::shell("ulimit -v 1048576; " + std::string(FABRICVP_BIN) + " " + args + " 2>&1");
   };
   const std::string groq = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
   const std::string npu = std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml";
