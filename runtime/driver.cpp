@@ -135,6 +135,8 @@ int attempt_impl(const systems::RunOptions& opt) {
   progress.phase("elaborating");
   std::unique_ptr<systems::Scenario> sc = kind.elaborate(opt);
   ctx.config().check_all_used(systems::parameter_names());
+  if (!sc->replays())
+    opt.refuse("max-replays", fmt::format("{} platforms raise no machine checks: nothing is replayed", kind.name));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // complete elaboration: sockets are bound from here on
   const uint64_t config_hash = write_effective_config((fs::path(opt.out_dir) / "config.yaml").string(), opt);
 

@@ -59,14 +59,22 @@ uint64_t host_memory_available(std::string& limit) {
   return avail;
 }
 
-uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt) {
-  auto text = [](const core::ParamBase* p) {
-    std::string v = p->value_str();
-    return std::string(p->type_name()) == "string" ? nlohmann::json(v).dump() : v;
-  };
+namespace {
+std::string param_text(const core::ParamBase* p) {
+  std::string v = p->value_str();
+  return std::string(p->type_name()) == "string" ? nlohmann::json(v).dump() : v;
+}
+}  // namespace
+
+uint64_t effective_config_hash() {
   std::string body;
-  for (const core::ParamBase* p : core::all_params()) body += fmt::format("{}: {}\n", p->name(), text(p));
-  const uint64_t hash = core::fnv1a64(body);
+  for (const core::ParamBase* p : core::all_params()) body += fmt::format("{}: {}\n", p->name(), param_text(p));
+  return core::fnv1a64(body);
+}
+
+uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt) {
+  auto text = param_text;
+  const uint64_t hash = effective_config_hash();
   core::OutputFile f(path, "effective configuration");
   f << "# fabricvp effective configuration (every parameter; loadable as a platform file)\n";
   f << "# platform: " << opt.platform << "\n";

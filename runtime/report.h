@@ -25,6 +25,8 @@ uint64_t host_memory_available(std::string& limit);
 /// Effective configuration: every parameter with its value, unit, meaning and
 /// origin, loadable as a platform file. Returns its hash (FNV-1a 64 of the values).
 uint64_t write_effective_config(const std::string& path, const systems::RunOptions& opt);
+/// The hash write_effective_config returns, without writing anything.
+uint64_t effective_config_hash();
 
 /// run.* — the manifest every run writes (each kind adds its counts next to it).
 struct RunManifest {

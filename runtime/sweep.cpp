@@ -167,6 +167,11 @@ class Db {
   std::set<std::string> m_cols;
 };
 
+/// The file a point leaves its numbers in.
+const char* result_file(const systems::SweepSpec& s) {
+  return s.command == "topology" ? "topology.json" : "stats.json";
+}
+
 /// stats.json value at a dotted path (null if absent).
 const nlohmann::json* find_stat(const nlohmann::json& j, const std::string& path) {
   const nlohmann::json* cur = &j;
@@ -333,7 +338,7 @@ int record(Prepared& p, const systems::SweepPoint& pt, const std::string& dir, c
     if (!missing.empty()) {
       status = "failed";
       code = 1;
-      message = fmt::format("stats.json has no value {} (record: in {})", fmt::join(missing, ", "), s.file);
+      message = fmt::format("{} has no value {} (record: in {})", result_file(s), fmt::join(missing, ", "), s.file);
     }
   } else {
     status = "failed";
@@ -435,10 +440,10 @@ int collect(const SweepOptions& o, Prepared& p) {
     nlohmann::json result;
     if (end.exit_code == 0) {
       try {
-        result = nlohmann::json::parse(read_text(d / "stats.json"));
+        result = nlohmann::json::parse(read_text(d / result_file(p.s)));
       } catch (const std::exception& e) {
         end.exit_code = 5;
-        end.log = fmt::format("unreadable stats.json: {}", e.what());
+        end.log = fmt::format("unreadable {}: {}", result_file(p.s), e.what());
       }
     }
     std::string message;

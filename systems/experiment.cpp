@@ -111,13 +111,6 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs) {
   });
 }
 
-Job run_job(const std::string& dir, std::vector<std::string> args) {
-  std::vector<std::string> a{"run"};
-  a.insert(a.end(), args.begin(), args.end());
-  a.insert(a.end(), {"-q", "-o", dir});
-  return Job{a, dir, {}};
-}
-
 SweepResult run_experiment_sweep(const ExperimentOptions& opt) {
   SweepResult r;
   r.spec = load_sweep(source_file("sweeps/experiments/" + opt.name + ".yaml"));
@@ -132,7 +125,6 @@ SweepResult run_experiment_sweep(const ExperimentOptions& opt) {
 }
 
 std::string source_file(const std::string& path) { return std::string(FABRICVP_SOURCE_DIR) + "/" + path; }
-std::string platform_file(const std::string& file) { return source_file("platforms/" + file); }
 
 std::string size_name(uint64_t b) {
   if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{}MiB", b >> 20);

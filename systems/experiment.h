@@ -45,8 +45,6 @@ struct Job {
   nlohmann::json result;  ///< its stats.json (run) or topology.json (topology)
 };
 
-/// A `fabricvp run <args> -q -o <dir>` job.
-Job run_job(const std::string& dir, std::vector<std::string> args);
 /// An experiment's points from its sweep file, sweeps/experiments/<name>.yaml
 /// (the file's quick: subset with --quick), each run as `fabricvp run` into
 /// <out>/<name>/points/<index>, `jobs` at a time; jobs[i] is points[i].
@@ -79,8 +77,6 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(si
 
 /// This fabricvp executable (what jobs run).
 std::string fabricvp_executable();
-/// The platform files shipped with fabricvp (platforms/<file>).
-std::string platform_file(const std::string& file);
 /// Any file of the source tree (e.g. "sw/workloads/resnet50.yaml").
 std::string source_file(const std::string& path);
 /// 64MiB, 4KiB, 320B (experiment folder names).

@@ -22,6 +22,13 @@ void Summary::line(const std::string& label, const std::string& text) {
 
 void Summary::text(const std::string& text) { m_out += text + "\n"; }
 
+void RunOptions::refuse(const std::string& option, const std::string& why) const {
+  if (!given.count(option) && !kind_options.count(option)) return;
+  static const std::map<std::string, std::string> aliases = {{"src", "--src/--root"}, {"dst", "--dst/--peer"}};
+  const auto a = aliases.find(option);
+  throw core::ConfigError(fmt::format("{}: {}", a == aliases.end() ? "--" + option : a->second, why));
+}
+
 bool register_kind(Kind kind) {
   auto& r = kind_registry();
   if (r.count(kind.name)) throw std::logic_error("system kind '" + kind.name + "' registered twice");

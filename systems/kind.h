@@ -14,6 +14,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,14 @@ struct RunOptions {
   /// text), e.g. the PsPIN switch's "handlers" or "packets". The driver
   /// refuses an option the platform's kind does not list (Kind::options).
   std::map<std::string, std::string> kind_options;
+  /// The options of every kind that were given on the command line, by
+  /// their first long name without dashes ("bytes", "src", "dst", "group",
+  /// "workload", "collective", "programs", "max-replays"): a scenario
+  /// refuses the ones its workload does not use (refuse), none is ignored.
+  std::set<std::string> given;
+  /// Throws core::ConfigError "--<option>: <why>" if `option` was given
+  /// (an option of kind_options counts as given too).
+  void refuse(const std::string& option, const std::string& why) const;
 
   // Software replay (seed 000 §4.5): a machine check restarts the run from
   // the start in a fresh process, up to max_replays times.
@@ -125,9 +135,10 @@ class Scenario {
   /// Register the replay statistics (workload.replays, ...): kinds whose
   /// hardware can raise machine checks.
   virtual bool replays() const { return false; }
-  /// `fabricvp topology`: describe the elaborated platform; `json`: also
-  /// write the numbers there. Returns an exit code.
-  virtual int topology(const std::string& platform, uint32_t sources, const std::string& json) = 0;
+  /// `fabricvp topology`: describe the elaborated platform on stdout and put
+  /// the numbers in `json` (with their units under "schema", as stats.json
+  /// has them). Returns an exit code.
+  virtual int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) = 0;
 };
 
 struct Kind {

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -17,6 +18,8 @@
 namespace fs = std::filesystem;
 
 namespace fabricvp::systems {
+
+const char* const kUnset = "\n(unset)";
 
 namespace {
 
@@ -77,7 +80,7 @@ std::vector<std::string> axis_values(const std::string& path, const YAML::Node& 
     if (!v.IsSequence() || v.size() == 0)
       throw core::ConfigError(
           fmt::format("{}: axis '{}': values must be a non-empty list", core::yaml_at(path, v), key));
-    for (const auto& x : v) out.push_back(scalar(path, x, "axis '" + key + "' value"));
+    for (const auto& x : v) out.push_back(x.IsNull() ? kUnset : scalar(path, x, "axis '" + key + "' value"));
     return out;
   }
   const YAML::Node r = a["range"];
@@ -139,11 +142,26 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   core::yaml_no_unknown_keys(path, root, {"sweep"});
   const YAML::Node s = root["sweep"];
   if (!s.IsMap()) throw core::ConfigError(fmt::format("{}: sweep must be a map", core::yaml_at(path, s)));
-  core::yaml_no_unknown_keys(path, s,
-                             {"name", "platform", "options", "axes", "seeds", "repetitions", "record", "quick"});
+  core::yaml_no_unknown_keys(
+      path, s, {"name", "command", "platform", "options", "axes", "seeds", "repetitions", "record", "quick"});
   SweepSpec out;
   out.file = path;
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
+  if (s["command"]) {
+    out.command = scalar(path, s["command"], "command");
+    if (out.command != "run" && out.command != "topology")
+      throw core::ConfigError(
+          fmt::format("{}: command '{}': expected run or topology", core::yaml_at(path, s["command"]), out.command));
+  }
+  const bool topology = out.command == "topology";
+  // `fabricvp topology` takes -p and --sources (and the sweep sets --json).
+  auto topology_option = [&](const YAML::Node& n, const std::string& o) {
+    if (!topology || o.size() < 2 || o[0] != '-' || std::isdigit(static_cast<unsigned char>(o[1])) || o[1] == '.')
+      return;
+    if (o != "-p" && o != "--param" && o != "--sources" && o != kPlatformKey)
+      throw core::ConfigError(
+          fmt::format("{}: '{}': a topology sweep takes -p, --sources and --platform only", core::yaml_at(path, n), o));
+  };
   auto platform_file = [&](const YAML::Node& n, const std::string& plat) {
     const std::string f = beside(path, plat);
     if (!fs::is_regular_file(f, ec))
@@ -156,8 +174,9 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
       throw core::ConfigError(fmt::format("{}: options must be a list", core::yaml_at(path, s["options"])));
     for (const auto& o : s["options"]) {
       const std::string v = scalar(path, o, "an option");
-      if (v == "-o" || v == "--out" || v == "--seed" || v == "-s" || v == "-q")
+      if (v == "-o" || v == "--out" || v == "--seed" || v == "-s" || v == "-q" || v == "--json")
         throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", core::yaml_at(path, o), v));
+      topology_option(o, v);
       out.options.push_back(v);
     }
   }
@@ -179,6 +198,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
           core::yaml_no_unknown_keys(path, z, {"key", "values", "range"});
           const std::string k = scalar(path, z["key"], "key");
           check_key(path, z["key"], k, seen);
+          topology_option(z["key"], k);
           ax.keys.push_back(k);
           cols.push_back(axis_values(path, z, k));
           if (cols.back().size() != cols.front().size())
@@ -195,6 +215,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
         core::yaml_no_unknown_keys(path, a, {"key", "values", "range"});
         const std::string k = scalar(path, a["key"], "key");
         check_key(path, a["key"], k, seen);
+        topology_option(a["key"], k);
         ax.keys.push_back(k);
         for (std::string& v : axis_values(path, a, k)) ax.values.push_back({std::move(v)});
       }
@@ -202,23 +223,37 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
       std::set<std::vector<std::string>> distinct;
       for (const auto& v : ax.values) {
         for (const std::string& x : v)
-          if (x.find_first_of("|\n") != std::string::npos)
+          if (x != kUnset && x.find_first_of("|\n") != std::string::npos)
             throw core::ConfigError(
                 fmt::format("{}: axis value '{}' contains '|' or a newline", core::yaml_at(path, a), x));
-        if (!distinct.insert(v).second)
+        if (!distinct.insert(v).second) {
+          std::vector<std::string> shown;
+          for (const std::string& x : v) shown.push_back(x == kUnset ? "~" : x);
           throw core::ConfigError(fmt::format("{}: axis {} has the value {} twice", core::yaml_at(path, a),
-                                              fmt::join(ax.keys, "+"), fmt::join(v, "+")));
+                                              fmt::join(ax.keys, "+"), fmt::join(shown, "+")));
+        }
       }
-      // A --platform axis: every value a platform file next to the sweep file.
+      // A --platform axis: every value a platform file next to the sweep file
+      // (unset: the sweep's platform).
       for (size_t k = 0; k < ax.keys.size(); ++k)
         if (ax.keys[k] == kPlatformKey)
-          for (const auto& v : ax.values) platform_file(a, v[k]);
+          for (const auto& v : ax.values) {
+            if (v[k] != kUnset) {
+              platform_file(a, v[k]);
+            } else if (out.platform.empty()) {
+              throw core::ConfigError(fmt::format("{}: a point leaves --platform unset and the sweep has no platform",
+                                                  core::yaml_at(path, a)));
+            }
+          }
       out.axes.push_back(std::move(ax));
     }
   }
   if (out.platform.empty() && !seen.count(kPlatformKey))
     throw core::ConfigError(fmt::format("{}: sweep has no platform (give platform, or an axis with key --platform)",
                                         core::yaml_at(path, s)));
+  if (topology && (s["seeds"] || s["repetitions"]))
+    throw core::ConfigError(fmt::format("{}: a topology sweep elaborates platforms: it has no seeds or repetitions",
+                                        core::yaml_at(path, s["seeds"] ? s["seeds"] : s["repetitions"])));
   if (s["seeds"] && s["repetitions"])
     throw core::ConfigError(
         fmt::format("{}: give seeds or repetitions, not both", core::yaml_at(path, s["repetitions"])));
@@ -247,7 +282,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   if (!s["record"] || !s["record"].IsSequence() || s["record"].size() == 0)
     throw core::ConfigError(
         fmt::format("{}: record lists the statistics to keep (dotted paths into stats.json, e.g. "
-                    "workload.busbw_GBps)",
+                    "workload.busbw_GBps, or into topology.json for a topology sweep)",
                     core::yaml_at(path, s)));
   for (const auto& r : s["record"]) {
     const std::string k = scalar(path, r, "a statistic");
@@ -275,11 +310,11 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
             fmt::format("{}: quick: '{}' needs a non-empty list", core::yaml_at(path, kv.second), k));
       std::vector<std::string> keep;
       for (const auto& v : kv.second) {
-        const std::string x = scalar(path, v, "a quick value");
+        const std::string x = v.IsNull() ? kUnset : scalar(path, v, "a quick value");
         if (std::none_of(axis->values.begin(), axis->values.end(),
                          [&](const std::vector<std::string>& t) { return t[col] == x; }))
           throw core::ConfigError(
-              fmt::format("{}: quick: '{}' is not a value of axis '{}'", core::yaml_at(path, v), x, k));
+              fmt::format("{}: quick: '{}' is not a value of axis '{}'", core::yaml_at(path, v), v.Scalar(), k));
         keep.push_back(x);
       }
       out.quick.emplace_back(k, std::move(keep));
@@ -322,6 +357,12 @@ const std::string& param(const SweepPoint& p, const std::string& key) {
   throw std::out_of_range("sweep point " + p.key + " has no parameter " + key);
 }
 
+std::string param_or(const SweepPoint& p, const std::string& key, const std::string& otherwise) {
+  for (const auto& kv : p.params)
+    if (kv.first == key) return kv.second;
+  return otherwise;
+}
+
 std::vector<SweepPoint> sweep_points(const SweepSpec& s) {
   std::vector<SweepPoint> out;
   std::vector<size_t> idx(s.axes.size(), 0);
@@ -329,7 +370,8 @@ std::vector<SweepPoint> sweep_points(const SweepSpec& s) {
     SweepPoint base;
     for (size_t a = 0; a < s.axes.size(); ++a)
       for (size_t k = 0; k < s.axes[a].keys.size(); ++k)
-        base.params.emplace_back(s.axes[a].keys[k], s.axes[a].values[idx[a]][k]);
+        if (s.axes[a].values[idx[a]][k] != kUnset)
+          base.params.emplace_back(s.axes[a].keys[k], s.axes[a].values[idx[a]][k]);
     for (uint64_t seed : s.seeds) {
       SweepPoint p = base;
       p.seed = seed;
@@ -357,7 +399,8 @@ std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, con
     if (v.rfind("./", 0) != 0 && v.rfind("../", 0) != 0) return v;
     return beside(s.file, v);
   };
-  std::vector<std::string> a = {"run", s.platform};
+  const bool topology = s.command == "topology";
+  std::vector<std::string> a = {s.command, s.platform};
   for (const std::string& o : s.options) a.push_back(file(o));
   for (const auto& [k, v] : p.params) {
     if (k == kPlatformKey) {
@@ -370,7 +413,11 @@ std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, con
       a.push_back(k + "=" + v);
     }
   }
-  a.insert(a.end(), {"--seed", std::to_string(p.seed), "-q", "-o", out_dir});
+  if (topology) {
+    a.insert(a.end(), {"--json", (fs::path(out_dir) / "topology.json").string()});
+  } else {
+    a.insert(a.end(), {"--seed", std::to_string(p.seed), "-q", "-o", out_dir});
+  }
   return a;
 }
 

@@ -1,5 +1,5 @@
-// Sweep files (docs/sweeps.md): a base platform, fixed `fabricvp run`
-// options, parameter axes (values or ranges, zipped axes advancing
+// Sweep files (docs/sweeps.md): a base platform, fixed `fabricvp run` (or
+// `topology`) options, parameter axes (values or ranges, zipped axes advancing
 // together), seeds and the statistics to record, expanded into points.
 // `fabricvp sweep` (runtime/sweep.h) runs them into SQLite; the experiments
 // (systems/experiment.h) take their points from sweeps/experiments/.
@@ -20,8 +20,16 @@ struct SweepAxis {
   std::vector<std::vector<std::string>> values;  ///< [point along the axis][key]
 };
 
+/// An axis value written as null (~): the point leaves the key unset (the
+/// platform's value, the option's default). Never a real value: those cannot
+/// contain a newline.
+extern const char* const kUnset;
+
 struct SweepSpec {
-  std::string file;      ///< the sweep file
+  std::string file;  ///< the sweep file
+  /// What each point runs: "run" (`fabricvp run`, stats.json) or "topology"
+  /// (`fabricvp topology --json`, topology.json: elaboration only, no seeds).
+  std::string command = "run";
   std::string name;      ///< rows carry it (default: the file's stem)
   std::string platform;  ///< resolved against the sweep file's folder; empty if a --platform axis gives one per point
   std::vector<std::string> options;  ///< fixed `fabricvp run` options
@@ -34,7 +42,7 @@ struct SweepSpec {
 
 struct SweepPoint {
   size_t index = 0;                                         ///< in the sweep's full list (output folder points/<index>)
-  std::vector<std::pair<std::string, std::string>> params;  ///< (key, value) in axis order
+  std::vector<std::pair<std::string, std::string>> params;  ///< (key, value) in axis order; unset keys left out
   uint64_t seed = 1;
   std::string key;  ///< canonical: what the database knows the point by
 };
@@ -47,11 +55,14 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path);
 void restrict_to_quick(SweepSpec& s);
 /// Every point of the sweep, in order: the first axis varies slowest, seeds fastest.
 std::vector<SweepPoint> sweep_points(const SweepSpec& s);
-/// The values of an axis key, in order, also of one key of a zipped axis (throws std::out_of_range if there is none).
+/// The values of an axis key, in order, also of one key of a zipped axis (kUnset where a point leaves it
+/// unset; throws std::out_of_range if there is none).
 std::vector<std::string> values_of(const SweepSpec& s, const std::string& key);
-/// The value of parameter `key` at point `p` (throws std::out_of_range if the sweep has no such axis).
+/// The value of parameter `key` at point `p` (throws std::out_of_range if the point does not set it).
 const std::string& param(const SweepPoint& p, const std::string& key);
-/// `fabricvp run` arguments of a point (after "run"), writing into `out_dir`.
+/// The value of parameter `key` at point `p`, or `otherwise` if the point leaves it unset.
+std::string param_or(const SweepPoint& p, const std::string& key, const std::string& otherwise);
+/// The fabricvp arguments of a point (its command first), writing into `out_dir`.
 std::vector<std::string> point_args(const SweepSpec& s, const SweepPoint& p, const std::string& out_dir);
 
 }  // namespace fabricvp::systems

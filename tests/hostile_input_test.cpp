@@ -281,3 +281,35 @@ TEST(HostileInput, OutputsThatCannotBeWrittenAreErrorsNamingTheFile) {
       "convert astra --workload " + std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/resnet50.yaml -o /dev/full",
       "/dev/full: cannot write the converted file: No space left on device");
 }
+
+// An option the workload does not use is refused, naming it and why; the
+// same option where it applies runs (none is accepted and ignored).
+TEST(HostileInput, OptionsTheWorkloadDoesNotUseAreRefused) {
+  test::TempDir dir;
+  const std::string p = std::string(FABRICVP_PLATFORMS) + "/";
+  const std::string o = " -q -o " + (dir.path / "o").string();
+  const std::string groq = "run " + p + "groq-node.yaml --bytes 4KiB";
+  expect_refused(groq + " --dst 3" + o, "--dst/--peer: only a p2p transfer has a destination (--workload allreduce)");
+  expect_refused(groq + " --peer 3" + o, "--dst/--peer: only a p2p transfer");
+  expect_refused(groq + " --src 2 --workload alltoall" + o, "--src/--root: only a broadcast (its root) or a p2p");
+  expect_refused(groq + " --max-replays 2 --programs " + dir.path.string() + o,
+                 "--bytes: describes a compiled collective; --programs runs hand-written programs instead");
+  EXPECT_EQ(test::sh(groq + " --workload p2p --src 2 --dst 3" + o).code, 0);
+  EXPECT_EQ(test::sh(groq + " --workload broadcast --root 2 --max-replays 1" + o).code, 0);
+  const std::string npu = "run " + p + "npu-3d-64.yaml --bytes 64KiB";
+  expect_refused(npu + " --dst 1" + o, "--dst/--peer: NPU platforms run collectives, not p2p transfers");
+  expect_refused(npu + " --src 1" + o, "--src/--root: only a broadcast has a root (--workload allreduce)");
+  expect_refused(npu + " --max-replays 1" + o, "--max-replays: npu platforms raise no machine checks");
+  expect_refused(npu + " --collective allgather --group dim0" + o, "--group: give each --collective its group=DIMS");
+  expect_refused(npu + " --collective allgather --workload allreduce" + o,
+                 "--workload: give the collectives with --collective or one with --workload, not both");
+  expect_refused(
+      "run " + p + "npu-3d-64.yaml --workload " + FABRICVP_SOURCE_DIR "/sw/workloads/resnet50.yaml --bytes 1MiB" + o,
+      "--bytes: a training workload's collective sizes come from its file");
+  EXPECT_EQ(test::sh(npu + " --workload broadcast --src 5" + o).code, 0);
+  const std::string pspin =
+      "run " + p + "pspin-switch.yaml --handlers " FABRICVP_SOURCE_DIR "/sw/handlers/kernels/filter.c --packets 4";
+  expect_refused(pspin + " --bytes 1MiB" + o, "--bytes: a PsPIN switch runs packet handlers");
+  expect_refused(pspin + " --pcap-in " + dir.file("x.pcap", "") + " --fill zero" + o,
+                 "--fill: the packets come from --pcap-in");
+}

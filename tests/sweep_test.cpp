@@ -146,6 +146,101 @@ TEST(Sweep, RelativeFileValuesResolveAgainstTheSweepFile) {
                core::ConfigError);
 }
 
+// A value written ~ leaves the key unset at that point: no option, no -p,
+// not in the point's key, NULL in the database; quick can keep such tuples.
+TEST(Sweep, NullValuesLeaveAKeyUnsetAtThatPoint) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const systems::SweepSpec s =
+      systems::load_sweep(dir.file("s.yaml",
+                                   "sweep:\n"
+                                   "  platform: ring.yaml\n"
+                                   "  options: [--bytes, 1KiB]\n"
+                                   "  axes:\n"
+                                   "    - zip:\n"
+                                   "        - {key: --workload, values: [broadcast, allreduce]}\n"
+                                   "        - {key: --src, values: ['1', ~]}\n"
+                                   "        - {key: sys.dim0.GBps, values: [~, 50]}\n"
+                                   "  record: [workload.simulated_ps]\n"
+                                   "  quick: {--src: [~]}\n"));
+  const auto pts = systems::sweep_points(s);
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].key, "s|--workload=broadcast|--src=1|seed=1");
+  EXPECT_EQ(pts[1].key, "s|--workload=allreduce|sys.dim0.GBps=50|seed=1");
+  EXPECT_EQ(systems::param_or(pts[1], "--src", "none"), "none");
+  EXPECT_THROW(systems::param(pts[1], "--src"), std::out_of_range);
+  const auto a1 = systems::point_args(s, pts[1], "/o");
+  EXPECT_EQ(std::count(a1.begin(), a1.end(), std::string("--src")), 0);
+  EXPECT_EQ(systems::values_of(s, "--src"), (std::vector<std::string>{"1", systems::kUnset}));
+  systems::SweepSpec q = s;
+  systems::restrict_to_quick(q);
+  ASSERT_EQ(systems::sweep_points(q).size(), 1u);
+  EXPECT_EQ(systems::sweep_points(q)[0].params[0].second, "allreduce");
+  // Run: the unset column is NULL.
+  const std::string out = (dir.path / "o").string(), db = out + "/s.sqlite";
+  const test::Result r = test::sh("sweep " + s.file + " -o " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(query(db, "SELECT \"--workload\", \"--src\" IS NULL, \"sys.dim0.GBps\" IS NULL FROM runs ORDER BY 1 DESC"),
+            (std::vector<std::string>{"broadcast|0|1", "allreduce|1|0"}));
+  // A point without --platform needs the sweep's platform.
+  try {
+    systems::load_sweep(
+        dir.file("p.yaml", "sweep:\n  axes:\n    - {key: --platform, values: [ring.yaml, ~]}\n  record: [a]\n"));
+    ADD_FAILURE() << "accepted an unset --platform without a platform";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("p.yaml:3: a point leaves --platform unset"), std::string::npos) << e.what();
+  }
+}
+
+// command: topology runs `fabricvp topology --json` per point (elaboration
+// only): its numbers, units and manifest land in the database like a run's.
+TEST(Sweep, TopologySweepsRecordTheElaboratedNumbers) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string f = dir.file("t.yaml",
+                                 "sweep:\n"
+                                 "  command: topology\n"
+                                 "  platform: " FABRICVP_PLATFORMS
+                                 "/groq-dragonfly-264.yaml\n"
+                                 "  options: [--sources, '1', -p, sys.spares=none]\n"
+                                 "  axes:\n"
+                                 "    - {key: sys.nodes_per_rack, values: [2, 4]}\n"
+                                 "  record: [chips, bisection_GBps_per_tsp]\n");
+  const systems::SweepSpec s = systems::load_sweep(f);
+  const auto args = systems::point_args(s, systems::sweep_points(s)[0], "/o");
+  const std::vector<std::string> want = {"topology", s.platform,        "--sources", "1",
+                                         "-p",       "sys.spares=none", "-p",        "sys.nodes_per_rack=2",
+                                         "--json",   "/o/topology.json"};
+  EXPECT_EQ(args, want);
+  const std::string out = (dir.path / "o").string(), db = out + "/t.sqlite";
+  const test::Result r = test::sh("sweep " + f + " -o " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(query(db,
+                  "SELECT \"sys.nodes_per_rack\", chips, round(bisection_GBps_per_tsp, 2), "
+                  "length(config_hash) FROM runs ORDER BY 1"),
+            (std::vector<std::string>{"2|16|48.78|16", "4|32|30.49|16"}));
+  EXPECT_EQ(query(db, "SELECT unit FROM columns WHERE name = 'bisection_GBps_per_tsp'"),
+            std::vector<std::string>{"GB/s"});
+  // Seeds mean nothing to an elaboration; run options are not topology options.
+  const struct {
+    const char *text, *want;
+  } bad[] = {{"sweep:\n  command: topology\n  platform: ring.yaml\n  seeds: [1, 2]\n  record: [a]\n",
+              "b.yaml:4: a topology sweep elaborates platforms: it has no seeds"},
+             {"sweep:\n  command: topology\n  platform: ring.yaml\n  axes:\n    - {key: --bytes, values: [1]}\n"
+              "  record: [a]\n",
+              "b.yaml:5: '--bytes': a topology sweep takes -p, --sources and --platform only"},
+             {"sweep:\n  command: simulate\n  platform: ring.yaml\n  record: [a]\n",
+              "b.yaml:2: command 'simulate': expected run or topology"}};
+  for (const auto& c : bad) {
+    try {
+      systems::load_sweep(dir.file("b.yaml", c.text));
+      ADD_FAILURE() << "accepted:\n" << c.text;
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
   test::TempDir dir;
   ring_platform(dir);

@@ -26,9 +26,6 @@ namespace {
 
 using systems::ExperimentOptions;
 using systems::Job;
-using systems::platform_file;
-using systems::run_job;
-using systems::run_jobs;
 using systems::save_result;
 using systems::size_name;
 
@@ -184,25 +181,12 @@ int allreduce_sweep(const ExperimentOptions& opt) {
 }
 
 int bandwidth_profile(const ExperimentOptions& opt) {
-  struct Point {
-    std::string file;
-    std::vector<std::string> overrides;
-  };
-  std::vector<Point> points = {{"groq-node.yaml", {}}};
-  for (uint32_t n : {2u, 4u, 8u, 16u, 33u})
-    points.push_back({"groq-dragonfly-264.yaml", {fmt::format("sys.nodes_per_rack={}", n), "sys.spares=none"}});
-  std::vector<uint32_t> racks = {4, 8, 16, 32};
-  if (!opt.quick) racks.insert(racks.end(), {64, 145});
-  for (uint32_t r : racks) points.push_back({"groq-dragonfly-10440.yaml", {fmt::format("sys.racks={}", r)}});
-  std::vector<Job> jobs;
-  for (size_t i = 0; i < points.size(); ++i) {
-    fs::path dir = fs::path(opt.out_dir) / "bandwidth-profile" / std::to_string(i);
-    std::vector<std::string> a{"topology", platform_file(points[i].file),   "--sources", "1",
-                               "--json",   (dir / "topology.json").string()};
-    for (const auto& o : points[i].overrides) a.insert(a.end(), {"-p", o});
-    jobs.push_back(Job{a, dir.string(), {}});
-  }
-  run_jobs(jobs, std::min<uint32_t>(opt.jobs, 1));  // the largest elaborations are memory-heavy: one at a time
+  // Points: sweeps/experiments/bandwidth-profile.yaml (`fabricvp topology` of
+  // each size). The largest elaborations are memory-heavy: one at a time.
+  ExperimentOptions one = opt;
+  one.jobs = 1;
+  const systems::SweepResult r = systems::run_experiment_sweep(one);
+  const std::vector<Job>& jobs = r.jobs;
   fmt::print(
       "Global (bisection) bandwidth per TSP vs system size, from the generated cabling\n{:>8} {:>10} {:>18} "
       "{:>16}\n",

@@ -21,10 +21,19 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
     throw core::ConfigError("--group: the Groq compiler schedules collectives over every rank of the job");
   m_collective = opt.programs_dir.empty();
   m_machine = machine_of(*m_sys);
+  if (!m_collective)
+    for (const char* o : {"workload", "bytes", "dtype", "src", "dst"})
+      opt.refuse(o, "describes a compiled collective; --programs runs hand-written programs instead");
   if (m_collective) {
     if (!sched::parse_kind(opt.workload, m_req.kind))
       throw core::ConfigError(fmt::format(
           "--workload '{}': expected allreduce, allgather, reducescatter, broadcast, alltoall or p2p", opt.workload));
+    if (m_req.kind != sched::Kind::p2p)
+      opt.refuse("dst", fmt::format("only a p2p transfer has a destination (--workload {})", opt.workload));
+    if (m_req.kind != sched::Kind::p2p && m_req.kind != sched::Kind::broadcast)
+      opt.refuse("src", fmt::format("only a broadcast (its root) or a p2p transfer (its source) takes a rank "
+                                    "(--workload {})",
+                                    opt.workload));
     m_req.bytes = opt.bytes;
     m_req.dtype = opt.dtype;
     m_req.root = opt.root;

@@ -129,7 +129,7 @@ class GroqScenario final : public systems::Scenario {
   void summarize(const systems::Outcome& out, systems::Summary& s) override;
   void tables(systems::Summary& s) override;
   // topology.cpp
-  int topology(const std::string& platform, uint32_t sources, const std::string& json_out) override;
+  int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
 
  private:
   void estimate_host_bytes(const std::vector<sw::Program>& programs);

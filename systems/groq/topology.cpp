@@ -14,7 +14,7 @@ namespace fabricvp::groq {
 
 /// Cables by kind, the job's ranks, minimal-route hop counts from a sample of
 /// sources, and the bisection along the packaging.
-int GroqScenario::topology(const std::string& platform, uint32_t sources, const std::string& json_out) {
+int GroqScenario::topology(const std::string& platform, uint32_t sources, nlohmann::json& json) {
   const System& sys = *m_sys;
   std::map<std::string, size_t> kinds, dead;
   for (const c2c::Cable& w : sys.cables) {
@@ -65,13 +65,18 @@ int GroqScenario::topology(const std::string& platform, uint32_t sources, const 
   const double per_tsp = left ? crossing * link / static_cast<double>(left) : 0.0;
   fmt::print("  bisection: {} cables between {} and {} TSPs = {:.1f} GB/s per direction, {:.2f} GB/s per TSP\n",
              crossing, left, sys.chips.size() - left, crossing * link, per_tsp);
-  if (!json_out.empty()) {
-    nlohmann::json j = {
-        {"platform", platform},        {"chips", sys.chips.size()},         {"ranks", sys.ranks.size()},
-        {"cables", sys.cables.size()}, {"bisection_cables", crossing},      {"bisection_tsps", left},
-        {"link_payload_GBps", link},   {"bisection_GBps_per_tsp", per_tsp}, {"route_cables_histogram", hist}};
-    core::write_file(json_out, j.dump(1) + "\n", "topology JSON");
-  }
+  json = {{"platform", platform},        {"chips", sys.chips.size()},         {"ranks", sys.ranks.size()},
+          {"cables", sys.cables.size()}, {"bisection_cables", crossing},      {"bisection_tsps", left},
+          {"link_payload_GBps", link},   {"bisection_GBps_per_tsp", per_tsp}, {"route_cables_histogram", hist}};
+  auto unit = [](const char* u, const char* d) { return nlohmann::json{{"unit", u}, {"description", d}}; };
+  json["schema"] = {{"chips", unit("TSPs", "TSP chips built, spares and failed nodes included")},
+                    {"ranks", unit("TSPs", "ranks of the job")},
+                    {"cables", unit("cables", "C2C cables of every kind")},
+                    {"bisection_cables", unit("cables", "live cables across the packaging-aligned bisection")},
+                    {"bisection_tsps", unit("TSPs", "TSPs on the first side of the bisection")},
+                    {"link_payload_GBps", unit("GB/s", "payload rate of one link direction")},
+                    {"bisection_GBps_per_tsp", unit("GB/s", "bisection bandwidth (one direction) per TSP on one side")},
+                    {"route_cables_histogram", unit("pairs", "rank pairs per minimal-route length in cables (index)")}};
   return 0;
 }
 

@@ -260,7 +260,7 @@ double NpuScenario::mean_util(const std::vector<uint32_t>& dims) const {
   return c ? s / c : 0.0;
 }
 
-int NpuScenario::topology(const std::string& platform, uint32_t, const std::string& json_out) {
+int NpuScenario::topology(const std::string& platform, uint32_t, nlohmann::json& json) {
   const System& sys = *m_sys;
   if (sys.is_torus())
     fmt::print("fabricvp topology  {}\n  {} NPUs: {} local x {} vertical x {} horizontal\n", platform, sys.npus.size(),
@@ -289,9 +289,9 @@ int NpuScenario::topology(const std::string& platform, uint32_t, const std::stri
                sys.dim_name(d), count, example->GBps.get(), example->efficiency.get(), example->latency_cycles.get(),
                example->clock_mhz.get(), example->name());
   }
-  if (!json_out.empty()) {
-    core::write_file(json_out, j.dump(1) + "\n", "topology JSON");
-  }
+  j["schema"] = {{"npus", {{"unit", "NPUs"}, {"description", "NPU endpoints"}}},
+                 {"links", {{"unit", "links"}, {"description", "fabric links (one direction each)"}}}};
+  json = std::move(j);
   return 0;
 }
 

@@ -16,6 +16,12 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
   if (!opt.programs_dir.empty()) throw core::ConfigError("--programs: NPU platforms have no TSP programs");
   m_out_dir = opt.out_dir;
   m_timing_only = opt.kind_options.count("timing-only") > 0;
+  opt.refuse("dst", "NPU platforms run collectives, not p2p transfers (no destination)");
+  if (!opt.collectives.empty()) {
+    opt.refuse("workload", "give the collectives with --collective or one with --workload, not both");
+    opt.refuse("src", "give each --collective its root=R");
+    opt.refuse("group", "give each --collective its group=DIMS");
+  }
   CollectiveKind probe;
   if (opt.collectives.empty() && !npu::parse_collective(opt.workload, probe) &&
       (std::filesystem::exists(opt.workload) || opt.workload.find('.') != std::string::npos)) {
@@ -31,6 +37,9 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
     if (m_timing_only)
       throw core::ConfigError(
           "--timing-only: a training workload moves no payload already (--data moves and checks it)");
+    opt.refuse("bytes", "a training workload's collective sizes come from its file");
+    opt.refuse("src", "a training workload's collectives have no root to choose");
+    opt.refuse("group", "a training workload's parallelism decides the groups of its collectives");
     m_train =
         std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype, opt.kind_options.count("data") > 0);
     return;
@@ -45,6 +54,8 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
       throw core::ConfigError(
           fmt::format("--workload '{}': NPU platforms run allreduce, reducescatter, allgather, alltoall or broadcast",
                       opt.workload));
+    if (k != CollectiveKind::broadcast)
+      opt.refuse("src", fmt::format("only a broadcast has a root (--workload {})", opt.workload));
     Spec s = parse_spec(opt.workload, opt);
     s.group = opt.group;
     s.root = opt.root;

@@ -117,7 +117,7 @@ class NpuScenario final : public systems::Scenario {
     return m_sys->choices.ace_model.get() == "rtl" ? fmt::format(" of which RTL {:.2f}", m_rtl_s) : std::string();
   }
 
-  int topology(const std::string& platform, uint32_t sources, const std::string& json_out) override;
+  int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
   std::vector<std::string> outputs() const override {
     if (m_train) return {"collectives.csv", "links.csv"};
     return {};

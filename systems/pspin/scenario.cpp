@@ -134,6 +134,13 @@ std::string Scenario::description() const {
 void Scenario::prepare(const systems::RunOptions& opt) {
   const auto& o = opt.kind_options;
   m_out_dir = opt.out_dir;
+  for (const char* option : {"workload", "bytes", "dtype", "src", "dst", "group", "collective", "programs"})
+    opt.refuse(option,
+               "a PsPIN switch runs packet handlers on generated or captured packets (--handlers, --packets, "
+               "--pcap-in; docs/pspin.md)");
+  if (o.count("pcap-in"))
+    for (const char* option : {"messages", "packet-bytes", "fill"})
+      opt.refuse(option, "the packets come from --pcap-in (their sizes, payloads and count are the capture's)");
   m_handler_file = get(o, "handlers");
   if (m_handler_file.empty())
     throw core::ConfigError("--handlers FILE.c|FILE.elf: a PsPIN switch runs packet handlers; give them");
@@ -314,8 +321,22 @@ void Scenario::tables(systems::Summary& out) {
   out.text(t);
 }
 
-int Scenario::topology(const std::string& platform, uint32_t, const std::string&) {
+int Scenario::topology(const std::string& platform, uint32_t, nlohmann::json& json) {
   fmt::print("{}: {}\n", platform, headline());
+  const Switch& s = m_sys->switch0;
+  json = {{"platform", platform},
+          {"clusters", s.nclusters()},
+          {"cores_per_cluster", s.ncores()},
+          {"cores", s.nclusters() * s.ncores()},
+          {"clock_MHz", s.clock_MHz.get()},
+          {"ports", s.ports.get()},
+          {"port_Gbps", s.port_Gbps.get()}};
+  json["schema"] = {{"clusters", {{"unit", "clusters"}, {"description", "core clusters of the switch"}}},
+                    {"cores_per_cluster", {{"unit", "cores"}, {"description", "RISC-V cores per cluster"}}},
+                    {"cores", {{"unit", "cores"}, {"description", "RISC-V cores of the switch"}}},
+                    {"clock_MHz", {{"unit", "MHz"}, {"description", "core clock"}}},
+                    {"ports", {{"unit", "ports"}, {"description", "switch ports"}}},
+                    {"port_Gbps", {{"unit", "Gbit/s"}, {"description", "line rate per port"}}}};
   return 0;
 }
 

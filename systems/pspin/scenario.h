@@ -64,7 +64,7 @@ class Scenario : public systems::Scenario {
   void summarize(const systems::Outcome& outcome, systems::Summary& out) override;
   void tables(systems::Summary& out) override;
   std::vector<std::string> outputs() const override { return m_outputs; }
-  int topology(const std::string& platform, uint32_t sources, const std::string& json) override;
+  int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
 
   Switch& sw() { return m_sys->switch0; }
 

@@ -125,7 +125,13 @@ const cli::Command run_cmd([](CLI::App& app) {
     run->add_option_function<std::string>(
         std::string("--") + k.name, [c, key](const std::string& v) { c->opt.kind_options[key] = v; }, k.help);
   }
-  return cli::Handler{run, [c] { return run_cli(*c); }};
+  return cli::Handler{run, [c, run] {
+                        // What was given, so that an option the workload does not use is refused, not ignored.
+                        for (const char* o : {"workload", "bytes", "dtype", "src", "dst", "group", "collective",
+                                              "programs", "max-replays"})
+                          if (run->count(std::string("--") + o)) c->opt.given.insert(o);
+                        return run_cli(*c);
+                      }};
 });
 
 }  // namespace

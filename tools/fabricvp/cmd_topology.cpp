@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "fabricvp_version.h"
 #include "models/core/config.h"
+#include "models/core/output_file.h"
 #include "runtime/driver.h"
 #include "runtime/report.h"
 #include "tools/fabricvp/commands.h"
@@ -26,8 +29,16 @@ struct Options {
 int topology(const Options& o) {
   try {
     auto scenario = runtime::elaborate(o.platform, o.overrides);
-    const int rc = scenario->topology(o.platform, o.sources, o.json);
-    fmt::print("  peak RSS {:.0f} MiB\n", runtime::peak_rss_mib());
+    nlohmann::json j;
+    const int rc = scenario->topology(o.platform, o.sources, j);
+    if (!o.json.empty()) {
+      // The manifest fields stats.json has (a sweep's rows carry them).
+      j["run"] = {{"version", FABRICVP_VERSION},
+                  {"platform", o.platform},
+                  {"config_hash", fmt::format("{:016x}", runtime::effective_config_hash())}};
+      core::write_file(o.json, j.dump(1) + "\n", "topology JSON");
+    }
+    fmt::print("  peak RSS {:.0f} MiB{}\n", runtime::peak_rss_mib(), o.json.empty() ? "" : "; numbers in " + o.json);
     return rc;
   } catch (const core::ConfigError& e) {
     fmt::print(stderr, "fabricvp: error: {}\n", e.what());
