@@ -151,6 +151,24 @@ void check_fp32(const Communicator& c, CollectiveKind k, uint64_t elems, uint32_
   Buffers got = in;
   ASSERT_NO_THROW(collectives::run_reference(plans, got));
   const uint32_t N = c.size();
+  {
+    // The chunk-at-a-time checker agrees bit for bit with the whole-buffer
+    // replay, and finds one flipped bit of the last member's output.
+    collectives::CheckIo io;
+    std::vector<std::pair<uint32_t, uint64_t>> wrong;
+    io.input = [&](uint32_t r, uint64_t e, uint64_t n, uint8_t* dst) { std::memcpy(dst, in[r].data() + e * 4, n * 4); };
+    io.result = [&](uint32_t r, uint64_t e, uint64_t n, uint8_t* dst) {
+      std::memcpy(dst, got[r].data() + e * 4, n * 4);
+    };
+    io.mismatch = [&](uint32_t r, uint64_t e, const uint8_t*, const uint8_t*) { wrong.emplace_back(r, e); };
+    auto rank_of = [&c](uint32_t npu) { return c.rank_of(npu); };
+    EXPECT_EQ(collectives::check_collective(plans, rank_of, root, io), 0u);
+    const uint64_t last = collectives::output_elements(k, elems, N, N - 1).ranges.back().second - 1;
+    got[N - 1][last * 4 + 1] ^= 4;
+    EXPECT_EQ(collectives::check_collective(plans, rank_of, root, io), 1u);
+    EXPECT_EQ(wrong, (std::vector<std::pair<uint32_t, uint64_t>>{{N - 1, last}}));
+    got[N - 1][last * 4 + 1] ^= 4;
+  }
   Buffers want = in;
   if (collectives::expected(k, root, want)) {
     for (uint32_t r = 0; r < N; ++r) EXPECT_TRUE(want[r] == got[r]) << "rank " << r << " differs from expected()";

@@ -1,7 +1,8 @@
 // The N-dimensional fabric's collective algorithms (sw/collectives/ndim.h)
 // without a simulation: every collective x algorithm x fabric shape x
 // communicator, executed on host buffers with run_reference(), gives the
-// closed-form result (int32 sums are exact whatever the order); the fabric's
+// closed-form result (int32 sums are exact whatever the order), and the
+// chunk-at-a-time checker (check_collective) agrees with it; the fabric's
 // ports and routes are consistent; impossible requests are refused.
 #include <gtest/gtest.h>
 
@@ -57,6 +58,28 @@ void check_shapes(const Plans& plans) {
     }
 }
 
+/// collectives::check_collective, fed the inputs and a result `out` that is
+/// right (run_reference's): no wrong element; with one element of the last
+/// member's output flipped: exactly that one, named by rank and element.
+void expect_checker_agrees(const Communicator& c, const Plans& plans, const Buffers& in, Buffers out, uint32_t root) {
+  const uint32_t N = c.size(), es = plans[0]->esize();
+  std::vector<std::pair<uint32_t, uint64_t>> bad;
+  collectives::CheckIo io;
+  io.input = [&](uint32_t r, uint64_t e, uint64_t n, uint8_t* dst) { std::memcpy(dst, in[r].data() + e * es, n * es); };
+  io.result = [&](uint32_t r, uint64_t e, uint64_t n, uint8_t* dst) {
+    std::memcpy(dst, out[r].data() + e * es, n * es);
+  };
+  io.mismatch = [&](uint32_t r, uint64_t e, const uint8_t*, const uint8_t*) { bad.emplace_back(r, e); };
+  auto rank_of = [&c](uint32_t npu) { return c.rank_of(npu); };
+  ASSERT_EQ(collectives::check_collective(plans, rank_of, root, io), 0u) << plans[0]->describe();
+  const npu::Span mine = collectives::output_elements(plans[0]->kind(), plans[0]->elems(), N, N - 1);
+  if (mine.elems() == 0) return;
+  const uint64_t e = mine.ranges.back().second - 1;
+  out[N - 1][e * es] ^= 1;
+  ASSERT_EQ(collectives::check_collective(plans, rank_of, root, io), 1u) << plans[0]->describe();
+  EXPECT_EQ(bad, (std::vector<std::pair<uint32_t, uint64_t>>{{N - 1, e}}));
+}
+
 /// Run `kind` on every communicator of `dims` and compare with the closed form.
 void check(const Shape& sh, const std::vector<uint32_t>& dims, CollectiveKind kind, const PlanOptions& o,
            uint64_t elems, uint32_t root = 0) {
@@ -76,6 +99,20 @@ void check(const Shape& sh, const std::vector<uint32_t>& dims, CollectiveKind ki
     }
     Buffers out = in;
     run_reference(c, plans, out);
+    expect_checker_agrees(c, plans, in, out, root);
+    {
+      // fp32: the chunk-at-a-time checker replays the same order of additions bit for bit.
+      Plans fp;
+      for (uint32_t r = 0; r < N; ++r) fp.push_back(make_plan(c, kind, core::Dtype::fp32, elems, root, o, c.npu_of(r)));
+      Buffers fin(N);
+      for (uint32_t r = 0; r < N; ++r) {
+        fin[r].resize(elems * 4);
+        core::random_elements(core::Dtype::fp32, 77 + r, fin[r].data(), elems * 4, 0, N);
+      }
+      Buffers fout = fin;
+      run_reference(c, fp, fout);
+      expect_checker_agrees(c, fp, fin, fout, root);
+    }
     Buffers want = in;
     const uint64_t block = elems / N;
     if (kind == CollectiveKind::allreduce || kind == CollectiveKind::reducescatter) {

@@ -127,3 +127,23 @@ TEST(Vxm, VectorAddUsesLittleEndianLanes) {
   std::memcpy(&z, a + 4, 4);
   EXPECT_EQ(z, 3.0f);
 }
+
+// The seeded input streams (core::random_elements) are counter based: any
+// slice, at any element offset and length, equals that part of the whole
+// stream (the NPU check makes its inputs again a chunk at a time).
+TEST(Dtype, RandomElementSlicesEqualTheWholeStream) {
+  namespace core = fabricvp::core;
+  for (core::Dtype dt : {core::Dtype::fp32, core::Dtype::bf16, core::Dtype::fp16, core::Dtype::int32}) {
+    const uint32_t es = core::dtype_bytes(dt);
+    std::vector<uint8_t> whole(1000 * es), part;
+    core::random_elements(dt, 42, whole.data(), whole.size(), 0, 64);
+    for (uint64_t from : {0u, 1u, 2u, 3u, 5u, 8u, 333u})
+      for (uint64_t n : {0u, 1u, 2u, 3u, 4u, 7u, 100u, 667u}) {
+        if (from + n > 1000) continue;
+        part.assign(n * es, 0xAA);
+        core::random_elements(dt, 42, part.data(), n * es, from * es, 64);
+        EXPECT_EQ(0, std::memcmp(part.data(), whole.data() + from * es, n * es))
+            << core::dtype_name(dt) << " elements [" << from << ", " << from + n << ")";
+      }
+  }
+}

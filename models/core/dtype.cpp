@@ -185,13 +185,32 @@ void fill(uint64_t seed, uint8_t* out, uint64_t n, uint64_t e0, Make make) {
   constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
   uint64_t w = e0 / kPer;
   int k = static_cast<int>(e0 % kPer);
-  uint64_t r = splitmix64(seed + w * kGamma);
-  for (uint64_t i = 0; i < n; ++i) {
-    T v = make(static_cast<uint32_t>(r >> (k * 64 / kPer)));
-    std::memcpy(out + i * sizeof(T), &v, sizeof(T));
-    if (++k == kPer) {
-      k = 0;
-      r = splitmix64(seed + ++w * kGamma);
+  uint64_t i = 0;
+  // A partial first word, whole words (kPer elements each, no branch: the
+  // loop vectorizes), a partial last word.
+  if (k != 0) {
+    const uint64_t r = splitmix64(seed + w * kGamma);
+    for (; k < kPer && i < n; ++k, ++i) {
+      const T v = make(static_cast<uint32_t>(r >> (k * 64 / kPer)));
+      std::memcpy(out + i * sizeof(T), &v, sizeof(T));
+    }
+    ++w;
+  }
+  const uint64_t words = (n - i) / kPer;
+  uint8_t* o = out + i * sizeof(T);
+  for (uint64_t j = 0; j < words; ++j) {
+    const uint64_t r = splitmix64(seed + (w + j) * kGamma);
+    T v[kPer];
+    for (int q = 0; q < kPer; ++q) v[q] = make(static_cast<uint32_t>(r >> (q * 64 / kPer)));
+    std::memcpy(o + j * sizeof v, v, sizeof v);
+  }
+  i += words * kPer;
+  w += words;
+  if (i < n) {
+    const uint64_t r = splitmix64(seed + w * kGamma);
+    for (int q = 0; i < n; ++q, ++i) {
+      const T v = make(static_cast<uint32_t>(r >> (q * 64 / kPer)));
+      std::memcpy(out + i * sizeof(T), &v, sizeof(T));
     }
   }
 }

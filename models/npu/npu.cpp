@@ -80,10 +80,14 @@ class Npu::Cores final : public CommBackend {
         ready = std::max(mem_done, written + alu) + m_reduction_delay_ps;
       }
       if (!k.timing_only) {
-        m_tmp.resize(local);
-        gather(t.coll, step.local, m_tmp.data());
-        core::add(k.dt, m_tmp.data(), in.data.data(), m_tmp.data(), local);
-        scatter(t.coll, step.local, m_tmp.data());
+        // In place, range by range (the message is the concatenation of step.local).
+        const uint8_t* from = in.data.data();
+        for (const auto& r : step.local.ranges) {
+          const uint64_t len = (r.second - r.first) * k.es;
+          uint8_t* mine = m_npu.memory.at(k.address + r.first * k.es, len);
+          core::add(k.dt, mine, from, mine, len);
+          from += len;
+        }
       }
       m_engine->reduced(local);
     } else if (!k.timing_only) {
@@ -145,7 +149,6 @@ class Npu::Cores final : public CommBackend {
   std::vector<Coll> m_colls;
   uint32_t m_in_flight = 0;
   bool m_ideal = false;
-  std::vector<uint8_t> m_tmp;
   std::vector<uint32_t> m_dim_active;  // chunks in a phase of each dimension (active_chunks_per_dim)
 };
 

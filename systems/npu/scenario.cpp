@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <filesystem>
+#include <set>
 
 #include "models/core/context.h"
 #include "models/core/units.h"
@@ -205,38 +206,22 @@ void NpuScenario::submit(Spec& s) {
 }
 
 void NpuScenario::check_spec(size_t index, Spec& s) {
-  const uint32_t es = core::dtype_bytes(s.dtype);
-  std::vector<uint8_t> got;
   for (size_t c = 0; c < s.comms.size(); ++c) {
     const Group& comm = s.comms[c];
-    std::vector<std::vector<uint8_t>> want(comm.size());
-    for (uint32_t r = 0; r < comm.size(); ++r) {
-      want[r].resize(s.bytes);
-      core::random_elements(s.dtype, seed(index, *m_sys->npus[comm.npus[r]]), want[r].data(), s.bytes, 0, s.size());
-    }
-    // Reductions: the algorithm's order of additions; the rest in closed form.
-    if (!collectives::expected(s.kind, s.root, want)) m_sys->reference(comm, s.plans[c], want);
-    for (uint32_t r = 0; r < comm.size(); ++r) {
-      const uint32_t id = comm.npus[r];
-      bool ok = true;
-      for (const auto& [a, b] : collectives::output_elements(s.kind, s.elems, comm.size(), r).ranges) {
-        const uint64_t len = (b - a) * es;
-        got.resize(len);
-        m_sys->npus[id]->memory.read(s.address + a * es, got.data(), len);
-        const uint8_t* w = want[r].data() + a * es;
-        if (std::memcmp(got.data(), w, len) == 0) continue;
-        for (uint64_t k = 0; k < b - a; ++k)
-          if (std::memcmp(got.data() + k * es, w + k * es, es) != 0) {
-            ++s.mismatched;
-            ok = false;
-            if (s.first.size() < 5)
-              s.first.push_back(Spec::Bad{id, (a + k) * es, core::element_value(s.dtype, w + k * es),
-                                          core::element_value(s.dtype, got.data() + k * es)});
-          }
-      }
-      ++s.members;
-      s.members_ok += ok;
-    }
+    std::set<uint32_t> wrong;  // members with a wrong element
+    s.mismatched += m_sys->check(
+        comm, s.plans[c], s.root, s.address,
+        [&](uint32_t npu, uint64_t offset, uint64_t bytes, uint8_t* dst) {
+          core::random_elements(s.dtype, seed(index, *m_sys->npus[npu]), dst, bytes, offset, s.size());
+        },
+        [&](uint32_t npu, uint64_t offset, const uint8_t* want, const uint8_t* got) {
+          wrong.insert(npu);
+          if (s.first.size() < 5)
+            s.first.push_back(
+                Spec::Bad{npu, offset, core::element_value(s.dtype, want), core::element_value(s.dtype, got)});
+        });
+    s.members += comm.size();
+    s.members_ok += comm.size() - static_cast<uint32_t>(wrong.size());
   }
 }
 

@@ -367,12 +367,24 @@ std::vector<std::shared_ptr<const npu::CollectivePlan>> System::plans(const Grou
   return out;
 }
 
-void System::reference(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans_,
-                       std::vector<std::vector<uint8_t>>& bufs) const {
+uint64_t System::check(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans_,
+                       uint32_t root, uint64_t address,
+                       const std::function<void(uint32_t, uint64_t, uint64_t, uint8_t*)>& input,
+                       const std::function<void(uint32_t, uint64_t, const uint8_t*, const uint8_t*)>& bad) const {
   std::vector<uint32_t> rank(npus.size(), 0);
   for (uint32_t r = 0; r < g.size(); ++r) rank[g.npus[r]] = r;
-  collectives::run_plans(
-      plans_, [&rank](uint32_t npu) { return rank[npu]; }, bufs);
+  if (plans_.empty()) return 0;
+  const uint32_t es = plans_[0]->esize();
+  collectives::CheckIo io;
+  io.input = [&](uint32_t r, uint64_t e, uint64_t n, uint8_t* dst) { input(g.npus[r], e * es, n * es, dst); };
+  io.result = [&](uint32_t r, uint64_t e, uint64_t n, uint8_t* dst) {
+    npus[g.npus[r]]->memory.read(address + e * es, dst, n * es);
+  };
+  io.mismatch = [&](uint32_t r, uint64_t e, const uint8_t* want, const uint8_t* got) {
+    bad(g.npus[r], e * es, want, got);
+  };
+  return collectives::check_collective(
+      plans_, [&rank](uint32_t npu) { return rank[npu]; }, root, io);
 }
 
 std::string System::algorithm_text(npu::CollectiveKind kind) const {

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,9 +130,14 @@ class System : public core::Module {
   /// Every member's plan of a collective on group g (plans[rank]).
   std::vector<std::shared_ptr<const npu::CollectivePlan>> plans(const Group& g, npu::CollectiveKind kind,
                                                                 core::Dtype dtype, uint64_t elems, uint32_t root) const;
-  /// The host reference: bufs[rank] becomes what the member must end with.
-  void reference(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
-                 std::vector<std::vector<uint8_t>>& bufs) const;
+  /// Compare a collective's results in the members' memories (its buffer at
+  /// `address`) with the host reference (collectives::check_collective):
+  /// `input(npu, byte offset, bytes, dst)` makes a member's input bytes
+  /// again, `bad(npu, byte offset, want, got)` hears of every wrong element.
+  /// Returns the wrong elements.
+  uint64_t check(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans, uint32_t root,
+                 uint64_t address, const std::function<void(uint32_t, uint64_t, uint64_t, uint8_t*)>& input,
+                 const std::function<void(uint32_t, uint64_t, const uint8_t*, const uint8_t*)>& bad) const;
   /// "all-reduce ring, ring; optimization enhanced" (reports).
   std::string algorithm_text(npu::CollectiveKind kind) const;
 

@@ -254,31 +254,18 @@ void TrainingRun::check(CollectiveRecord& r) {
   const uint32_t es = core::dtype_bytes(m_dtype);
   const uint64_t elems = r.simulated_bytes / es;
   const npu::CollectiveKind kind = kind_of(r.comm);
-  std::vector<std::vector<uint8_t>> want(grp.size());
-  for (uint32_t k = 0; k < grp.size(); ++k) {
-    want[k].resize(r.simulated_bytes);
-    core::random_elements(m_dtype, seed_of(r, grp.npus[k]), want[k].data(), r.simulated_bytes, 0, grp.size());
-  }
-  if (!collectives::expected(kind, 0, want)) m_sys.reference(grp, plans(r.mask, g, kind, elems)[r.group], want);
-  std::vector<uint8_t> got;
-  for (uint32_t k = 0; k < grp.size(); ++k) {
-    for (const auto& [a, b] : collectives::output_elements(kind, elems, grp.size(), k).ranges) {
-      const uint64_t len = (b - a) * es;
-      got.resize(len);
-      m_sys.npus[grp.npus[k]]->memory.read(r.address + a * es, got.data(), len);
-      const uint8_t* w = want[k].data() + a * es;
-      if (std::memcmp(got.data(), w, len) == 0) continue;
-      for (uint64_t e = 0; e < b - a; ++e)
-        if (std::memcmp(got.data() + e * es, w + e * es, es) != 0) {
-          ++r.mismatched;
-          if (m_first_bad.size() < 5)
-            m_first_bad.push_back(fmt::format(
-                "npu{} {} {} {} iteration {} byte {}: expected {} got {}", grp.npus[k], name_of_record(r),
-                training::pass_name(r.pass), training::comm_name(r.comm), r.iteration, (a + e) * es,
-                core::element_value(m_dtype, w + e * es), core::element_value(m_dtype, got.data() + e * es)));
-        }
-    }
-  }
+  r.mismatched += m_sys.check(
+      grp, plans(r.mask, g, kind, elems)[r.group], 0, r.address,
+      [&](uint32_t npu, uint64_t offset, uint64_t bytes, uint8_t* dst) {
+        core::random_elements(m_dtype, seed_of(r, npu), dst, bytes, offset, grp.size());
+      },
+      [&](uint32_t npu, uint64_t offset, const uint8_t* want, const uint8_t* got) {
+        if (m_first_bad.size() < 5)
+          m_first_bad.push_back(fmt::format("npu{} {} {} {} iteration {} byte {}: expected {} got {}", npu,
+                                            name_of_record(r), training::pass_name(r.pass), training::comm_name(r.comm),
+                                            r.iteration, offset, core::element_value(m_dtype, want),
+                                            core::element_value(m_dtype, got)));
+      });
   r.checked = true;
   ++m_checked;
   m_mismatched += r.mismatched;
