@@ -106,19 +106,19 @@ uint64_t NpuScenario::host_bytes(std::string& what) const {
     for (const training::Layer& l : m_train->workload().layers)
       for (const training::Pass& p : l.pass) largest = std::max(largest, p.bytes);
     const uint64_t n = m_sys->npus.size();
-    what = fmt::format(
-        "{} NPU memories holding at least the largest collective, {}, data in flight and the check's "
-        "reference",
-        n, core::approx_bytes(largest));
-    return static_cast<uint64_t>(static_cast<double>(largest * n) * (2 + kInFlight));
+    what = fmt::format("{} NPU memories holding at least the largest collective, {}, and data in flight", n,
+                       core::approx_bytes(largest));
+    return static_cast<uint64_t>(static_cast<double>(largest * n) * (1 + kInFlight));
   }
   if (m_timing_only) return 0;
   std::vector<uint64_t> end(m_sys->npus.size(), 0);
-  uint64_t reference = 0;
+  uint64_t reference = 0;  // the check holds one chunk of every member (collectives::check_collective)
   for (const Spec& s : m_specs)
-    for (const Group& c : s.comms) {
+    for (size_t k = 0; k < s.comms.size(); ++k) {
+      const Group& c = s.comms[k];
       for (uint32_t id : c.npus) end[id] = std::max(end[id], s.address + s.bytes);
-      reference = std::max(reference, static_cast<uint64_t>(c.size()) * s.bytes);
+      const uint64_t chunk = s.plans[k].empty() ? s.bytes : s.plans[k][0]->chunk_capacity() * s.plans[k][0]->esize();
+      reference = std::max(reference, static_cast<uint64_t>(c.size()) * std::min(chunk, s.bytes));
     }
   uint64_t memories = 0, used = 0;
   for (uint64_t e : end) memories += e, used += e > 0;
