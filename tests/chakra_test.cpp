@@ -158,4 +158,11 @@ TEST(Chakra, SendsAndReceivesCrossDimensionsInOrder) {
   EXPECT_EQ(s["sys"]["npu3"]["forwarded"], 1);
   EXPECT_EQ(s["sys"]["npu7"]["forwarded"], 1);
   EXPECT_EQ(s["sys"]["dim2"]["switch7_0"]["messages"], 1);  // the switch of npu7 and npu15
+  // --data: the bytes npu15 receives are the ones npu0 sent (checked), at the same times.
+  r = test::sh("run " + platform + " -q --data --workload " + prefix + ".0.et -o " + (dir.path / "d").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json d = test::load_json((dir.path / "d" / "stats.json").string());
+  EXPECT_EQ(d["workload"]["p2p_checked"], 1);
+  EXPECT_EQ(d["workload"]["mismatched_elements"], 0);
+  EXPECT_EQ(d["workload"]["total_ps"], s["workload"]["total_ps"]);
 }

@@ -188,10 +188,56 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
     it = m_p2p_plans.emplace(key, std::move(p)).first;
   }
   if (npu == src) ++m_p2p;
-  // Timing only, also with --data (the transfers' bytes are not checked).
-  npu::CollectiveRequest req{it->second[npu == src ? 0 : 1], 0, collectives::ndim::p2p_id(m_sys.fabric, src, dst),
-                             true};
-  m_sys.npus[npu]->submit(req, [done](const npu::Collective&) { done(); });
+  const uint32_t id = collectives::ndim::p2p_id(m_sys.fabric, src, dst);
+  if (!m_data) {
+    m_sys.npus[npu]->submit(npu::CollectiveRequest{it->second[npu == src ? 0 : 1], 0, id, true},
+                            [done](const npu::Collective&) { done(); });
+    return;
+  }
+  // --data: one buffer per transfer (the same address at both ends), seeded
+  // at the sender; the receiver's bytes are compared when it has them; the
+  // buffer is freed when both ends are done.
+  const bool sender = npu == src;
+  const uint32_t k = m_p2p_k[{src, dst}][sender ? 0 : 1]++;
+  const auto transfer = std::make_tuple(src, dst, k);
+  P2pData& d = m_p2p_data[transfer];
+  if (!d.allocated) {
+    d.bytes = elems * es;
+    d.address = allocate(std::max<uint64_t>(d.bytes, 1));
+    d.allocated = true;
+  }
+  if (sender)
+    core::random_elements(m_dtype, m_sys.npus[src]->seed_for(fmt::format("p2p_input/{}/{}", dst, k)),
+                          m_sys.npus[src]->memory.at(d.address, d.bytes), d.bytes, 0, 1);
+  m_sys.npus[npu]->submit(npu::CollectiveRequest{it->second[sender ? 0 : 1], d.address, id, false},
+                          [this, transfer, sender, done](const npu::Collective&) {
+                            P2pData& e = m_p2p_data.at(transfer);
+                            if (!sender)
+                              check_p2p(std::get<0>(transfer), std::get<1>(transfer), std::get<2>(transfer), e);
+                            if (++e.sides_done == 2) {
+                              release(e.address);
+                              m_p2p_data.erase(transfer);
+                            }
+                            done();
+                          });
+}
+
+void TrainingRun::check_p2p(uint32_t src, uint32_t dst, uint32_t k, const P2pData& d) {
+  const uint32_t es = core::dtype_bytes(m_dtype);
+  std::vector<uint8_t> want(d.bytes), got(d.bytes);
+  core::random_elements(m_dtype, m_sys.npus[src]->seed_for(fmt::format("p2p_input/{}/{}", dst, k)), want.data(),
+                        d.bytes, 0, 1);
+  m_sys.npus[dst]->memory.read(d.address, got.data(), d.bytes);
+  ++m_p2p_checked;
+  if (std::memcmp(want.data(), got.data(), d.bytes) == 0) return;
+  for (uint64_t e = 0; e < d.bytes / es; ++e)
+    if (std::memcmp(want.data() + e * es, got.data() + e * es, es) != 0) {
+      ++m_mismatched;
+      if (m_first_bad.size() < 5)
+        m_first_bad.push_back(fmt::format("npu{} transfer {} from npu{} byte {}: expected {} got {}", dst, k, src,
+                                          e * es, core::element_value(m_dtype, want.data() + e * es),
+                                          core::element_value(m_dtype, got.data() + e * es)));
+    }
 }
 
 uint64_t TrainingRun::compute_ps(uint32_t npu, const training::Pass& p) {

@@ -86,6 +86,8 @@ class TrainingRun final : public training::Platform {
   void p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, std::function<void()> done) override;
   /// Point-to-point transfers run (Chakra sends and receives, counted at the sender).
   uint64_t p2p_transfers() const { return m_p2p; }
+  /// --data: transfers whose received bytes were compared with what was sent.
+  uint64_t p2p_checked() const { return m_p2p_checked; }
 
  private:
   struct Groups {
@@ -125,6 +127,16 @@ class TrainingRun final : public training::Platform {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::array<std::shared_ptr<const npu::CollectivePlan>, 2>>
       m_p2p_plans;  // (src, dst, elems) -> sender's, receiver's
   uint64_t m_p2p = 0;
+  // --data: the k-th transfer from src to dst at the sender meets the k-th at the receiver.
+  struct P2pData {
+    uint64_t address = 0, bytes = 0;
+    uint32_t sides_done = 0;
+    bool allocated = false;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, P2pData> m_p2p_data;    // (src, dst, k)
+  std::map<std::pair<uint32_t, uint32_t>, std::array<uint32_t, 2>> m_p2p_k;  // next k at (sender, receiver)
+  uint64_t m_p2p_checked = 0;
+  void check_p2p(uint32_t src, uint32_t dst, uint32_t k, const P2pData& d);
   uint32_t m_trace_pid = 0;
 };
 

@@ -75,8 +75,11 @@ void NpuScenario::report_training() {
   if (t.data()) {
     num("workload", "collectives_checked", "collectives", "--data: collectives compared with the host reference",
         t.checked());
-    num("workload", "mismatched_elements", "elements", "--data: elements that differ, all collectives and members",
-        t.mismatched());
+    num("workload", "mismatched_elements", "elements",
+        "--data: elements that differ, all collectives and members and point-to-point transfers", t.mismatched());
+    if (t.is_graph())
+      num("workload", "p2p_checked", "transfers", "--data: point-to-point transfers whose received bytes were compared",
+          t.p2p_checked());
   }
   num("workload", "collective_bytes", "bytes", "their sizes (per member, as the workload gives them), summed", bytes);
   namespace fs = std::filesystem;
