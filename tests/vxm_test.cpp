@@ -2,6 +2,7 @@
 // canonical NaN, int32 wrap — and agreement with an independent binary64 oracle.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -142,7 +143,7 @@ TEST(Dtype, RandomElementSlicesEqualTheWholeStream) {
         if (from + n > 1000) continue;
         part.assign(n * es, 0xAA);
         core::random_elements(dt, 42, part.data(), n * es, from * es, 64);
-        EXPECT_EQ(0, std::memcmp(part.data(), whole.data() + from * es, n * es))
+        EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + static_cast<long>(from * es)))
             << core::dtype_name(dt) << " elements [" << from << ", " << from + n << ")";
       }
   }

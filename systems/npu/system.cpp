@@ -241,11 +241,6 @@ void System::build_ndim() {
     ds.push_back(dim_params.back()->spec());
   }
   fabric = ndim::Shape(ds);
-  if (choices.ace_model.get() != "none" && choices.ace_model.get() != "ideal")
-    throw core::ConfigError(fmt::format(
-        "ace.model: '{}': the ACE is built for seed 001's torus (topology torus); on an ndim fabric the NPU cores run "
-        "the collectives (ace.model: none, or ideal)",
-        choices.ace_model.get()));
   // Every algorithm must exist for every dimension it would run on (checked again per collective).
   for (npu::CollectiveKind k : {npu::CollectiveKind::allreduce, npu::CollectiveKind::reducescatter,
                                 npu::CollectiveKind::allgather, npu::CollectiveKind::alltoall})
