@@ -472,6 +472,47 @@ TEST(Sweep, SlurmJobArrayRunsThePointsAndCollectLoadsThem) {
   EXPECT_NE(r.out.find("every point is recorded already (4 ok, 2 failed: --retry-failed)"), std::string::npos) << r.out;
 }
 
+// Issue 12's "done when": a sweep of 100 points (the shipped
+// npu-3d-64-collectives.yaml) through the real single-node Slurm into one
+// SQLite file, and locally into another; the two agree point by point.
+TEST(Sweep, HundredPointSweepThroughSlurmEqualsTheLocalOne) {
+  test::TempDir dir;
+  const std::string slurm = (dir.path / "slurm").string();
+  const std::string script = std::string(FABRICVP_SOURCE_DIR) + "/scripts/slurm-local.sh";
+  ASSERT_EQ(std::system(("SLURM_LOCAL_CPUS=8 " + script + " start " + slurm + " > " + slurm + ".out 2>&1").c_str()), 0)
+      << "single-node Slurm did not start; see " << slurm << "/log";
+  setenv("SLURM_CONF", (slurm + "/slurm.conf").c_str(), 1);
+  struct Stop {
+    std::string cmd;
+    ~Stop() { (void)std::system(cmd.c_str()); }
+  } stop{script + " stop " + slurm};
+  const std::string f = std::string(FABRICVP_SOURCE_DIR) + "/sweeps/npu-3d-64-collectives.yaml";
+  const std::string viaslurm = (dir.path / "s").string(), local = (dir.path / "l").string();
+  test::Result r = test::sh("sweep " + f + " -o " + viaslurm + " --slurm --time 00:05:00");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("submitted 100 points as Slurm job array"), std::string::npos) << r.out;
+  for (int i = 0; i < 600; ++i) {  // at most 5 minutes
+    FILE* q = popen("squeue -h 2>&1 | wc -l", "r");
+    char buf[64] = {};
+    const size_t n = fread(buf, 1, sizeof buf - 1, q);
+    pclose(q);
+    if (n && std::string(buf).find_first_not_of("0\n ") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  r = test::sh("sweep collect " + f + " -o " + viaslurm);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("collected 100 points (100 ok, 0 failed), 0 not finished yet"), std::string::npos) << r.out;
+  r = test::sh("sweep " + f + " -o " + local + " -j 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string a = viaslurm + "/npu-3d-64-collectives.sqlite", b = local + "/npu-3d-64-collectives.sqlite";
+  EXPECT_EQ(query(a, "SELECT count(*) FROM runs WHERE status = 'ok'"), std::vector<std::string>{"100"});
+  EXPECT_EQ(query(a, "ATTACH '" + b +
+                         "' AS l; SELECT count(*) FROM runs s JOIN l.runs o ON s.point = o.point "
+                         "WHERE s.\"workload.simulated_ps\" = o.\"workload.simulated_ps\" "
+                         "AND s.\"workload.busbw_GBps\" = o.\"workload.busbw_GBps\""),
+            std::vector<std::string>{"100"});
+}
+
 TEST(Sweep, ShippedSweepFilesLoadAndTheirQuickSubsetsAreSmaller) {
   size_t files = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(FABRICVP_SOURCE_DIR) + "/sweeps")) {
