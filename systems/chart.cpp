@@ -27,6 +27,7 @@ namespace {
 // Draws a chart: argv[1] the chart (JSON), argv[2] the PNG.
 constexpr const char* kScript = R"PY(
 import json, sys
+import math
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -54,8 +55,16 @@ if d["categories"]:
     ax.set_xticks(range(len(c)))
     ax.set_xticklabels(c, rotation=30 if len(c) > 6 else 0, ha="right" if len(c) > 6 else "center")
 if d["xticks"]:
-    ax.set_xticks([t[0] for t in d["xticks"]])
-    ax.set_xticklabels([t[1] for t in d["xticks"]], rotation=30 if len(d["xticks"]) > 8 else 0)
+    # Labels closer than 3.5 % of the axis to the previous one would overlap: drop them.
+    pos = lambda v: math.log(v) if d["logx"] and v > 0 else v
+    ticks = sorted(d["xticks"], key=lambda t: t[0])
+    span = (pos(ticks[-1][0]) - pos(ticks[0][0])) or 1.0
+    kept = []
+    for t in ticks:
+        if not kept or (pos(t[0]) - pos(kept[-1][0])) / span >= 0.035:
+            kept.append(t)
+    ax.set_xticks([t[0] for t in kept])
+    ax.set_xticklabels([t[1] for t in kept], rotation=30 if len(kept) > 8 else 0)
     ax.minorticks_off()
 ax.set_xlabel(d["xlabel"])
 ax.set_ylabel(d["ylabel"])
