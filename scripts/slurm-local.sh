@@ -43,14 +43,21 @@ if [ ! -s "$dir/munge/munge.key" ]; then
   dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
   chmod 400 "$dir/munge/munge.key"
 fi
-munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
+munged 9>&- --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
   --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/munged.seed"
 
 host=$(hostname -s)
 cpus=${SLURM_LOCAL_CPUS:-$(nproc)}
 overrides=""
 if [ "$cpus" -gt "$(nproc)" ]; then overrides="SlurmdParameters=config_overrides"; fi
-base=$((20000 + ($$ % 20000)))
+# Ports: two free ones in a row. Starts on this machine take turns (a lock
+# held until this script exits, when the daemons listen), so two clusters
+# started at once never pick the same or overlapping ports.
+exec 9> "${TMPDIR:-/tmp}/fabricvp-slurm-local.lock"
+flock 9
+listening() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
+base=$((20000 + 2 * ($$ % 10000)))
+while listening "$base" || listening $((base + 1)); do base=$((base + 2)); done
 user=$(id -un)
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=fabricvp
@@ -85,8 +92,8 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=fabricvp Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$dir/slurm.conf"
-slurmctld -f "$SLURM_CONF"
-slurmd -f "$SLURM_CONF" -N "$host"
+slurmctld -f "$SLURM_CONF" 9>&-
+slurmd -f "$SLURM_CONF" -N "$host" 9>&-
 for _ in $(seq 1 100); do
   if sinfo -h -o '%T' 2>/dev/null | grep -qE '^idle'; then
     echo "export SLURM_CONF=$SLURM_CONF"
