@@ -47,6 +47,35 @@ std::vector<std::string> query(const std::string& db, const std::string& sql) {
 
 std::string ring_platform(const test::TempDir& dir) { return dir.file("ring.yaml", test::kIdleNdimRing); }
 
+/// A single-node Slurm in `dir`/slurm (scripts/slurm-local.sh, `cpus` CPUs
+/// declared; 0: the machine's) for the test's lifetime; SLURM_CONF points at it.
+class LocalSlurm {
+ public:
+  LocalSlurm(const test::TempDir& dir, uint32_t cpus = 0)
+      : m_dir((dir.path / "slurm").string()), m_script(std::string(FABRICVP_SOURCE_DIR) + "/scripts/slurm-local.sh") {
+    const std::string env = cpus ? "SLURM_LOCAL_CPUS=" + std::to_string(cpus) + " " : "";
+    started = std::system((env + m_script + " start " + m_dir + " > " + m_dir + ".out 2>&1").c_str()) == 0;
+    setenv("SLURM_CONF", (m_dir + "/slurm.conf").c_str(), 1);
+  }
+  ~LocalSlurm() { (void)std::system((m_script + " stop " + m_dir).c_str()); }
+  /// Wait until the queue is empty (at most `seconds`).
+  static void drain(int seconds) {
+    for (int i = 0; i < 2 * seconds; ++i) {
+      FILE* q = popen("squeue -h 2>&1 | wc -l", "r");
+      char buf[64] = {};
+      const size_t n = fread(buf, 1, sizeof buf - 1, q);
+      pclose(q);
+      if (n && std::string(buf).find_first_not_of("0\n ") == std::string::npos) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  const std::string& dir() const { return m_dir; }
+  bool started = false;
+
+ private:
+  std::string m_dir, m_script;
+};
+
 }  // namespace
 
 TEST(Sweep, PointsComeFromAxesRangesZipsAndSeeds) {
@@ -421,15 +450,8 @@ TEST(Sweep, PlotDrawsAPngWithUnitsAndRefusesUnknownColumns) {
 TEST(Sweep, SlurmJobArrayRunsThePointsAndCollectLoadsThem) {
   test::TempDir dir;
   ring_platform(dir);
-  const std::string slurm = (dir.path / "slurm").string();
-  const std::string script = std::string(FABRICVP_SOURCE_DIR) + "/scripts/slurm-local.sh";
-  ASSERT_EQ(std::system((script + " start " + slurm + " > " + slurm + ".out 2>&1").c_str()), 0)
-      << "single-node Slurm did not start; see " << slurm << "/log";
-  setenv("SLURM_CONF", (slurm + "/slurm.conf").c_str(), 1);
-  struct Stop {
-    std::string cmd;
-    ~Stop() { (void)std::system(cmd.c_str()); }
-  } stop{script + " stop " + slurm};
+  LocalSlurm slurm(dir);
+  ASSERT_TRUE(slurm.started) << "single-node Slurm did not start; see " << slurm.dir() << "/log";
   const std::string f = dir.file("s.yaml",
                                  "sweep:\n"
                                  "  name: slurm\n"
@@ -445,15 +467,7 @@ TEST(Sweep, SlurmJobArrayRunsThePointsAndCollectLoadsThem) {
   test::Result r = test::sh("sweep " + f + " -o " + out + " --slurm --time 00:05:00");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("submitted 6 points as Slurm job array"), std::string::npos) << r.out;
-  // Wait for the array to leave the queue (at most 3 minutes).
-  for (int i = 0; i < 360; ++i) {
-    FILE* q = popen("squeue -h 2>&1 | wc -l", "r");
-    char buf[64] = {};
-    const size_t n = fread(buf, 1, sizeof buf - 1, q);
-    pclose(q);
-    if (n && std::string(buf).find_first_not_of("0\n ") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  LocalSlurm::drain(180);  // the array leaves the queue
   r = test::sh("sweep collect " + f + " -o " + out);
   EXPECT_EQ(r.code, 1) << r.out;  // the '3'-byte points fail, as they do locally
   EXPECT_NE(r.out.find("collected 6 points (4 ok, 2 failed), 0 not finished yet"), std::string::npos) << r.out;
@@ -477,28 +491,14 @@ TEST(Sweep, SlurmJobArrayRunsThePointsAndCollectLoadsThem) {
 // SQLite file, and locally into another; the two agree point by point.
 TEST(Sweep, HundredPointSweepThroughSlurmEqualsTheLocalOne) {
   test::TempDir dir;
-  const std::string slurm = (dir.path / "slurm").string();
-  const std::string script = std::string(FABRICVP_SOURCE_DIR) + "/scripts/slurm-local.sh";
-  ASSERT_EQ(std::system(("SLURM_LOCAL_CPUS=8 " + script + " start " + slurm + " > " + slurm + ".out 2>&1").c_str()), 0)
-      << "single-node Slurm did not start; see " << slurm << "/log";
-  setenv("SLURM_CONF", (slurm + "/slurm.conf").c_str(), 1);
-  struct Stop {
-    std::string cmd;
-    ~Stop() { (void)std::system(cmd.c_str()); }
-  } stop{script + " stop " + slurm};
+  LocalSlurm slurm(dir, 8);
+  ASSERT_TRUE(slurm.started) << "single-node Slurm did not start; see " << slurm.dir() << "/log";
   const std::string f = std::string(FABRICVP_SOURCE_DIR) + "/sweeps/npu-3d-64-collectives.yaml";
   const std::string viaslurm = (dir.path / "s").string(), local = (dir.path / "l").string();
   test::Result r = test::sh("sweep " + f + " -o " + viaslurm + " --slurm --time 00:05:00");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("submitted 100 points as Slurm job array"), std::string::npos) << r.out;
-  for (int i = 0; i < 600; ++i) {  // at most 5 minutes
-    FILE* q = popen("squeue -h 2>&1 | wc -l", "r");
-    char buf[64] = {};
-    const size_t n = fread(buf, 1, sizeof buf - 1, q);
-    pclose(q);
-    if (n && std::string(buf).find_first_not_of("0\n ") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  LocalSlurm::drain(300);  // the array leaves the queue
   r = test::sh("sweep collect " + f + " -o " + viaslurm);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("collected 100 points (100 ok, 0 failed), 0 not finished yet"), std::string::npos) << r.out;
