@@ -238,6 +238,8 @@ uint64_t check_collective(const std::vector<std::shared_ptr<const npu::Collectiv
   std::vector<Window> win(N);
   std::vector<std::vector<uint8_t>> data(N), spare;
   std::vector<uint64_t> compared(N, 0);
+  std::vector<Span> mine(N);  // each member's own output elements (reduce-scatter: its block)
+  for (uint32_t r = 0; r < N; ++r) mine[r] = output_elements(kind, elems, N, r);
   for (uint32_t c = 0; c < p0.chunks(); ++c) {
     std::vector<std::unique_ptr<npu::ChunkPlan>> cp;
     for (uint32_t r = 0; r < N; ++r) {
@@ -254,12 +256,10 @@ uint64_t check_collective(const std::vector<std::shared_ptr<const npu::Collectiv
     }
     replay_chunk(plans, rank_of, cp, win, spare);
     for (uint32_t r = 0; r < N; ++r) {
-      const Span mine = output_elements(kind, elems, N, r);
       for (const auto& range : cp[r]->output().ranges) {
         uint64_t e = range.first;
         win[r].each(range.first, range.second, [&](uint64_t at, uint64_t n) {
-          // Only the member's own output elements count (reduce-scatter: its block).
-          for (const auto& m : mine.ranges) {
+          for (const auto& m : mine[r].ranges) {
             const uint64_t lo = std::max(e, m.first), hi = std::min(e + n, m.second);
             if (lo >= hi) continue;
             compare(r, lo, hi - lo, data[r].data() + (at + (lo - e)) * es);
@@ -271,7 +271,7 @@ uint64_t check_collective(const std::vector<std::shared_ptr<const npu::Collectiv
     }
   }
   for (uint32_t r = 0; r < N; ++r)
-    if (compared[r] != output_elements(kind, elems, N, r).elems())
+    if (compared[r] != mine[r].elems())
       throw std::logic_error("reference: the chunks' outputs do not cover a member's result");
   return bad;
 }
