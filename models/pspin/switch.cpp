@@ -186,7 +186,7 @@ Switch::Switch(const sc_core::sc_module_name& nm)
   m_l2_alloc = std::make_unique<Ranges>(l2_packet_buffer_KiB.get() * 1024u);
   for (uint32_t c = 0; c < m_nclusters; ++c)
     m_l1_alloc.push_back(std::make_unique<Ranges>(l1_packet_buffer_KiB.get() * 1024u));
-  m_port_free_ps.assign(ports.get(), 0);
+  m_egress_free_ps.assign(ports.get(), 0);
   for (uint32_t p = 0; p < ports.get(); ++p)
     m_ports.push_back(std::make_unique<Port>(fmt::format("port{}", p).c_str()));
 
@@ -257,6 +257,8 @@ Switch::Switch(const sc_core::sc_module_name& nm)
       hc.hartid = c * 32 + k;
       core->m_hart = std::make_unique<riscv::Hart>(map, m_decode, hc);
       core->m_hart->set_trap_exits(true);
+      // With the F extension the handlers find the FPU on (mstatus.FS = Initial): there is no runtime to turn it on.
+      if (m_f) core->m_hart->write_csr(0x300, 1u << 13);
       cl->m_cores.push_back(core);
     }
   }
@@ -303,68 +305,88 @@ void Switch::load(const riscv::ElfImage& image, const Handlers& h) {
 }
 
 void Switch::offer(std::vector<Packet> packets) {
-  m_packets = std::move(packets);
-  std::vector<std::vector<size_t>> per_port(ports.get());
-  for (size_t i = 0; i < m_packets.size(); ++i) {
-    if (m_packets[i].port >= ports.get())
+  for (size_t i = 0; i < packets.size(); ++i)
+    if (packets[i].port >= ports.get())
       throw std::invalid_argument(
-          fmt::format("packet {} on port {}: the switch has {} ports", i, m_packets[i].port, ports.get()));
-    per_port[m_packets[i].port].push_back(i);
+          fmt::format("packet {} on port {}: the switch has {} ports", i, packets[i].port, ports.get()));
+  m_ingress.assign(ports.get(), Ingress{});
+  for (Packet& p : packets) {
+    m_ingress[p.port].queue.push_back(m_packets.size());
+    m_packets.push_back(std::move(p));
   }
   // Each port receives its packets one after the other at line rate.
   for (uint32_t p = 0; p < ports.get(); ++p) {
-    auto queue = std::make_shared<std::deque<size_t>>(per_port[p].begin(), per_port[p].end());
-    auto next = std::make_shared<std::function<void()>>();
-    *next = [this, p, queue, next] {
-      if (queue->empty()) return;
-      const size_t i = queue->front();
-      queue->pop_front();
-      const Packet& pk = m_packets[i];
-      const uint64_t start = std::max(core::ActionQueue::now(), pk.offered_ps);
-      const uint64_t ser = static_cast<uint64_t>(std::ceil(pk.bytes.size() * 8.0 / port_Gbps.get() * 1000.0));
-      m_q.at(start + ser, [this, i, p, next] {
-        m_first_arrival_ps = std::min(m_first_arrival_ps, core::ActionQueue::now());
-        // admit, or wait for space (pause), then the port takes the next packet
-        auto admit_then = std::make_shared<std::function<void(uint64_t)>>();
-        *admit_then = [this, i, p, next, admit_then](uint64_t since) {
-          const Packet& pk2 = m_packets[i];
-          const uint32_t need = round_up(static_cast<uint32_t>(pk2.bytes.size()), kGranule);
-          auto at = m_l2_alloc->alloc(need);
-          if (!at) {
-            if (l2_full.get() == "drop") {
-              ++packets_dropped;
-              ++m_ports[p]->packets_dropped;
-              log(core::Level::warn, "packet {} of message {} dropped: L2 packet buffer full", pk2.index, pk2.msg);
-              (*next)();
-              return;
-            }
-            m_l2_wait.push_back(i);
-            m_l2_retry.push_back([admit_then, since] { (*admit_then)(since); });
-            return;
-          }
-          pause_ps += core::ActionQueue::now() - since;
-          m_ports[p]->pause_ps += core::ActionQueue::now() - since;
-          l2_peak_bytes.note_max(m_l2_alloc->used());
-          trace_counter("l2_packet_buffer_bytes", core::ActionQueue::now(), m_l2_alloc->used());
-          ++packets_in;
-          ++m_ports[p]->packets_in;
-          bytes_in += pk2.bytes.size();
-          m_ports[p]->bytes_in += pk2.bytes.size();
-          std::memcpy(m_l2pkt.get() + *at, pk2.bytes.data(), pk2.bytes.size());
-          const uint64_t write_ps =
-              cycle_ps(ps_cycle(core::ActionQueue::now()) +
-                       (pk2.bytes.size() + axi_bytes_per_cycle.get() - 1) / axi_bytes_per_cycle.get());
-          const uint32_t l2_addr = kL2PacketBase + *at;
-          const uint64_t arrived = core::ActionQueue::now();
-          m_q.at(write_ps, [this, i, l2_addr, need, arrived] { packet_in_l2(i, l2_addr, need, arrived); });
-          (*next)();
-        };
-        (*admit_then)(core::ActionQueue::now());
-      });
-    };
-    m_q.at(0, [next] { (*next)(); });
+    m_ingress[p].busy = true;
+    m_q.at(0, [this, p] { port_next(p); });
   }
   m_feedbacks_expected = m_packets.size();
+}
+
+void Switch::inject(Packet p) {
+  if (p.port >= ports.get())
+    throw std::invalid_argument(fmt::format("a packet on port {}: the switch has {} ports", p.port, ports.get()));
+  if (m_ingress.empty()) m_ingress.assign(ports.get(), Ingress{});
+  Ingress& in = m_ingress[p.port];
+  in.queue.push_back(m_packets.size());
+  const uint32_t port = p.port;
+  m_packets.push_back(std::move(p));
+  ++m_feedbacks_expected;
+  m_release_packets = true;
+  if (!in.busy) {
+    in.busy = true;
+    port_next(port);
+  }
+}
+
+void Switch::port_next(uint32_t p) {
+  Ingress& in = m_ingress[p];
+  if (in.queue.empty()) {
+    in.busy = false;
+    return;
+  }
+  const size_t i = in.queue.front();
+  in.queue.pop_front();
+  const Packet& pk = m_packets[i];
+  const uint64_t start = std::max(core::ActionQueue::now(), pk.offered_ps);
+  const uint64_t ser = static_cast<uint64_t>(std::ceil(pk.bytes.size() * 8.0 / port_Gbps.get() * 1000.0));
+  m_q.at(start + ser, [this, i, p] {
+    m_first_arrival_ps = std::min(m_first_arrival_ps, core::ActionQueue::now());
+    admit(i, p, core::ActionQueue::now());
+  });
+}
+
+void Switch::admit(size_t i, uint32_t p, uint64_t since) {
+  // Into L2, or wait for space (pause); then the port takes its next packet.
+  const Packet& pk = m_packets[i];
+  const uint32_t need = round_up(static_cast<uint32_t>(pk.bytes.size()), kGranule);
+  auto at = m_l2_alloc->alloc(need);
+  if (!at) {
+    if (l2_full.get() == "drop") {
+      ++packets_dropped;
+      ++m_ports[p]->packets_dropped;
+      log(core::Level::warn, "packet {} of message {} dropped: L2 packet buffer full", pk.index, pk.msg);
+      port_next(p);
+      return;
+    }
+    m_l2_wait.push_back(i);
+    m_l2_retry.push_back([this, i, p, since] { admit(i, p, since); });
+    return;
+  }
+  pause_ps += core::ActionQueue::now() - since;
+  m_ports[p]->pause_ps += core::ActionQueue::now() - since;
+  l2_peak_bytes.note_max(m_l2_alloc->used());
+  trace_counter("l2_packet_buffer_bytes", core::ActionQueue::now(), m_l2_alloc->used());
+  ++packets_in;
+  ++m_ports[p]->packets_in;
+  bytes_in += pk.bytes.size();
+  m_ports[p]->bytes_in += pk.bytes.size();
+  std::memcpy(m_l2pkt.get() + *at, pk.bytes.data(), pk.bytes.size());
+  const uint64_t write_ps = cycle_ps(ps_cycle(core::ActionQueue::now()) +
+                                     (pk.bytes.size() + axi_bytes_per_cycle.get() - 1) / axi_bytes_per_cycle.get());
+  const uint32_t l2_addr = kL2PacketBase + *at;
+  const uint64_t arrived = core::ActionQueue::now();
+  m_q.at(write_ps, [this, i, l2_addr, need, arrived] { packet_in_l2(i, l2_addr, need, arrived); });
+  port_next(p);
 }
 
 void Switch::retry_l2() {
@@ -724,6 +746,7 @@ void Switch::feedback(Task* t, uint64_t t_ps) {
   lat_max_ps.note_max(lat);
   lat_sum_ps += lat;
   m_l2_alloc->free(t->l2_addr - kL2PacketBase, t->l2_alloc);
+  if (m_release_packets) std::vector<uint8_t>().swap(m_packets[t->packet].bytes);  // injected: its copy is done with
   trace_counter("l2_packet_buffer_bytes", t_ps, m_l2_alloc->used());
   if (!m_l2_retry.empty()) retry_l2();
 }
@@ -895,21 +918,31 @@ uint32_t Switch::issue_command(Core& k) {
       log(core::Level::warn, "{}: packet send from 0x{:08x} ({} B) reads outside memory: not sent", k.name(), w[2],
           w[4]);
     } else {
+      // One read of the packet, then each port it leaves on serializes it: port nid mod ports, or every
+      // port for FABRICVP_NID_ALL (the command unit's multicast). The command is done when the last has left.
       const double rate = egress_Gbps.get() > 0 ? egress_Gbps.get() : port_Gbps.get();
       const uint64_t read =
           cycle_ps(h.cycle() + l2_cycles.get() + (w[4] + axi_bytes_per_cycle.get() - 1) / axi_bytes_per_cycle.get());
-      const uint64_t start = std::max(read, m_egress_free_ps);
-      done = start + static_cast<uint64_t>(std::ceil(w[4] * 8.0 / rate * 1000.0));
-      m_egress_free_ps = done;
-      EgressPacket e;
-      e.time_ps = done;
-      e.port = 0;
-      e.nid = w[0];
-      e.fid = w[1];
-      e.bytes = std::move(data);
-      m_egress.push_back(std::move(e));
-      ++packets_out;
-      bytes_out += w[4];
+      const uint64_t ser = static_cast<uint64_t>(std::ceil(w[4] * 8.0 / rate * 1000.0));
+      const bool all = w[0] == kNidAll;
+      const uint32_t first = all ? 0 : w[0] % ports.get(), last = all ? ports.get() - 1 : first;
+      for (uint32_t port = first; port <= last; ++port) {
+        const uint64_t start = std::max(read, m_egress_free_ps[port]);
+        m_egress_free_ps[port] = start + ser;
+        done = std::max(done, start + ser);
+        EgressPacket e;
+        e.time_ps = start + ser;
+        e.port = port;
+        e.nid = w[0];
+        e.fid = w[1];
+        e.bytes = port == last ? std::move(data) : data;
+        ++packets_out;
+        bytes_out += w[4];
+        if (m_egress_sink)
+          m_egress_sink(std::move(e));
+        else
+          m_egress.push_back(std::move(e));
+      }
     }
   } else if (type == 2) {  // host direct: address low/high, (size << 1) | dir, data low/high
     const uint32_t bytes = std::min<uint32_t>((w[2] >> 1) & 0x1ff, 8);

@@ -217,6 +217,16 @@ class Switch : public core::Module {
   void load(const riscv::ElfImage& image, const Handlers& handlers);
   /// Offers packets (in order of offered_ps); call before sc_start.
   void offer(std::vector<Packet> packets);
+  /// A packet whose first bit reaches its port at max(now, offered_ps), during
+  /// the run (hosts on links): the port receives it after the ones before it,
+  /// at line rate. Its bytes are released when it is fed back.
+  void inject(Packet p);
+  /// Where egress packets go (a packet leaves when its last bit has left the
+  /// port: time_ps, in the future of the call); without one they are kept
+  /// (egress()). Called once per port a packet leaves on.
+  void set_egress_sink(std::function<void(EgressPacket&&)> sink) { m_egress_sink = std::move(sink); }
+  /// The nid of a NIC send that leaves on every port (the command unit's multicast).
+  static constexpr uint32_t kNidAll = 0xffffffffu;
 
   const std::vector<HostWrite>& host_write_log() const { return m_host_writes; }
   const std::vector<EgressPacket>& egress() const { return m_egress; }
@@ -244,6 +254,12 @@ class Switch : public core::Module {
   struct Message;
 
   // packet path
+  struct Ingress {
+    std::deque<size_t> queue;  // packets not yet received, in order
+    bool busy = false;         // receiving one, or waiting for L2 space for it
+  };
+  void port_next(uint32_t port);
+  void admit(size_t i, uint32_t port, uint64_t since);
   void retry_l2();
   void packet_in_l2(size_t i, uint32_t l2_addr, uint32_t alloc, uint64_t arrived);
   void dispatch(Task* t);
@@ -301,8 +317,9 @@ class Switch : public core::Module {
   bool m_f = false;
 
   // packets
-  std::vector<Packet> m_packets;
-  std::vector<uint64_t> m_port_free_ps;
+  std::deque<Packet> m_packets;  // every packet offered or injected (a deque: injection never moves one)
+  std::vector<Ingress> m_ingress;
+  bool m_release_packets = false;
   std::deque<size_t> m_l2_wait;                                // packets waiting for L2 space (pause)
   std::vector<std::function<void()>> m_l2_retry;               // their admissions, retried when space frees
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> m_eom_l2;  // message -> its EOM packet in L2
@@ -317,7 +334,9 @@ class Switch : public core::Module {
   std::vector<EgressPacket> m_egress;
   std::vector<Fault> m_faults;
   HandlerStats m_hstats[3];
-  uint64_t m_egress_free_ps = 0, m_host_free_ps = 0;
+  std::vector<uint64_t> m_egress_free_ps;  // per port
+  std::function<void(EgressPacket&&)> m_egress_sink;
+  uint64_t m_host_free_ps = 0;
   uint64_t m_last_feedback_ps = 0, m_first_arrival_ps = UINT64_MAX;
   std::vector<uint64_t> m_feedback_times;
   uint64_t m_feedbacks_expected = 0;

@@ -74,6 +74,8 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+}  // namespace
+
 /// The handler `name` (or, unnamed, the one symbol ending in `suffix`).
 uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, const char* option, const char* suffix,
                       bool required, std::string& name) {
@@ -102,18 +104,46 @@ uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, cons
                   cands.empty() ? "" : " (" + fmt::format("{}", fmt::join(cands, ", ")) + ")", option));
 }
 
-}  // namespace
-
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f) {
   const std::string hdir = FABRICVP_HANDLER_DIR;
   const std::string cmd = fmt::format(
-      "'{}' -march={} -mabi=ilp32 -O3 -g -static -nostdlib -nostartfiles -ffreestanding -fno-builtin-printf "
+      "'{}' -march={} -O3 -g -static -nostdlib -nostartfiles -ffreestanding -fno-builtin-printf "
       "-DNB_CLUSTERS={} -I '{}/include' -isystem /usr/lib/picolibc/riscv64-unknown-elf/include "
       "-T '{}/rt/handler.ld' '{}' '{}/rt/printf.c' -lgcc -o '{}'",
-      FABRICVP_RISCV_CC, f ? "rv32imafc" : "rv32imac", clusters, hdir, hdir, c_file, hdir, out_elf);
+      FABRICVP_RISCV_CC, f ? "rv32imafc -mabi=ilp32f" : "rv32imac -mabi=ilp32", clusters, hdir, hdir, c_file, hdir,
+      out_elf);
   int status = 0;
   const std::string out = run_capture(cmd, status);
   if (status != 0) throw core::ConfigError(fmt::format("{}: the handler does not compile:\n{}", c_file, out));
+}
+
+riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw) {
+  std::string elf = file;
+  if (fs::path(file).extension() == ".c") {
+    fs::create_directories(out_dir);
+    elf = (fs::path(out_dir) / (fs::path(file).stem().string() + ".elf")).string();
+    compile_handlers(file, elf, sw.nclusters(), sw.isa.get() == "rv32imafc");
+  }
+  riscv::ElfImage image;
+  try {
+    image = riscv::read_elf(elf);
+  } catch (const std::exception& e) {
+    throw core::ConfigError(e.what());
+  }
+  if (auto at = image.symbol("fabricvp_nb_clusters")) {
+    for (const auto& seg : image.segments) {
+      if (*at >= seg.addr && uint64_t{*at} + 4 <= uint64_t{seg.addr} + seg.bytes.size()) {
+        uint32_t n;
+        std::memcpy(&n, &seg.bytes[*at - seg.addr], 4);
+        if (n != sw.nclusters())
+          throw core::ConfigError(fmt::format(
+              "{}: handlers compiled for NB_CLUSTERS={} (task_t holds one scratchpad per cluster), the switch has {} "
+              "clusters: recompile with -DNB_CLUSTERS={} or give the .c file",
+              elf, n, sw.nclusters(), sw.nclusters()));
+      }
+    }
+  }
+  return image;
 }
 
 Scenario::Scenario() : m_sys(std::make_unique<System>("sys")) {}
@@ -145,30 +175,7 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   if (m_handler_file.empty())
     throw core::ConfigError("--handlers FILE.c|FILE.elf: a PsPIN switch runs packet handlers; give them");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
-  std::string elf = m_handler_file;
-  if (fs::path(m_handler_file).extension() == ".c") {
-    fs::create_directories(m_out_dir);
-    elf = (fs::path(m_out_dir) / (fs::path(m_handler_file).stem().string() + ".elf")).string();
-    compile_handlers(m_handler_file, elf, sw().nclusters(), sw().isa.get() == "rv32imafc");
-  }
-  try {
-    m_image = riscv::read_elf(elf);
-  } catch (const std::exception& e) {
-    throw core::ConfigError(e.what());
-  }
-  if (auto at = m_image.symbol("fabricvp_nb_clusters")) {
-    for (const auto& seg : m_image.segments) {
-      if (*at >= seg.addr && uint64_t{*at} + 4 <= uint64_t{seg.addr} + seg.bytes.size()) {
-        uint32_t n;
-        std::memcpy(&n, &seg.bytes[*at - seg.addr], 4);
-        if (n != sw().nclusters())
-          throw core::ConfigError(fmt::format(
-              "{}: handlers compiled for NB_CLUSTERS={} (task_t holds one scratchpad per cluster), the switch has {} "
-              "clusters: recompile with -DNB_CLUSTERS={} or give the .c file",
-              elf, n, sw().nclusters(), sw().nclusters()));
-      }
-    }
-  }
+  m_image = handler_image(m_handler_file, m_out_dir, sw());
   m_handlers.hh = find_handler(m_image, get(o, "hh"), "hh", "_hh", false, m_handlers.hh_name);
   m_handlers.ph = find_handler(m_image, get(o, "ph"), "ph", "_ph", true, m_handlers.ph_name);
   m_handlers.th = find_handler(m_image, get(o, "th"), "th", "_th", false, m_handlers.th_name);

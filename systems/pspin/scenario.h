@@ -29,6 +29,14 @@ class System : public core::Module {
 /// Compiles a handler C file with the documented flags (docs/pspin.md) into
 /// `out_elf`; throws core::ConfigError with the compiler's messages.
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f);
+/// The handlers of `file`: an ELF, or a C file compiled into `out_dir`;
+/// checks they were built for the switch's clusters. core::ConfigError if not.
+riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw);
+/// The handler `given` (a symbol of img), or, if empty, the one symbol ending
+/// in `suffix`; 0 if none and not required. `option` names the command-line
+/// option in errors; `name` gets the symbol's name.
+uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, const char* option, const char* suffix,
+                      bool required, std::string& name);
 
 struct RunStats {
   core::Value<double> throughput_Gbps{nullptr, "workload", "throughput_Gbps", "Gbit/s",

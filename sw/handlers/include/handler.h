@@ -134,6 +134,10 @@ static inline spin_cmd_t fabricvp_nic_command(uint32_t nid, uint32_t fid, const 
   return MMIO_READ(CMD_ISSUE);
 }
 
+/* nid of a packet the command unit sends on every port (fabricvp's multicast;
+   any other nid leaves on port nid mod ports). */
+#define FABRICVP_NID_ALL 0xffffffffu
+
 /* Sends `length` bytes at `data` (L1 or L2) as one raw packet. */
 static inline int spin_send_packet(void *data, uint32_t length, spin_cmd_t *handle) {
   *handle = fabricvp_nic_command(0, 0, data, length);
