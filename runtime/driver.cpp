@@ -2,6 +2,7 @@
 #include "models/core/output_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <malloc.h>
 #include <unistd.h>
@@ -114,14 +115,14 @@ int attempt_impl(const systems::RunOptions& opt) {
   for (const auto& kind_option : opt.kind_options) {
     const std::string& option = kind_option.first;  // a plain name: lambdas cannot capture structured bindings
     if (std::find(kind.options.begin(), kind.options.end(), option) == kind.options.end())
-      throw core::ConfigError(
-          fmt::format("--{}: {} platforms do not take this option ({} does)", option, kind.name, [&] {
-            std::string who;
-            for (const systems::Kind* k : systems::kinds())
-              if (std::find(k->options.begin(), k->options.end(), option) != k->options.end())
-                who += (who.empty() ? "" : ", ") + k->name;
-            return who.empty() ? std::string("no kind") : who;
-          }()));
+      throw core::ConfigError(fmt::format("--{}: {} platforms do not take this option ({})", option, kind.name, [&] {
+        std::vector<std::string> who;
+        for (const systems::Kind* k : systems::kinds())
+          if (std::find(k->options.begin(), k->options.end(), option) != k->options.end()) who.push_back(k->name);
+        if (who.empty()) return std::string("no kind does");
+        if (who.size() == 1) return who[0] + " does";
+        return fmt::format("{} and {} do", fmt::join(who.begin(), who.end() - 1, ", "), who.back());
+      }()));
   }
 
   std::error_code ec;

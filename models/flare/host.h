@@ -1,0 +1,96 @@
+// A Flare host (seed 004): a NIC and the memory holding one vector of an
+// in-network allreduce, on a full-duplex link to a PsPIN-like switch port.
+//
+// Protocol (sw/handlers/include/flare.h, docs/flare.md): the vector is cut
+// into blocks of one packet each (IPv4 + UDP + the 16-byte Flare header +
+// the block's elements; PsPIN message id = block id). A host keeps at most
+// `window` blocks in flight (sent, result not back): the host-side flow
+// control that bounds the switch memory. It sends its blocks in order, or,
+// staggered, each group of `window` consecutive blocks starting at offset
+// host x window / hosts in the group (so that hosts do not all hit the same
+// block's buffer at once). The switch answers every block once with the
+// reduced elements, to every host; a host is done when it has every block.
+//
+// Links are loss-free: the host's transmitter serializes packets back to back
+// (core::SerialChannel) and the first bit reaches the switch port `latency`
+// later; a result's last bit arrives `latency` after it left the switch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/core/channel.h"
+#include "models/core/module.h"
+#include "models/core/timed_queue.h"
+#include "models/pspin/switch.h"
+
+namespace fabricvp::flare {
+
+/// One allreduce as every host runs it.
+struct Job {
+  uint32_t reduction = 0;
+  uint32_t hosts = 1;
+  uint8_t dtype = 0;  ///< FLARE_INT32 | FLARE_FP32
+  uint8_t op = 0;     ///< FLARE_SUM | FLARE_MIN | FLARE_MAX
+  uint32_t esize = 4;
+  uint64_t elems = 0;
+  uint32_t block_elems = 256;
+  uint32_t window = 64;  ///< blocks a host keeps in flight
+  bool stagger = false;  ///< groups of `window` blocks start at offset host x window / hosts
+  uint64_t blocks() const { return (elems + block_elems - 1) / block_elems; }
+};
+
+/// Bytes of the IPv4 + UDP + Flare headers of a block packet.
+constexpr uint32_t kHeaderBytes = 28 + 16;
+/// Largest block payload, and the bytes of one block buffer in the switch
+/// (flare_slot_t of sw/handlers/include/flare.h, which asserts the same size).
+constexpr uint32_t kMaxBlockBytes = 1024;
+constexpr uint32_t kSlotBytes = 16 + 2 * 256 + kHeaderBytes + kMaxBlockBytes;
+
+/// The packet of block `b` of `data` (elements of `job`) from host `host`.
+std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data);
+
+class Host : public core::Module, public core::Actor {
+ public:
+  /// Host `id` on switch port `id`; `to_switch` takes a packet whose first
+  /// bit reaches the switch at its offered_ps (pspin::Switch::inject).
+  Host(const sc_core::sc_module_name& nm, uint32_t id, double link_Gbps, double latency_ns, core::ActionQueue& q,
+       std::function<void(pspin::Packet)> to_switch);
+
+  /// Start the allreduce now on `input` (job.elems x job.esize bytes).
+  void start(const Job& job, std::vector<uint8_t> input);
+  /// A packet the switch sent on this host's port: it arrives `latency` after `p.time_ps`.
+  void deliver(pspin::EgressPacket&& p);
+
+  bool done() const { return m_received == m_blocks; }
+  const std::vector<uint8_t>& result() const { return m_result; }
+  const std::vector<uint8_t>& input() const { return m_input; }
+  /// Blocks sent and not answered, now.
+  uint32_t in_flight() const { return static_cast<uint32_t>(m_sent - m_received); }
+  uint64_t blocks_received() const { return m_received; }
+
+  void act(uint32_t what, uint64_t arg) override;
+
+  core::SerialChannel tx;  ///< the link towards the switch
+  core::Counter packets_received, bytes_received, peak_in_flight, protocol_errors;
+  core::Value<uint64_t> completion_ps;
+
+ private:
+  uint64_t block_at(uint64_t position) const;  // the block sent position-th
+  void pump();
+  void arrived(std::vector<uint8_t>&& bytes);
+
+  uint32_t m_id;
+  core::ActionQueue& m_q;
+  std::function<void(pspin::Packet)> m_to_switch;
+  Job m_job;
+  std::vector<uint8_t> m_input, m_result;
+  std::vector<uint8_t> m_have;  // per block: its result arrived
+  uint64_t m_blocks = 0, m_sent = 0, m_received = 0;
+  uint32_t m_offset = 0;                   // stagger offset in a group
+  std::vector<std::vector<uint8_t>> m_rx;  // packets on their way here, by slot
+  std::vector<uint32_t> m_rx_free;
+};
+
+}  // namespace fabricvp::flare

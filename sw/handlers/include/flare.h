@@ -1,0 +1,48 @@
+/* Flare in-network allreduce (seed 004): the packet format the hosts
+   (models/flare) and the aggregation kernels (sw/handlers/flare) share, and
+   the kernels' switch-memory layout. docs/flare.md describes the protocol.
+
+   A packet: IPv4 (20 B) + UDP (8 B) + flare_hdr_t (16 B) + `count`
+   elements. A host sends block b of its vector as one packet whose PsPIN
+   message id (flow id) is b: the switch's scheduler sends every contribution
+   to block b to home cluster b mod clusters. The switch answers each block
+   once, with the reduced elements, to every host (multicast). */
+#pragma once
+
+#include <stdint.h>
+
+#include <packets.h>
+
+enum { FLARE_INT32 = 0, FLARE_FP32 = 1 };
+enum { FLARE_SUM = 0, FLARE_MIN = 1, FLARE_MAX = 2 };
+#define FLARE_FROM_SWITCH 0xffffu /* flare_hdr_t.host of a result */
+#define FLARE_MAX_HOSTS 256u
+#define FLARE_MAX_BLOCK_BYTES 1024u /* payload of one block */
+
+typedef struct {
+  uint32_t reduction; /* the allreduce this block belongs to */
+  uint32_t block;     /* block index in the vector */
+  uint16_t host;      /* the sender (its switch port), or FLARE_FROM_SWITCH */
+  uint16_t hosts;     /* contributions the block takes */
+  uint8_t dtype;      /* FLARE_INT32 | FLARE_FP32 */
+  uint8_t op;         /* FLARE_SUM | FLARE_MIN | FLARE_MAX */
+  uint16_t count;     /* elements in the payload */
+} __attribute__((__packed__)) flare_hdr_t;
+
+_Static_assert(sizeof(flare_hdr_t) == 16, "flare_hdr_t is 16 bytes");
+
+/* One block's aggregation buffer in its home cluster's scratchpad: the slot
+   of block b is (b / clusters) mod (scratchpad bytes / sizeof(flare_slot_t)).
+   The hosts' window keeps the blocks open at once within that many slots. */
+typedef struct {
+  volatile uint32_t lock;    /* futex (lock-based variants) */
+  volatile uint32_t arrived; /* contributions applied (AMO counter) */
+  volatile uint32_t block;   /* the block it holds, + 1 (0: free) */
+  uint32_t pad;
+  uint16_t order[FLARE_MAX_HOSTS]; /* hosts in the order their contributions were applied */
+  pkt_hdr_t pkt;                   /* the result packet, sent as it stands: headers ... */
+  flare_hdr_t hdr;
+  uint8_t data[FLARE_MAX_BLOCK_BYTES]; /* ... and the reduced elements */
+} __attribute__((__packed__, aligned(4))) flare_slot_t;
+
+_Static_assert(sizeof(flare_slot_t) == 1596, "flare_slot_t is 1596 bytes (models/flare/host.h kSlotBytes)");

@@ -1,0 +1,100 @@
+// System kind "flare" (seed 004, Flare): hosts on the ports of a PsPIN-like
+// switch run an in-network allreduce. Each host (models/flare) sends its
+// vector block by block; the switch's cores aggregate the blocks with a C
+// kernel (sw/handlers/flare, or the user's --handlers file) and multicast
+// each result back. Every host's result is checked against a host reference
+// that applies the contributions in the order the switch applied them (the
+// kernel logs it to the switch's host memory), so float results are checked
+// bit for bit. docs/flare.md.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core/module.h"
+#include "models/core/param.h"
+#include "models/core/stats.h"
+#include "models/core/timed_queue.h"
+#include "models/flare/host.h"
+#include "models/pspin/switch.h"
+#include "models/riscv/elf.h"
+#include "systems/kind.h"
+
+namespace fabricvp::pspin {
+
+/// The platform: sys.switch0 with one host per port (sys.host<i>).
+class FlareSystem : public core::Module {
+ public:
+  explicit FlareSystem(const sc_core::sc_module_name& nm);
+  core::Param<std::string> topology;
+  core::Param<uint32_t> hosts;
+  core::Param<double> link_latency_ns;
+  Switch switch0;
+  core::ActionQueue host_actions;
+  std::vector<std::unique_ptr<flare::Host>> host;
+};
+
+/// The allreduce's settings (-p flare.<key>).
+struct FlareParams {
+  core::Param<std::string> op{"flare", "op", "sum", "", "reduction operator", {"sum", "min", "max"}};
+  core::Param<uint32_t> block_bytes{
+      "flare", "block_bytes", 1024, "bytes", "payload of one block (one packet per block)", 4u, 1024u};
+  core::Param<uint32_t> window{
+      "flare", "window", 64, "blocks", "blocks each host keeps in flight (sent, result not back)", 1u, 1u << 20};
+  core::Param<bool> stagger{"flare", "stagger", false, "",
+                            "each host sends each group of `window` blocks from offset host x window / hosts"};
+};
+
+struct FlareStats {
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps", "the last host has its result"};
+  core::Value<double> algbw_GBps{nullptr, "workload", "algbw_GBps", "GB/s", "vector bytes / completion time"};
+  core::Value<double> busbw_GBps{nullptr, "workload", "busbw_GBps", "GB/s",
+                                 "algbw x 2 (n - 1) / n (nccl-tests' allreduce convention)"};
+  core::Value<uint64_t> wire_bytes_up{nullptr, "workload", "wire_bytes_up", "bytes",
+                                      "bytes the hosts sent to the switch (headers included)"};
+  core::Value<uint64_t> wire_bytes_down{nullptr, "workload", "wire_bytes_down", "bytes",
+                                        "bytes the switch sent to the hosts (headers included)"};
+  core::Value<uint64_t> blocks{nullptr, "workload", "blocks", "blocks", "blocks of the vector (one packet each)"};
+  core::Value<double> ph_cycles_mean{nullptr, "workload", "ph_cycles_mean", "cycles",
+                                     "service time of the aggregation handler, mean over its runs (tau)"};
+  core::Value<double> model_GBps{nullptr, "workload", "model_GBps", "GB/s",
+                                 "the cores' bandwidth K / tau x block bytes (seed 004's model), per host"};
+  core::Value<uint64_t> mismatched_elements{nullptr, "workload", "mismatched_elements", "elements",
+                                            "elements of the hosts' results that differ from the reference"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "",
+                             "every host has every block, equal to the reference, no fault"};
+};
+
+class FlareScenario : public systems::Scenario {
+ public:
+  FlareScenario();
+  std::string headline() const override;
+  std::string description() const override;
+  uint64_t links() const override { return m_sys->host.size(); }
+  void prepare(const systems::RunOptions& opt) override;
+  uint64_t host_bytes(std::string& what) const override;
+  void load() override;
+  double fraction_done() const override;
+  void finish() override;
+  systems::Outcome check() override;
+  void report(const systems::Outcome& outcome) override;
+  void summarize(const systems::Outcome& outcome, systems::Summary& out) override;
+  void tables(systems::Summary& out) override;
+  std::vector<std::string> outputs() const override { return {}; }
+  int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
+
+ private:
+  Switch& sw() { return m_sys->switch0; }
+  std::unique_ptr<FlareSystem> m_sys;
+  FlareParams m_params;
+  FlareStats m_stats;
+  std::string m_handler_file, m_handler_name;
+  riscv::ElfImage m_image;
+  flare::Job m_job;
+  core::Dtype m_dtype = core::Dtype::fp32;
+  uint64_t m_seed = 1;
+  std::string m_out_dir;
+};
+
+}  // namespace fabricvp::pspin
