@@ -10,6 +10,7 @@
 
 #include "models/core/context.h"
 #include "models/core/dtype.h"
+#include "models/core/output_file.h"
 #include "systems/pspin/scenario.h"
 
 namespace fabricvp::pspin {
@@ -163,6 +164,10 @@ double FlareScenario::fraction_done() const {
 }
 
 void FlareScenario::finish() {
+  // host0's result (the check compares every host's with the reference)
+  const std::vector<uint8_t>& r = m_sys->host[0]->result();
+  core::write_file((fs::path(m_out_dir) / "result.bin").string(),
+                   std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
   for (const Fault& f : sw().fault_log()) {
     core::HardwareError e;
     e.where = f.core;

@@ -1,0 +1,183 @@
+// Flare (seed 004) from the command line: hosts on a PsPIN switch run an
+// in-network allreduce whose aggregation is a C kernel on the switch's
+// cores. Results are checked here against a reference computed from the
+// hosts' seeded inputs (independently of the run's own check), the run's
+// check is shown to catch a wrong kernel, and staggering is shown to lower
+// the contention on the blocks' buffers.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "models/core/dtype.h"
+
+using fabricvp::test::sh;
+using fabricvp::test::TempDir;
+
+namespace {
+
+const std::string kPlatform = std::string(FABRICVP_PLATFORMS) + "/flare-switch.yaml";
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Host h's input, as the run makes it (seed 1).
+std::vector<uint8_t> input(fabricvp::core::Dtype dt, uint32_t h, uint32_t hosts, uint64_t bytes) {
+  std::vector<uint8_t> b(bytes);
+  fabricvp::core::random_elements(dt, 1 * 1000003 + h, b.data(), bytes, 0, hosts);
+  return b;
+}
+
+std::string four_hosts() { return " -p sys.hosts=4 -p sys.switch0.ports=4"; }
+
+TEST(Flare, IntegerAndOrderFreeFloatResultsEqualAnIndependentReference) {
+  TempDir dir;
+  const uint32_t hosts = 4;
+  const uint64_t bytes = 8 * 1024 + 12;  // a partial last block
+  struct Case {
+    const char* dtype;
+    const char* op;
+  };
+  for (const Case c :
+       {Case{"int32", "sum"}, Case{"int32", "min"}, Case{"int32", "max"}, Case{"fp32", "min"}, Case{"fp32", "max"}}) {
+    const std::string out = dir / (std::string(c.dtype) + c.op);
+    const auto r = sh("run " + kPlatform + four_hosts() + " --bytes " + std::to_string(bytes) + " --dtype " + c.dtype +
+                      " -p flare.op=" + c.op + " -p flare.window=8 -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto stats = fabricvp::test::load_json(out + "/stats.json");
+    EXPECT_EQ(stats["workload"]["verified"], true);
+    EXPECT_EQ(stats["workload"]["blocks"], 9);
+    const auto got = file_bytes(out + "/result.bin");
+    ASSERT_EQ(got.size(), bytes);
+    const auto dt = std::string(c.dtype) == "int32" ? fabricvp::core::Dtype::int32 : fabricvp::core::Dtype::fp32;
+    std::vector<std::vector<uint8_t>> in;
+    for (uint32_t h = 0; h < hosts; ++h) in.push_back(input(dt, h, hosts, bytes));
+    for (uint64_t e = 0; e < bytes / 4; ++e) {
+      if (dt == fabricvp::core::Dtype::int32) {
+        int64_t sum = 0;
+        int32_t lo = INT32_MAX, hi = INT32_MIN;
+        for (const auto& v : in) {
+          int32_t x;
+          std::memcpy(&x, &v[4 * e], 4);
+          sum += x;
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+        }
+        const int32_t want = std::string(c.op) == "sum"   ? static_cast<int32_t>(static_cast<uint32_t>(sum))
+                             : std::string(c.op) == "min" ? lo
+                                                          : hi;
+        int32_t g;
+        std::memcpy(&g, &got[4 * e], 4);
+        ASSERT_EQ(g, want) << c.dtype << " " << c.op << " element " << e;
+      } else {
+        float lo = 0, hi = 0;
+        for (size_t h = 0; h < in.size(); ++h) {
+          float x;
+          std::memcpy(&x, &in[h][4 * e], 4);
+          lo = h == 0 ? x : std::min(lo, x);
+          hi = h == 0 ? x : std::max(hi, x);
+        }
+        float g;
+        std::memcpy(&g, &got[4 * e], 4);
+        ASSERT_EQ(g, std::string(c.op) == "min" ? lo : hi) << c.dtype << " " << c.op << " element " << e;
+      }
+    }
+  }
+}
+
+TEST(Flare, FloatSumsAreBitExactInTheSwitchOrderWithAndWithoutTheFpu) {
+  TempDir dir;
+  for (const char* isa : {"rv32imac", "rv32imafc"}) {
+    const std::string out = dir / isa;
+    const auto r = sh("run " + kPlatform +
+                      " --bytes 64KiB --dtype fp32 -p flare.stagger=true -p sys.switch0.isa=" + isa + " -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto stats = fabricvp::test::load_json(out + "/stats.json");
+    EXPECT_EQ(stats["workload"]["verified"], true) << isa;
+    EXPECT_EQ(stats["workload"]["mismatched_elements"], 0) << isa;
+    // every host sent and received every block once (8 hosts, 64 blocks of 1024 B + 44 B of headers)
+    EXPECT_EQ(stats["workload"]["wire_bytes_up"], 8 * 64 * (1024 + 44)) << isa;
+    EXPECT_EQ(stats["workload"]["wire_bytes_down"], 8 * 64 * (1024 + 44)) << isa;
+  }
+}
+
+TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
+  TempDir dir;
+  // The project's kernel with an off-by-one in the integer sum.
+  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/dense.c");
+  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);";
+  const size_t at = src.find(from);
+  ASSERT_NE(at, std::string::npos);
+  src.replace(at, from.size(), "a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i] + (i == 7));");
+  const std::string wrong = dir / "wrong.c";
+  std::ofstream(wrong) << src;
+  const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 4KiB --dtype int32 --handlers " + wrong + " -q -o " +
+                    (dir / "o"));
+  EXPECT_NE(r.code, 0) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["workload"]["verified"], false);
+  EXPECT_EQ(stats["workload"]["mismatched_elements"], 4 * 4);  // element 7 of each of 4 blocks, at 4 hosts
+}
+
+TEST(Flare, StaggeredHostsWaitLessForTheBlocksBuffers) {
+  TempDir dir;
+  double tau[2];
+  for (int s = 0; s < 2; ++s) {
+    const std::string out = dir / std::to_string(s);
+    const auto r = sh("run " + kPlatform + " --bytes 128KiB --dtype int32 -p flare.window=16 -p flare.stagger=" +
+                      (s ? "true" : "false") + " -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    tau[s] = fabricvp::test::load_json(out + "/stats.json")["workload"]["ph_cycles_mean"].get<double>();
+  }
+  // The handler's cycles include the spinning on a block's lock: staggered
+  // hosts spread each group's blocks over the clusters, so handlers wait less.
+  EXPECT_LT(tau[1], 0.7 * tau[0]) << tau[0] << " " << tau[1];
+}
+
+TEST(Flare, SameInputsGiveIdenticalStatistics) {
+  TempDir dir;
+  std::string stats[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir / std::to_string(i);
+    const auto r =
+        sh("run " + kPlatform + " --bytes 32KiB --dtype fp32 -p flare.stagger=true -q -o " + out + " --seed 3");
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto j = fabricvp::test::load_json(out + "/stats.json");
+    j.erase("run");
+    stats[i] = j.dump();
+  }
+  EXPECT_EQ(stats[0], stats[1]);
+}
+
+TEST(Flare, BadSettingsAreClearErrors) {
+  TempDir dir;
+  auto run = [&](const std::string& args) { return sh("run " + kPlatform + args + " -q -o " + (dir / "o")); };
+  auto r = run(" -p flare.window=1000");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("flare.window 1000: up to 2000 blocks are open at once, the switch holds 1024 block buffers"),
+            std::string::npos)
+      << r.out;
+  r = run(" -p sys.hosts=4");
+  EXPECT_NE(r.out.find("sys.switch0.ports = 8: a Flare switch has one port per host (sys.hosts = 4)"),
+            std::string::npos)
+      << r.out;
+  r = run(" --dtype fp16");
+  EXPECT_NE(r.out.find("--dtype fp16: the Flare kernels reduce int32 and fp32"), std::string::npos) << r.out;
+  r = run(" --bytes 10");
+  EXPECT_NE(r.out.find("--bytes 10: not a whole number of 4-byte elements"), std::string::npos) << r.out;
+  r = run(" --workload broadcast");
+  EXPECT_NE(r.out.find("--workload broadcast: a Flare platform runs an allreduce in the switch"), std::string::npos)
+      << r.out;
+  r = run(" -p flare.op=prod");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("flare.op"), std::string::npos) << r.out;
+}
+
+}  // namespace
