@@ -107,6 +107,30 @@ TEST(Flare, FloatSumsAreBitExactInTheSwitchOrderWithAndWithoutTheFpu) {
   }
 }
 
+TEST(Flare, TheTreeVariantGivesTheSameBitsWhateverTheArrivalOrder) {
+  TempDir dir;
+  // In order, staggered, a narrow window, slower links: contributions arrive in different orders.
+  const char* variants[] = {"", " -p flare.stagger=true", " -p flare.window=4", " -p sys.link_latency_ns=1700"};
+  std::vector<uint8_t> first;
+  for (size_t i = 0; i < 4; ++i) {
+    const std::string out = dir / std::to_string(i);
+    const auto r =
+        sh("run " + kPlatform + " --bytes 32KiB --dtype fp32 -p flare.algorithm=tree" + variants[i] + " -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(fabricvp::test::load_json(out + "/stats.json")["workload"]["verified"], true) << variants[i];
+    const auto got = file_bytes(out + "/result.bin");
+    ASSERT_EQ(got.size(), 32u * 1024u);
+    if (i == 0)
+      first = got;
+    else
+      EXPECT_TRUE(got == first) << variants[i];
+  }
+  // The single-buffer variant applies them in arrival order: its sums differ from the tree's somewhere.
+  const auto r = sh("run " + kPlatform + " --bytes 32KiB --dtype fp32 -p flare.stagger=true -q -o " + (dir / "s"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(file_bytes(dir / "s/result.bin") == first);
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one in the integer sum.

@@ -47,6 +47,8 @@ constexpr uint32_t kHeaderBytes = 28 + 16;
 /// (flare_slot_t of sw/handlers/include/flare.h, which asserts the same size).
 constexpr uint32_t kMaxBlockBytes = 1024;
 constexpr uint32_t kSlotBytes = 16 + 2 * 256 + kHeaderBytes + kMaxBlockBytes;
+/// The tree variant's buffer of one block (flare_tree_slot_bytes()).
+constexpr uint32_t tree_slot_bytes(uint32_t hosts) { return 60 + hosts * kMaxBlockBytes; }
 
 /// The packet of block `b` of `data` (elements of `job`) from host `host`.
 std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data);

@@ -112,12 +112,14 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   // Switch memory: the blocks open at once (up to 2 windows: a host may start
   // the next group while the last one is answered) need a buffer each.
   const Switch& s = m_sys->switch0;
-  const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / flare::kSlotBytes);
+  m_tree = m_params.algorithm.get() == "tree";
+  const uint32_t slot_bytes = m_tree ? flare::tree_slot_bytes(m_job.hosts) : flare::kSlotBytes;
+  const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
   if (2 * uint64_t(m_job.window) > slots)
     throw core::ConfigError(fmt::format(
         "flare.window {}: up to {} blocks are open at once, the switch holds {} block buffers ({} clusters x {} KiB "
         "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
-        m_job.window, 2 * m_job.window, slots, s.nclusters(), s.scratchpad_KiB.get(), flare::kSlotBytes, s.name()));
+        m_job.window, 2 * m_job.window, slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes, s.name()));
   const uint64_t log_bytes = m_job.blocks() * m_job.hosts * 2;
   if (log_bytes > s.host_mem_MiB.get() << 20)
     throw core::ConfigError(
@@ -126,7 +128,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                     bytes, log_bytes, s.name(), s.host_mem_MiB.get()));
 
   auto it = opt.kind_options.find("handlers");
-  m_handler_file = it != opt.kind_options.end() ? it->second : std::string(FABRICVP_HANDLER_DIR) + "/flare/dense.c";
+  m_handler_file = it != opt.kind_options.end()
+                       ? it->second
+                       : std::string(FABRICVP_HANDLER_DIR) + (m_tree ? "/flare/tree.c" : "/flare/dense.c");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
   m_image = handler_image(m_handler_file, m_out_dir, s);
   auto ph = opt.kind_options.find("ph");
@@ -200,26 +204,35 @@ systems::Outcome FlareScenario::check() {
   for (uint64_t b = 0; b < m_job.blocks(); ++b) {
     const uint64_t first = b * m_job.block_elems;
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, m_job.elems - first));
+    for (uint32_t e = 0; e < count && m_tree; ++e) {  // the fixed tree (flare/tree.c)
+      std::vector<uint32_t> v(n);
+      for (uint32_t h = 0; h < n; ++h) std::memcpy(&v[h], &m_sys->host[h]->input()[(first + e) * 4], 4);
+      for (uint32_t d = 1; d < n; d *= 2)
+        for (uint32_t i = 0; i + d < n; i += 2 * d) v[i] = combine(m_job.dtype, m_job.op, v[i], v[i + d]);
+      ref[e] = v[0];
+    }
     auto it = logged.find(base + b * n * 2);
-    bool perm = it != logged.end() && it->second->size() == size_t(n) * 2;
-    if (perm) {
-      std::memcpy(order.data(), it->second->data(), size_t(n) * 2);
-      std::vector<uint8_t> seen(n, 0);
-      for (uint16_t h : order) perm = perm && h < n && !seen[h]++;
-    }
-    if (!perm) {  // no usable log: the reference takes the hosts in order (exact for int32)
-      ++bad_order;
-      for (uint32_t h = 0; h < n; ++h) order[h] = static_cast<uint16_t>(h);
-    }
-    for (uint32_t e = 0; e < count; ++e) {
-      uint32_t acc;
-      std::memcpy(&acc, &m_sys->host[order[0]]->input()[(first + e) * 4], 4);
-      for (uint32_t k = 1; k < n; ++k) {
-        uint32_t v;
-        std::memcpy(&v, &m_sys->host[order[k]]->input()[(first + e) * 4], 4);
-        acc = combine(m_job.dtype, m_job.op, acc, v);
+    if (!m_tree) {  // the order the switch applied them in (flare/dense.c's log)
+      bool perm = it != logged.end() && it->second->size() == size_t(n) * 2;
+      if (perm) {
+        std::memcpy(order.data(), it->second->data(), size_t(n) * 2);
+        std::vector<uint8_t> seen(n, 0);
+        for (uint16_t h : order) perm = perm && h < n && !seen[h]++;
       }
-      ref[e] = acc;
+      if (!perm) {  // no usable log: the reference takes the hosts in order (exact for int32)
+        ++bad_order;
+        for (uint32_t h = 0; h < n; ++h) order[h] = static_cast<uint16_t>(h);
+      }
+      for (uint32_t e = 0; e < count; ++e) {
+        uint32_t acc;
+        std::memcpy(&acc, &m_sys->host[order[0]]->input()[(first + e) * 4], 4);
+        for (uint32_t k = 1; k < n; ++k) {
+          uint32_t v;
+          std::memcpy(&v, &m_sys->host[order[k]]->input()[(first + e) * 4], 4);
+          acc = combine(m_job.dtype, m_job.op, acc, v);
+        }
+        ref[e] = acc;
+      }
     }
     for (const auto& h : m_sys->host)
       for (uint32_t e = 0; e < count; ++e)
@@ -265,12 +278,13 @@ void FlareScenario::report(const systems::Outcome&) {
 }
 
 void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary& out) {
-  out.line("allreduce",
-           fmt::format("{} hosts x {} B of {} ({}), {} blocks of {} B, window {}{}", m_job.hosts,
-                       m_job.elems * m_job.esize, core::dtype_name(m_dtype), m_params.op.get(), m_job.blocks(),
-                       m_params.block_bytes.get(), m_job.window, m_job.stagger ? ", staggered" : ""));
+  out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}, {}), {} blocks of {} B, window {}{}", m_job.hosts,
+                                    m_job.elems * m_job.esize, core::dtype_name(m_dtype), m_params.op.get(),
+                                    m_params.algorithm.get(), m_job.blocks(), m_params.block_bytes.get(), m_job.window,
+                                    m_job.stagger ? ", staggered" : ""));
   out.line("result", outcome.verified
-                         ? "every host's result equals the reference (bit for bit, in the switch's order)"
+                         ? (m_tree ? "every host's result equals the reference (bit for bit, fixed tree order)"
+                                   : "every host's result equals the reference (bit for bit, in the switch's order)")
                          : fmt::format("NOT verified: {} mismatched elements", m_stats.mismatched_elements.get()));
   out.line("completion",
            fmt::format("{:.3f} us: algbw {:.2f} GB/s, busbw {:.2f} GB/s", m_stats.simulated_ps.get() / 1e6,

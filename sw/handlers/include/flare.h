@@ -46,3 +46,23 @@ typedef struct {
 } __attribute__((__packed__, aligned(4))) flare_slot_t;
 
 _Static_assert(sizeof(flare_slot_t) == 1596, "flare_slot_t is 1596 bytes (models/flare/host.h kSlotBytes)");
+
+/* The reproducible (tree) variant's buffer of one block: the header words,
+   the result packet's headers, then one FLARE_MAX_BLOCK_BYTES buffer per
+   host, each contribution stored in its sender's; the last one reduces them
+   in a fixed binary tree, so the result does not depend on arrival order.
+   flare_tree_slot_bytes(hosts) bytes per block (models/flare/host.h). */
+typedef struct {
+  volatile uint32_t arrived; /* contributions stored (AMO counter) */
+  volatile uint32_t block;   /* the block it holds, + 1 (0: free) */
+  volatile uint32_t lock;    /* futex: taking and freeing the buffer */
+  uint32_t pad;
+  pkt_hdr_t pkt; /* the result packet: headers, then buffer 0 (the result) */
+  flare_hdr_t hdr;
+  uint8_t data[]; /* hosts x FLARE_MAX_BLOCK_BYTES */
+} __attribute__((__packed__, aligned(4))) flare_tree_slot_t;
+
+_Static_assert(sizeof(flare_tree_slot_t) == 60, "flare_tree_slot_t's header is 60 bytes");
+
+static inline uint32_t flare_tree_slot_bytes(uint32_t hosts) { return 60u + hosts * FLARE_MAX_BLOCK_BYTES; }
+
