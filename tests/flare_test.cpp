@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -178,6 +179,23 @@ TEST(Flare, SameInputsGiveIdenticalStatistics) {
     stats[i] = j.dump();
   }
   EXPECT_EQ(stats[0], stats[1]);
+}
+
+TEST(Flare, TheSingleSwitchExperimentPutsTheModelNextToEachRun) {
+  TempDir dir;
+  const auto r = sh("experiment flare-single --quick -o " + (dir / "x"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = fabricvp::test::load_json(dir / "x/flare-single.json");
+  ASSERT_EQ(j["points"].size(), 8u);  // 8 and 32 cores x single, tree x in order, staggered
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p["algbw_GBps"].get<double>(), 0);
+    // the model is an upper bound: the cores cannot serve more than K / tau
+    EXPECT_LE(p["algbw_GBps"].get<double>(), p["model_GBps"].get<double>() * 1.001) << p.dump();
+  }
+  // one cluster of cores, hosts in order: every core always busy, the model holds within 2 %
+  EXPECT_NEAR(j["points"][0]["algbw_GBps"].get<double>(), j["points"][0]["model_GBps"].get<double>(),
+              0.02 * j["points"][0]["model_GBps"].get<double>());
+  EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-single.png"));
 }
 
 TEST(Flare, BadSettingsAreClearErrors) {
