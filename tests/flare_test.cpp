@@ -132,6 +132,31 @@ TEST(Flare, TheTreeVariantGivesTheSameBitsWhateverTheArrivalOrder) {
   EXPECT_FALSE(file_bytes(dir / "s/result.bin") == first);
 }
 
+TEST(Flare, TheHostRingBaselineGivesTheSameSumAndMovesMoreBytes) {
+  TempDir dir;
+  std::vector<uint8_t> result[2];
+  uint64_t up[2], down[2];
+  const char* algs[] = {"single", "ring"};
+  for (int a = 0; a < 2; ++a) {
+    const std::string out = dir / algs[a];
+    const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 64KiB --dtype int32 -p flare.algorithm=" + algs[a] +
+                      " -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto w = fabricvp::test::load_json(out + "/stats.json")["workload"];
+    EXPECT_EQ(w["verified"], true) << algs[a];
+    result[a] = file_bytes(out + "/result.bin");
+    up[a] = w["wire_bytes_up"].get<uint64_t>();
+    down[a] = w["wire_bytes_down"].get<uint64_t>();
+  }
+  EXPECT_TRUE(result[0] == result[1]);  // integer sums: any order gives the same
+  // In-network: each host sends and receives its 64 blocks once. The ring: 2 (n - 1) steps of a
+  // quarter of the vector each (16 packets), so 2 (n - 1) / n = 1.5x the bytes, measured on the links.
+  EXPECT_EQ(up[0], 4u * 64 * (1024 + 44));
+  EXPECT_EQ(down[0], up[0]);
+  EXPECT_EQ(up[1], 4u * 6 * 16 * (1024 + 44));
+  EXPECT_EQ(down[1], up[1]);
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one in the integer sum.

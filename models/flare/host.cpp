@@ -32,9 +32,8 @@ const core::SerialChannel::Names kTxNames{
     {"tx.utilization", "%", "busy share of the simulated time"}};
 }  // namespace
 
-std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
-  const uint64_t first = b * job.block_elems;
-  const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
+std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_t block, uint64_t first, uint32_t count,
+                            const uint8_t* data) {
   const uint32_t total = kHeaderBytes + count * job.esize;
   std::vector<uint8_t> p(total, 0);
   p[0] = 0x50;  // PsPIN's ip_hdr_t: version (low nibble) 0, ihl (high nibble) 5
@@ -42,11 +41,12 @@ std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, con
   p[8] = 64;  // ttl
   p[9] = 17;  // UDP
   put32(p, 12, host);
+  put32(p, 16, dst);
   put16(p, 20, static_cast<uint16_t>(9000 + host));
   put16(p, 22, 9000);
   put16(p, 24, static_cast<uint16_t>(total - 20));
   put32(p, 28, job.reduction);
-  put32(p, 32, static_cast<uint32_t>(b));
+  put32(p, 32, block);
   put16(p, 36, static_cast<uint16_t>(host));
   put16(p, 38, static_cast<uint16_t>(job.hosts));
   p[40] = job.dtype;
@@ -54,6 +54,32 @@ std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, con
   put16(p, 42, static_cast<uint16_t>(count));
   std::memcpy(&p[kHeaderBytes], data + first * job.esize, size_t(count) * job.esize);
   return p;
+}
+
+std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
+  const uint64_t first = b * job.block_elems;
+  const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
+  return packet(job, host, 0, static_cast<uint32_t>(b), first, count, data);
+}
+
+uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in) {
+  if (dtype == 0) {  // FLARE_INT32
+    const int32_t a = static_cast<int32_t>(acc), b = static_cast<int32_t>(in);
+    if (op == 0) return acc + in;
+    if (op == 1) return static_cast<uint32_t>(b < a ? b : a);
+    return static_cast<uint32_t>(b > a ? b : a);
+  }
+  float fa, fb;
+  std::memcpy(&fa, &acc, 4);
+  std::memcpy(&fb, &in, 4);
+  if (op == 0) {
+    const float s = fa + fb;
+    uint32_t u;
+    std::memcpy(&u, &s, 4);
+    return u;
+  }
+  if (op == 1) return fb < fa ? in : acc;
+  return fb > fa ? in : acc;
 }
 
 Host::Host(const sc_core::sc_module_name& nm, uint32_t id, double link_Gbps, double latency_ns, core::ActionQueue& q,
@@ -81,7 +107,85 @@ void Host::start(const Job& job, std::vector<uint8_t> input) {
   m_have.assign(m_blocks, 0);
   m_sent = m_received = 0;
   m_offset = job.stagger ? static_cast<uint32_t>(uint64_t(m_id) * job.window / job.hosts) : 0;
-  pump();
+  if (!job.ring) {
+    pump();
+    return;
+  }
+  // The ring: work in place on the input (the result), step 0 sends the host's own segment at once.
+  m_result = m_input;
+  m_steps = 2 * (job.hosts - 1);
+  m_ring_got.assign(m_steps, {});
+  m_ring_packets = m_ring_received = 0;
+  for (uint32_t t = 0; t < m_steps; ++t) {
+    m_ring_got[t].assign(seg_packets(ring_receives(t)), 0);
+    m_ring_packets += m_ring_got[t].size();
+  }
+  for (uint32_t p = 0; p < seg_packets(ring_sends(0)); ++p) ring_send(0, p);
+}
+
+uint32_t Host::seg_packets(uint32_t s) const {
+  const uint64_t n = seg_first(s + 1) - seg_first(s);
+  return static_cast<uint32_t>((n + m_job.block_elems - 1) / m_job.block_elems);
+}
+
+uint32_t Host::ring_sends(uint32_t t) const {
+  const uint32_t n = m_job.hosts, rs = n - 1;
+  return t < rs ? (m_id + n - t % n) % n : (m_id + 1 + n - (t - rs) % n) % n;
+}
+
+uint32_t Host::ring_receives(uint32_t t) const {
+  const uint32_t n = m_job.hosts, rs = n - 1;
+  return t < rs ? (m_id + 2 * n - t - 1) % n : (m_id + n - (t - rs) % n) % n;
+}
+
+void Host::ring_send(uint32_t t, uint32_t p) {
+  const uint32_t s = ring_sends(t);
+  const uint64_t first = seg_first(s) + uint64_t(p) * m_job.block_elems;
+  const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first));
+  send(packet(m_job, m_id, (m_id + 1) % m_job.hosts, t << 20 | p, first, count, m_result.data()), t << 20 | p);
+}
+
+std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
+  const uint32_t field = get32(p, 32), t = field >> 20, k = field & 0xfffff;
+  const uint16_t from = get16(p, 36), count = get16(p, 42);
+  if (get32(p, 28) != m_job.reduction || from != (m_id + m_job.hosts - 1) % m_job.hosts)
+    return fmt::format("reduction {} from host {}", get32(p, 28), from);
+  if (t >= m_steps || k >= m_ring_got[t].size()) return fmt::format("step {} packet {}", t, k);
+  if (m_ring_got[t][k]) return fmt::format("step {} packet {} a second time", t, k);
+  const uint32_t s = ring_receives(t);
+  const uint64_t first = seg_first(s) + uint64_t(k) * m_job.block_elems;
+  if (count != std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first) ||
+      p.size() != kHeaderBytes + size_t(count) * m_job.esize)
+    return fmt::format("step {} packet {} with {} elements in {} bytes", t, k, count, p.size());
+  uint8_t* mine = &m_result[first * m_job.esize];
+  const uint8_t* in = &p[kHeaderBytes];
+  if (t < m_job.hosts - 1) {  // reduce-scatter: op(own, received), as the switch kernels do
+    for (uint32_t e = 0; e < count; ++e) {
+      uint32_t a, b;
+      std::memcpy(&a, mine + 4 * e, 4);
+      std::memcpy(&b, in + 4 * e, 4);
+      const uint32_t r = combine(m_job.dtype, m_job.op, a, b);
+      std::memcpy(mine + 4 * e, &r, 4);
+    }
+  } else {  // all-gather: store
+    std::memcpy(mine, in, size_t(count) * m_job.esize);
+  }
+  m_ring_got[t][k] = 1;
+  ++m_ring_received;
+  if (t + 1 < m_steps) ring_send(t + 1, k);  // what it just received goes on
+  if (done()) completion_ps.set(m_q.time());
+  return {};
+}
+
+void Host::send(std::vector<uint8_t>&& bytes, uint32_t msg) {
+  pspin::Packet p;
+  p.msg = msg;
+  p.index = m_id;
+  p.port = m_id;
+  p.bytes = std::move(bytes);
+  const uint64_t n = p.bytes.size();
+  p.offered_ps = tx.serialize(m_q.time(), n, n, 1) + tx.latency_ps();
+  m_to_switch(std::move(p));
 }
 
 uint64_t Host::block_at(uint64_t position) const {
@@ -92,19 +196,11 @@ uint64_t Host::block_at(uint64_t position) const {
 }
 
 void Host::pump() {
-  const uint64_t now = m_q.time();
   while (m_sent < m_blocks && m_sent - m_received < m_job.window) {
     const uint64_t b = block_at(m_sent);
-    pspin::Packet p;
-    p.msg = static_cast<uint32_t>(b);
-    p.index = m_id;
-    p.port = m_id;
-    p.bytes = block_packet(m_job, m_id, b, m_input.data());
-    const uint64_t n = p.bytes.size();
-    p.offered_ps = tx.serialize(now, n, n, 1) + tx.latency_ps();
     ++m_sent;
     peak_in_flight.note_max(m_sent - m_received);
-    m_to_switch(std::move(p));
+    send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(b));
   }
 }
 
@@ -133,6 +229,9 @@ void Host::arrived(std::vector<uint8_t>&& p) {
   std::string why;
   if (p.size() < kHeaderBytes) {
     why = fmt::format("{} bytes, shorter than the headers", p.size());
+  } else if (m_job.ring) {
+    why = ring_arrived(p);
+    if (why.empty()) return;
   } else {
     const uint32_t reduction = get32(p, 28), b = get32(p, 32);
     const uint16_t from = get16(p, 36), count = get16(p, 42);

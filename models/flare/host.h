@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "models/core/channel.h"
@@ -38,6 +39,11 @@ struct Job {
   uint32_t block_elems = 256;
   uint32_t window = 64;  ///< blocks a host keeps in flight
   bool stagger = false;  ///< groups of `window` blocks start at offset host x window / hosts
+  /// The host-based baseline instead: a ring allreduce (reduce-scatter, then
+  /// all-gather; 2 (hosts - 1) steps of one segment each, packet by packet)
+  /// through a switch that forwards each packet to its IPv4 destination
+  /// (sw/handlers/flare/forward.c). Its packets carry block = step << 20 | packet.
+  bool ring = false;
   uint64_t blocks() const { return (elems + block_elems - 1) / block_elems; }
 };
 
@@ -52,6 +58,13 @@ constexpr uint32_t tree_slot_bytes(uint32_t hosts) { return 60 + hosts * kMaxBlo
 
 /// The packet of block `b` of `data` (elements of `job`) from host `host`.
 std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data);
+/// A packet of elements [first, first + count) of `data` from `host` to IPv4 destination `dst` with Flare header block
+/// `block`.
+std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_t block, uint64_t first, uint32_t count,
+                            const uint8_t* data);
+/// op(acc, in) for one element, as the kernels compute it (sw/handlers/flare/dense.c combine()): the
+/// reference of every check and the ring baseline's reduction.
+uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in);
 
 class Host : public core::Module, public core::Actor {
  public:
@@ -65,12 +78,14 @@ class Host : public core::Module, public core::Actor {
   /// A packet the switch sent on this host's port: it arrives `latency` after `p.time_ps`.
   void deliver(pspin::EgressPacket&& p);
 
-  bool done() const { return m_received == m_blocks; }
+  bool done() const { return m_job.ring ? m_ring_received == m_ring_packets : m_received == m_blocks; }
   const std::vector<uint8_t>& result() const { return m_result; }
   const std::vector<uint8_t>& input() const { return m_input; }
   /// Blocks sent and not answered, now.
   uint32_t in_flight() const { return static_cast<uint32_t>(m_sent - m_received); }
-  uint64_t blocks_received() const { return m_received; }
+  /// Blocks (ring: packets) received, and how many it takes.
+  uint64_t blocks_received() const { return m_job.ring ? m_ring_received : m_received; }
+  uint64_t blocks_expected() const { return m_job.ring ? m_ring_packets : m_blocks; }
 
   void act(uint32_t what, uint64_t arg) override;
 
@@ -82,6 +97,17 @@ class Host : public core::Module, public core::Actor {
   uint64_t block_at(uint64_t position) const;  // the block sent position-th
   void pump();
   void arrived(std::vector<uint8_t>&& bytes);
+  void send(std::vector<uint8_t>&& bytes, uint32_t msg);
+  // the ring baseline
+  uint64_t seg_first(uint32_t s) const { return uint64_t(s) * m_job.elems / m_job.hosts; }
+  uint32_t seg_packets(uint32_t s) const;
+  uint32_t ring_sends(uint32_t step) const;     // the segment sent at a step
+  uint32_t ring_receives(uint32_t step) const;  // the segment received at a step
+  void ring_send(uint32_t step, uint32_t p);
+  std::string ring_arrived(const std::vector<uint8_t>& p);
+  uint32_t m_steps = 0;
+  std::vector<std::vector<uint8_t>> m_ring_got;  // [step][packet]
+  uint64_t m_ring_packets = 0, m_ring_received = 0;
 
   uint32_t m_id;
   core::ActionQueue& m_q;

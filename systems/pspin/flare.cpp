@@ -21,29 +21,7 @@ namespace {
 constexpr uint8_t kInt32 = 0, kFp32 = 1;  // flare.h FLARE_INT32, FLARE_FP32
 constexpr uint8_t kSum = 0, kMin = 1, kMax = 2;
 
-float as_f32(uint32_t v) {
-  float f;
-  std::memcpy(&f, &v, 4);
-  return f;
-}
-
-/// acc = op(acc, in) for one element, exactly as the kernel computes it (flare/dense.c combine()).
-uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in) {
-  if (dtype == kInt32) {
-    const int32_t a = static_cast<int32_t>(acc), b = static_cast<int32_t>(in);
-    if (op == kSum) return acc + in;
-    if (op == kMin) return static_cast<uint32_t>(b < a ? b : a);
-    return static_cast<uint32_t>(b > a ? b : a);
-  }
-  if (op == kSum) {
-    const float s = as_f32(acc) + as_f32(in);
-    uint32_t u;
-    std::memcpy(&u, &s, 4);
-    return u;
-  }
-  if (op == kMin) return as_f32(in) < as_f32(acc) ? in : acc;
-  return as_f32(in) > as_f32(acc) ? in : acc;
-}
+using flare::combine;
 }  // namespace
 
 FlareSystem::FlareSystem(const sc_core::sc_module_name& nm)
@@ -113,24 +91,27 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   // the next group while the last one is answered) need a buffer each.
   const Switch& s = m_sys->switch0;
   m_tree = m_params.algorithm.get() == "tree";
+  m_ring = m_params.algorithm.get() == "ring";
+  m_job.ring = m_ring;
   const uint32_t slot_bytes = m_tree ? flare::tree_slot_bytes(m_job.hosts) : flare::kSlotBytes;
   const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
-  if (2 * uint64_t(m_job.window) > slots)
+  if (!m_ring && 2 * uint64_t(m_job.window) > slots)
     throw core::ConfigError(fmt::format(
         "flare.window {}: up to {} blocks are open at once, the switch holds {} block buffers ({} clusters x {} KiB "
         "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
         m_job.window, 2 * m_job.window, slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes, s.name()));
   const uint64_t log_bytes = m_job.blocks() * m_job.hosts * 2;
-  if (log_bytes > s.host_mem_MiB.get() << 20)
+  if (!m_ring && log_bytes > s.host_mem_MiB.get() << 20)
     throw core::ConfigError(
         fmt::format("--bytes {}: the order log ({} B: 2 per host per block) does not fit "
                     "{}.host_mem_MiB ({} MiB)",
                     bytes, log_bytes, s.name(), s.host_mem_MiB.get()));
 
   auto it = opt.kind_options.find("handlers");
-  m_handler_file = it != opt.kind_options.end()
-                       ? it->second
-                       : std::string(FABRICVP_HANDLER_DIR) + (m_tree ? "/flare/tree.c" : "/flare/dense.c");
+  m_handler_file = it != opt.kind_options.end() ? it->second
+                                                : std::string(FABRICVP_HANDLER_DIR) + (m_ring   ? "/flare/forward.c"
+                                                                                       : m_tree ? "/flare/tree.c"
+                                                                                                : "/flare/dense.c");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
   m_image = handler_image(m_handler_file, m_out_dir, s);
   auto ph = opt.kind_options.find("ph");
@@ -161,9 +142,11 @@ void FlareScenario::load() {
 }
 
 double FlareScenario::fraction_done() const {
-  uint64_t got = 0;
-  for (const auto& h : m_sys->host) got += h->blocks_received();
-  const uint64_t all = m_job.blocks() * m_job.hosts;
+  uint64_t got = 0, all = 0;
+  for (const auto& h : m_sys->host) {
+    got += h->blocks_received();
+    all += h->blocks_expected();
+  }
   return all ? double(got) / double(all) : 1.0;
 }
 
@@ -184,8 +167,8 @@ void FlareScenario::finish() {
       core::HardwareError e;
       e.where = h->name();
       e.time_ps = sc_core::sc_time_stamp().value();
-      e.message = fmt::format("{} of {} blocks never answered ({} in flight)", m_job.blocks() - h->blocks_received(),
-                              m_job.blocks(), h->in_flight());
+      e.message = fmt::format("{} of {} {} never received ({} in flight)", h->blocks_expected() - h->blocks_received(),
+                              h->blocks_expected(), m_ring ? "ring packets" : "blocks", h->in_flight());
       core::Context::get().hw_error(e);
     }
 }
@@ -199,9 +182,25 @@ systems::Outcome FlareScenario::check() {
   const uint64_t base = sw().host_mem_addr.get();
   const uint32_t n = m_job.hosts;
   uint64_t bad = 0, bad_order = 0;
+  if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
+    for (uint32_t s = 0; s < n; ++s) {
+      const uint64_t lo = uint64_t(s) * m_job.elems / n, hi = uint64_t(s + 1) * m_job.elems / n;
+      for (uint64_t e = lo; e < hi; ++e) {
+        uint32_t acc;
+        std::memcpy(&acc, &m_sys->host[s]->input()[e * 4], 4);
+        for (uint32_t k = 1; k < n; ++k) {
+          uint32_t own;
+          std::memcpy(&own, &m_sys->host[(s + k) % n]->input()[e * 4], 4);
+          acc = combine(m_job.dtype, m_job.op, own, acc);
+        }
+        for (const auto& h : m_sys->host)
+          if (std::memcmp(&h->result()[e * 4], &acc, 4) != 0) ++bad;
+      }
+    }
+  }
   std::vector<uint32_t> ref(m_job.block_elems);
   std::vector<uint16_t> order(n);
-  for (uint64_t b = 0; b < m_job.blocks(); ++b) {
+  for (uint64_t b = 0; b < m_job.blocks() && !m_ring; ++b) {
     const uint64_t first = b * m_job.block_elems;
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, m_job.elems - first));
     for (uint32_t e = 0; e < count && m_tree; ++e) {  // the fixed tree (flare/tree.c)
@@ -278,13 +277,20 @@ void FlareScenario::report(const systems::Outcome&) {
 }
 
 void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary& out) {
-  out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}, {}), {} blocks of {} B, window {}{}", m_job.hosts,
-                                    m_job.elems * m_job.esize, core::dtype_name(m_dtype), m_params.op.get(),
-                                    m_params.algorithm.get(), m_job.blocks(), m_params.block_bytes.get(), m_job.window,
-                                    m_job.stagger ? ", staggered" : ""));
+  if (m_ring)
+    out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}): the host-based ring baseline, 2 x {} steps through "
+                                      "the switch, packets of up to {} B",
+                                      m_job.hosts, m_job.elems * m_job.esize, core::dtype_name(m_dtype),
+                                      m_params.op.get(), m_job.hosts - 1, m_params.block_bytes.get()));
+  else
+    out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}, {}), {} blocks of {} B, window {}{}", m_job.hosts,
+                                      m_job.elems * m_job.esize, core::dtype_name(m_dtype), m_params.op.get(),
+                                      m_params.algorithm.get(), m_job.blocks(), m_params.block_bytes.get(),
+                                      m_job.window, m_job.stagger ? ", staggered" : ""));
   out.line("result", outcome.verified
-                         ? (m_tree ? "every host's result equals the reference (bit for bit, fixed tree order)"
-                                   : "every host's result equals the reference (bit for bit, in the switch's order)")
+                         ? (m_ring   ? "every host's result equals the reference (bit for bit, the ring's order)"
+                            : m_tree ? "every host's result equals the reference (bit for bit, fixed tree order)"
+                                     : "every host's result equals the reference (bit for bit, in the switch's order)")
                          : fmt::format("NOT verified: {} mismatched elements", m_stats.mismatched_elements.get()));
   out.line("completion",
            fmt::format("{:.3f} us: algbw {:.2f} GB/s, busbw {:.2f} GB/s", m_stats.simulated_ps.get() / 1e6,
@@ -292,9 +298,12 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
   out.line("wire", fmt::format("{} B up, {} B down (all host links)", m_stats.wire_bytes_up.get(),
                                m_stats.wire_bytes_down.get()));
   if (m_stats.ph_cycles_mean.get() > 0)
-    out.line("switch", fmt::format("handler tau {:.1f} cycles: the cores aggregate {:.2f} GB/s per host (K / tau); "
-                                   "L2 packet buffer peak {} B",
-                                   m_stats.ph_cycles_mean.get(), m_stats.model_GBps.get(), sw().l2_peak_bytes.get()));
+    out.line("switch",
+             m_ring ? fmt::format("forwarding handler tau {:.1f} cycles; L2 packet buffer peak {} B",
+                                  m_stats.ph_cycles_mean.get(), sw().l2_peak_bytes.get())
+                    : fmt::format("handler tau {:.1f} cycles: the cores aggregate {:.2f} GB/s per host "
+                                  "(K / tau); L2 packet buffer peak {} B",
+                                  m_stats.ph_cycles_mean.get(), m_stats.model_GBps.get(), sw().l2_peak_bytes.get()));
 }
 
 void FlareScenario::tables(systems::Summary& out) {

@@ -43,9 +43,11 @@ struct FlareParams {
       "single",
       "",
       "aggregation: single (one buffer per block, under a lock; sw/handlers/flare/dense.c) "
-      "or tree (one buffer per host, reduced in a fixed tree when the last arrives: the "
-      "same bits in any arrival order; flare/tree.c)",
-      {"single", "tree"}};
+      "tree (one buffer per host, reduced in a fixed tree when the last arrives: the "
+      "same bits in any arrival order; flare/tree.c), or ring (the host-based baseline: "
+      "a ring allreduce between the hosts through the switch, which forwards; "
+      "flare/forward.c)",
+      {"single", "tree", "ring"}};
   core::Param<std::string> op{"flare", "op", "sum", "", "reduction operator", {"sum", "min", "max"}};
   core::Param<uint32_t> block_bytes{
       "flare", "block_bytes", 1024, "bytes", "payload of one block (one packet per block)", 4u, 1024u};
@@ -103,7 +105,7 @@ class FlareScenario : public systems::Scenario {
   flare::Job m_job;
   core::Dtype m_dtype = core::Dtype::fp32;
   uint64_t m_seed = 1;
-  bool m_tree = false;
+  bool m_tree = false, m_ring = false;
   std::string m_out_dir;
 };
 
