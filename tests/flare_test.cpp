@@ -157,6 +157,50 @@ TEST(Flare, TheHostRingBaselineGivesTheSameSumAndMovesMoreBytes) {
   EXPECT_EQ(down[1], up[1]);
 }
 
+TEST(Flare, AFatTreeAggregatesAtTheLeavesThenTheSpines) {
+  TempDir dir;
+  // 8 hosts, 2 leaves of 4, 2 spines (block b at spine b mod 2).
+  const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml -p sys.hosts=8 -p sys.leaves=2 " +
+                           "-p sys.spines=2 -p 'sys.leaf*.ports=6' -p 'sys.spine*.ports=2'";
+  const uint64_t bytes = 16 * 1024;
+  std::vector<uint8_t> results[3];
+  const char* algs[] = {"single", "tree", "ring"};
+  for (int a = 0; a < 3; ++a) {
+    const std::string out = dir / algs[a];
+    const auto r = sh("run " + tree + " --bytes 16KiB --dtype int32 -p flare.algorithm=" + algs[a] + " -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto w = fabricvp::test::load_json(out + "/stats.json")["workload"];
+    EXPECT_EQ(w["verified"], true) << algs[a];
+    results[a] = file_bytes(out + "/result.bin");
+    if (a < 2) {
+      // in-network: each host sends and gets 16 blocks; each leaf sends each block's partial up once and
+      // gets its result down once
+      EXPECT_EQ(w["wire_bytes_up"], 8 * 16 * (1024 + 44)) << algs[a];
+      EXPECT_EQ(w["wire_bytes_fabric"], 2 * 2 * 16 * (1024 + 44)) << algs[a];
+    }
+  }
+  // integer sums: the same whatever the order, and equal to the hosts' inputs summed here
+  EXPECT_TRUE(results[0] == results[1]);
+  EXPECT_TRUE(results[0] == results[2]);
+  std::vector<std::vector<uint8_t>> in;
+  for (uint32_t h = 0; h < 8; ++h) in.push_back(input(fabricvp::core::Dtype::int32, h, 8, bytes));
+  for (uint64_t e = 0; e < bytes / 4; ++e) {
+    uint32_t want = 0;
+    for (uint32_t h = 0; h < 8; ++h) {
+      uint32_t x;
+      std::memcpy(&x, &in[h][4 * e], 4);
+      want += x;
+    }
+    uint32_t got;
+    std::memcpy(&got, &results[0][4 * e], 4);
+    ASSERT_EQ(got, want) << "element " << e;
+  }
+  // floats, in the order each switch applied them
+  const auto r = sh("run " + tree + " --bytes 16KiB --dtype fp32 -p flare.stagger=true -q -o " + (dir / "f"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(fabricvp::test::load_json(dir / "f/stats.json")["workload"]["verified"], true);
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one in the integer sum.
@@ -228,12 +272,17 @@ TEST(Flare, BadSettingsAreClearErrors) {
   auto run = [&](const std::string& args) { return sh("run " + kPlatform + args + " -q -o " + (dir / "o")); };
   auto r = run(" -p flare.window=1000");
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("flare.window 1000: up to 2000 blocks are open at once, the switch holds 1024 block buffers"),
+  EXPECT_NE(r.out.find("flare.window 1000: up to 2000 blocks are open at once, sys.switch0 holds 1024 block buffers"),
             std::string::npos)
       << r.out;
   r = run(" -p sys.hosts=4");
-  EXPECT_NE(r.out.find("sys.switch0.ports = 8: a Flare switch has one port per host (sys.hosts = 4)"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("sys.switch0.ports = 8: 4 (a Flare switch has one port per host: sys.hosts)"), std::string::npos)
+      << r.out;
+  const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml";
+  r = sh("run " + tree + " -p sys.leaves=7 -q -o " + (dir / "o"));
+  EXPECT_NE(r.out.find("sys.hosts = 64: not a multiple of sys.leaves = 7"), std::string::npos) << r.out;
+  r = sh("run " + tree + " -p sys.spines=2 -q -o " + (dir / "o"));
+  EXPECT_NE(r.out.find("sys.leaf0.ports = 9: 10 (8 hosts, then an uplink to each of 2 spines)"), std::string::npos)
       << r.out;
   r = run(" --dtype fp16");
   EXPECT_NE(r.out.find("--dtype fp16: the Flare kernels reduce int32 and fp32"), std::string::npos) << r.out;

@@ -59,7 +59,9 @@ std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_
 std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
   const uint64_t first = b * job.block_elems;
   const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
-  return packet(job, host, 0, static_cast<uint32_t>(b), first, count, data);
+  std::vector<uint8_t> p = packet(job, host, 0, static_cast<uint32_t>(b), first, count, data);
+  put16(p, 38, static_cast<uint16_t>(job.fan_in ? job.fan_in : job.hosts));
+  return p;
 }
 
 uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in) {
@@ -82,8 +84,8 @@ uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in) {
   return fb > fa ? in : acc;
 }
 
-Host::Host(const sc_core::sc_module_name& nm, uint32_t id, double link_Gbps, double latency_ns, core::ActionQueue& q,
-           std::function<void(pspin::Packet)> to_switch)
+Host::Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double link_Gbps, double latency_ns,
+           core::ActionQueue& q, std::function<void(pspin::Packet)> to_switch)
     : core::Module(nm, "flare.host"),
       tx(this, kTxNames, core::SerialRate(8, 1, link_Gbps), static_cast<uint64_t>(std::llround(latency_ns * 1000.0))),
       packets_received(this, nullptr, "rx.packets", "packets", "result packets received from the switch"),
@@ -94,6 +96,7 @@ Host::Host(const sc_core::sc_module_name& nm, uint32_t id, double link_Gbps, dou
                       "packets that were not an expected result (wrong reduction, block or size; a duplicate)"),
       completion_ps(this, nullptr, "completion_ps", "ps", "time the last result arrived"),
       m_id(id),
+      m_port(port),
       m_q(q),
       m_to_switch(std::move(to_switch)) {}
 
@@ -181,7 +184,7 @@ void Host::send(std::vector<uint8_t>&& bytes, uint32_t msg) {
   pspin::Packet p;
   p.msg = msg;
   p.index = m_id;
-  p.port = m_id;
+  p.port = m_port;
   p.bytes = std::move(bytes);
   const uint64_t n = p.bytes.size();
   p.offered_ps = tx.serialize(m_q.time(), n, n, 1) + tx.latency_ps();

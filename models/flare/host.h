@@ -32,8 +32,9 @@ namespace fabricvp::flare {
 struct Job {
   uint32_t reduction = 0;
   uint32_t hosts = 1;
-  uint8_t dtype = 0;  ///< FLARE_INT32 | FLARE_FP32
-  uint8_t op = 0;     ///< FLARE_SUM | FLARE_MIN | FLARE_MAX
+  uint32_t fan_in = 0;  ///< contributions a block takes at the hosts' switch (a fat tree's leaf; 0: hosts)
+  uint8_t dtype = 0;    ///< FLARE_INT32 | FLARE_FP32
+  uint8_t op = 0;       ///< FLARE_SUM | FLARE_MIN | FLARE_MAX
   uint32_t esize = 4;
   uint64_t elems = 0;
   uint32_t block_elems = 256;
@@ -68,10 +69,10 @@ uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in);
 
 class Host : public core::Module, public core::Actor {
  public:
-  /// Host `id` on switch port `id`; `to_switch` takes a packet whose first
+  /// Host `id` (of all hosts) on port `port` of its switch; `to_switch` takes a packet whose first
   /// bit reaches the switch at its offered_ps (pspin::Switch::inject).
-  Host(const sc_core::sc_module_name& nm, uint32_t id, double link_Gbps, double latency_ns, core::ActionQueue& q,
-       std::function<void(pspin::Packet)> to_switch);
+  Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double link_Gbps, double latency_ns,
+       core::ActionQueue& q, std::function<void(pspin::Packet)> to_switch);
 
   /// Start the allreduce now on `input` (job.elems x job.esize bytes).
   void start(const Job& job, std::vector<uint8_t> input);
@@ -109,7 +110,7 @@ class Host : public core::Module, public core::Actor {
   std::vector<std::vector<uint8_t>> m_ring_got;  // [step][packet]
   uint64_t m_ring_packets = 0, m_ring_received = 0;
 
-  uint32_t m_id;
+  uint32_t m_id, m_port;
   core::ActionQueue& m_q;
   std::function<void(pspin::Packet)> m_to_switch;
   Job m_job;

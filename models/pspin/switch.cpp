@@ -304,6 +304,14 @@ void Switch::load(const riscv::ElfImage& image, const Handlers& h) {
   m_loaded = true;
 }
 
+void Switch::write_handler_data(uint32_t offset, const void* data, uint32_t bytes) {
+  const uint32_t at = kHandlerDataBase - kHandlerMemBase + offset;
+  if (uint64_t{at} + bytes > kHandlerMemBytes)
+    throw std::invalid_argument(
+        fmt::format("{}: {} bytes at handler data offset {} pass handler memory", name(), bytes, offset));
+  std::memcpy(m_l2hnd.get() + at, data, bytes);
+}
+
 void Switch::offer(std::vector<Packet> packets) {
   for (size_t i = 0; i < packets.size(); ++i)
     if (packets[i].port >= ports.get())
@@ -918,14 +926,16 @@ uint32_t Switch::issue_command(Core& k) {
       log(core::Level::warn, "{}: packet send from 0x{:08x} ({} B) reads outside memory: not sent", k.name(), w[2],
           w[4]);
     } else {
-      // One read of the packet, then each port it leaves on serializes it: port nid mod ports, or every
-      // port for FABRICVP_NID_ALL (the command unit's multicast). The command is done when the last has left.
+      // One read of the packet, then each port it leaves on serializes it: port nid mod ports, every port
+      // for FABRICVP_NID_ALL, ports 0 .. n-1 for FABRICVP_NID_FIRST(n) (the command unit's multicasts). The
+      // command is done when the last has left.
       const double rate = egress_Gbps.get() > 0 ? egress_Gbps.get() : port_Gbps.get();
       const uint64_t read =
           cycle_ps(h.cycle() + l2_cycles.get() + (w[4] + axi_bytes_per_cycle.get() - 1) / axi_bytes_per_cycle.get());
       const uint64_t ser = static_cast<uint64_t>(std::ceil(w[4] * 8.0 / rate * 1000.0));
-      const bool all = w[0] == kNidAll;
-      const uint32_t first = all ? 0 : w[0] % ports.get(), last = all ? ports.get() - 1 : first;
+      const bool all = w[0] == kNidAll, some = (w[0] >> 16) == 0xfffe;
+      const uint32_t first = all || some ? 0 : w[0] % ports.get();
+      const uint32_t last = all ? ports.get() - 1 : some ? std::min(w[0] & 0xffff, ports.get()) - 1 : first;
       for (uint32_t port = first; port <= last; ++port) {
         const uint64_t start = std::max(read, m_egress_free_ps[port]);
         m_egress_free_ps[port] = start + ser;

@@ -225,8 +225,12 @@ class Switch : public core::Module {
   /// port: time_ps, in the future of the call); without one they are kept
   /// (egress()). Called once per port a packet leaves on.
   void set_egress_sink(std::function<void(EgressPacket&&)> sink) { m_egress_sink = std::move(sink); }
-  /// The nid of a NIC send that leaves on every port (the command unit's multicast).
+  /// The nid of a NIC send that leaves on every port (the command unit's multicast);
+  /// 0xfffe0000 | n: on ports 0 .. n-1.
   static constexpr uint32_t kNidAll = 0xffffffffu;
+  /// Bytes the handlers find at task->handler_mem + offset (the execution
+  /// context's handler memory; after load()).
+  void write_handler_data(uint32_t offset, const void* data, uint32_t bytes);
 
   const std::vector<HostWrite>& host_write_log() const { return m_host_writes; }
   const std::vector<EgressPacket>& egress() const { return m_egress; }

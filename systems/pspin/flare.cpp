@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -26,28 +28,97 @@ using flare::combine;
 
 FlareSystem::FlareSystem(const sc_core::sc_module_name& nm)
     : core::Module(nm, "flare.system"),
-      topology(this, "topology", "flare", "", "hosts on the ports of one PsPIN switch (Flare)", {"flare"}),
-      hosts(this, "hosts", 8, "hosts", "hosts, one per switch port", 2u, 256u),
+      topology(this, "topology", "flare", "", "hosts on PsPIN switches running an in-network allreduce (Flare)",
+               {"flare"}),
+      hosts(this, "hosts", 8, "hosts", "hosts (one per host port)", 2u, 4096u),
+      leaves(this, "leaves", 0, "switches",
+             "0: one switch (switch0) with a host on each port; else a 2-level fat tree of this many leaf switches "
+             "(leaf<l>: hosts / leaves hosts, then an uplink to each spine) under `spines` spines (spine<s>: leaf l "
+             "on port l)",
+             0u, 256u),
+      spines(this, "spines", 1, "switches", "spine switches of the fat tree (block b aggregates at spine b mod spines)",
+             1u, 64u),
       link_latency_ns(this, "link_latency_ns", 500.0, "ns",
-                      "latency of each host link (each direction), after serialization", 0.0, 1e9),
-      switch0("switch0"),
+                      "latency of each link (each direction), after serialization", 0.0, 1e9),
       host_actions("host_actions") {
-  if (switch0.ports.get() != hosts.get())
-    throw core::ConfigError(fmt::format("{}.ports = {}: a Flare switch has one port per host ({}.hosts = {})",
-                                        switch0.name(), switch0.ports.get(), name(), hosts.get()));
-  for (uint32_t h = 0; h < hosts.get(); ++h)
-    host.push_back(std::make_unique<flare::Host>(fmt::format("host{}", h).c_str(), h, switch0.port_Gbps.get(),
+  const uint32_t n = hosts.get(), L = leaves.get(), S = spines.get();
+  auto ports_must_be = [](const Switch& sw, uint32_t want, const std::string& why) {
+    if (sw.ports.get() != want)
+      throw core::ConfigError(fmt::format("{}.ports = {}: {} ({})", sw.name(), sw.ports.get(), want, why));
+  };
+  if (!fat_tree()) {
+    switches.push_back(std::make_unique<Switch>("switch0"));
+    ports_must_be(*switches[0], n, fmt::format("a Flare switch has one port per host: {}.hosts", name()));
+  } else {
+    if (n % L)
+      throw core::ConfigError(fmt::format("{}.hosts = {}: not a multiple of {}.leaves = {}", name(), n, name(), L));
+    const uint32_t H = n / L;
+    for (uint32_t l = 0; l < L; ++l) {
+      switches.push_back(std::make_unique<Switch>(fmt::format("leaf{}", l).c_str()));
+      ports_must_be(*switches.back(), H + S, fmt::format("{} hosts, then an uplink to each of {} spines", H, S));
+    }
+    for (uint32_t s = 0; s < S; ++s) {
+      switches.push_back(std::make_unique<Switch>(fmt::format("spine{}", s).c_str()));
+      ports_must_be(*switches.back(), L, fmt::format("one per leaf: {}.leaves", name()));
+    }
+  }
+  const uint32_t H = hosts_per_leaf();
+  for (uint32_t h = 0; h < n; ++h) {
+    Switch& sw = *switches[h / H];
+    host.push_back(std::make_unique<flare::Host>(fmt::format("host{}", h).c_str(), h, h % H, sw.port_Gbps.get(),
                                                  link_latency_ns.get(), host_actions,
-                                                 [this](Packet p) { switch0.inject(std::move(p)); }));
-  switch0.set_egress_sink([this](EgressPacket&& p) { host[p.port]->deliver(std::move(p)); });
+                                                 [&sw](Packet p) { sw.inject(std::move(p)); }));
+  }
+  for (uint32_t i = 0; i < switches.size(); ++i) {
+    Switch& sw = *switches[i];
+    if (!fat_tree()) {
+      sw.set_egress_sink([this](EgressPacket&& p) { host[p.port]->deliver(std::move(p)); });
+    } else if (i < L) {  // a leaf: its hosts, then the spines
+      sw.set_egress_sink([this, i, H, L, &sw](EgressPacket&& p) {
+        if (p.port < H)
+          host[i * H + p.port]->deliver(std::move(p));
+        else
+          to_switch(sw, *switches[L + p.port - H], i, std::move(p));
+      });
+    } else {  // a spine: leaf l on port l, arriving on the leaf's uplink to this spine
+      sw.set_egress_sink(
+          [this, i, H, L, &sw](EgressPacket&& p) { to_switch(sw, *switches[p.port], H + (i - L), std::move(p)); });
+    }
+  }
+}
+
+void FlareSystem::to_switch(const Switch& from, Switch& to, uint32_t port, EgressPacket&& e) {
+  // Its first bit left `from` one serialization before its last, and arrives a link latency later.
+  const double rate = from.egress_Gbps.get() > 0 ? from.egress_Gbps.get() : from.port_Gbps.get();
+  const uint64_t ser = static_cast<uint64_t>(std::ceil(e.bytes.size() * 8.0 / rate * 1000.0));
+  Packet p;
+  p.port = port;
+  p.offered_ps = e.time_ps - ser + static_cast<uint64_t>(std::llround(link_latency_ns.get() * 1000.0));
+  if (e.bytes.size() >= flare::kHeaderBytes) std::memcpy(&p.msg, &e.bytes[32], 4);  // the block: its home cluster
+  p.index = port;
+  p.bytes = std::move(e.bytes);
+  to.inject(std::move(p));
+}
+
+std::vector<uint32_t> FlareSystem::switch_config(uint32_t i) const {
+  // flare_switch_t: role, index, down, spines, leaves
+  if (!fat_tree()) return {0, 0, hosts.get(), 0, 0};
+  if (i < leaves.get()) return {1, i, hosts_per_leaf(), spines.get(), leaves.get()};
+  return {2, i - leaves.get(), hosts_per_leaf(), spines.get(), leaves.get()};
 }
 
 FlareScenario::FlareScenario() : m_sys(std::make_unique<FlareSystem>("sys")) {}
 
 std::string FlareScenario::headline() const {
-  const Switch& s = m_sys->switch0;
-  return fmt::format("Flare: {} hosts on a PsPIN switch of {} clusters x {} cores, {:.0f} Gbit/s ports",
-                     m_sys->host.size(), s.nclusters(), s.ncores(), s.port_Gbps.get());
+  const Switch& s = *m_sys->switches[0];
+  if (!m_sys->fat_tree())
+    return fmt::format("Flare: {} hosts on a PsPIN switch of {} clusters x {} cores, {:.0f} Gbit/s ports",
+                       m_sys->host.size(), s.nclusters(), s.ncores(), s.port_Gbps.get());
+  return fmt::format(
+      "Flare: {} hosts under a fat tree of {} leaves ({} hosts each) and {} spine(s), PsPIN switches of "
+      "{} clusters x {} cores, {:.0f} Gbit/s ports",
+      m_sys->host.size(), m_sys->leaves.get(), m_sys->hosts_per_leaf(), m_sys->spines.get(), s.nclusters(), s.ncores(),
+      s.port_Gbps.get());
 }
 
 std::string FlareScenario::description() const {
@@ -87,25 +158,37 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_job.stagger = m_params.stagger.get();
   if (m_job.blocks() > UINT32_MAX) throw core::ConfigError(fmt::format("--bytes {}: more than 2^32 blocks", bytes));
 
-  // Switch memory: the blocks open at once (up to 2 windows: a host may start
-  // the next group while the last one is answered) need a buffer each.
-  const Switch& s = m_sys->switch0;
   m_tree = m_params.algorithm.get() == "tree";
   m_ring = m_params.algorithm.get() == "ring";
   m_job.ring = m_ring;
-  const uint32_t slot_bytes = m_tree ? flare::tree_slot_bytes(m_job.hosts) : flare::kSlotBytes;
-  const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
-  if (!m_ring && 2 * uint64_t(m_job.window) > slots)
-    throw core::ConfigError(fmt::format(
-        "flare.window {}: up to {} blocks are open at once, the switch holds {} block buffers ({} clusters x {} KiB "
-        "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
-        m_job.window, 2 * m_job.window, slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes, s.name()));
-  const uint64_t log_bytes = m_job.blocks() * m_job.hosts * 2;
-  if (!m_ring && log_bytes > s.host_mem_MiB.get() << 20)
-    throw core::ConfigError(
-        fmt::format("--bytes {}: the order log ({} B: 2 per host per block) does not fit "
-                    "{}.host_mem_MiB ({} MiB)",
-                    bytes, log_bytes, s.name(), s.host_mem_MiB.get()));
+  m_job.fan_in = m_sys->hosts_per_leaf();
+  // Switch memory: the blocks open at once (up to 2 windows: a host may start
+  // the next group while the last one is answered) need a buffer each, at
+  // every switch; each switch logs 2 bytes per contribution per block.
+  for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
+    const Switch& s = *m_sys->switches[i];
+    const Switch& first = *m_sys->switches[0];
+    if (s.nclusters() != first.nclusters() || s.isa.get() != first.isa.get())
+      throw core::ConfigError(fmt::format("{}: {} clusters, isa {}; {} has {}, {}: the switches run one handler file",
+                                          s.name(), s.nclusters(), s.isa.get(), first.name(), first.nclusters(),
+                                          first.isa.get()));
+    const uint32_t fan_in = m_sys->switch_config(i)[0] == 2 ? m_sys->leaves.get() : m_sys->hosts_per_leaf();
+    const uint32_t slot_bytes = m_tree ? flare::tree_slot_bytes(fan_in) : flare::kSlotBytes;
+    const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
+    if (!m_ring && 2 * uint64_t(m_job.window) > slots)
+      throw core::ConfigError(fmt::format(
+          "flare.window {}: up to {} blocks are open at once, {} holds {} block buffers ({} clusters x {} KiB "
+          "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
+          m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
+          s.name()));
+    const uint64_t log_bytes = m_job.blocks() * fan_in * 2;
+    if (!m_ring && log_bytes > s.host_mem_MiB.get() << 20)
+      throw core::ConfigError(
+          fmt::format("--bytes {}: the order log ({} B: 2 per contribution per block) does not "
+                      "fit {}.host_mem_MiB ({} MiB)",
+                      bytes, log_bytes, s.name(), s.host_mem_MiB.get()));
+  }
+  const Switch& s = *m_sys->switches[0];
 
   auto it = opt.kind_options.find("handlers");
   m_handler_file = it != opt.kind_options.end() ? it->second
@@ -128,10 +211,15 @@ uint64_t FlareScenario::host_bytes(std::string& what) const {
 void FlareScenario::load() {
   Handlers h;
   h.ph = find_handler(m_image, m_handler_name, "ph", "_ph", true, h.ph_name);
-  try {
-    sw().load(m_image, h);
-  } catch (const std::exception& e) {
-    throw core::ConfigError(e.what());
+  for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
+    Switch& s = *m_sys->switches[i];
+    try {
+      s.load(m_image, h);
+    } catch (const std::exception& e) {
+      throw core::ConfigError(e.what());
+    }
+    const std::vector<uint32_t> cfg = m_sys->switch_config(i);
+    s.write_handler_data(0, cfg.data(), static_cast<uint32_t>(cfg.size() * 4));
   }
   const uint64_t bytes = m_job.elems * m_job.esize;
   for (uint32_t i = 0; i < m_job.hosts; ++i) {
@@ -155,13 +243,15 @@ void FlareScenario::finish() {
   const std::vector<uint8_t>& r = m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
                    std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
-  for (const Fault& f : sw().fault_log()) {
-    core::HardwareError e;
-    e.where = f.core;
-    e.time_ps = f.time_ps;
-    e.message = fmt::format("handler {} faulted: {} at pc 0x{:08x}, address 0x{:08x}", f.handler, f.what, f.pc, f.addr);
-    core::Context::get().hw_error(e);
-  }
+  for (const auto& s : m_sys->switches)
+    for (const Fault& f : s->fault_log()) {
+      core::HardwareError e;
+      e.where = f.core;
+      e.time_ps = f.time_ps;
+      e.message =
+          fmt::format("handler {} faulted: {} at pc 0x{:08x}, address 0x{:08x}", f.handler, f.what, f.pc, f.addr);
+      core::Context::get().hw_error(e);
+    }
   for (const auto& h : m_sys->host)
     if (!h->done()) {
       core::HardwareError e;
@@ -176,75 +266,83 @@ void FlareScenario::finish() {
 systems::Outcome FlareScenario::check() {
   systems::Outcome out;
   out.checked = true;
-  // The order the switch applied each block's contributions in (the kernel's log in host memory).
-  std::map<uint64_t, const std::vector<uint8_t>*> logged;
-  for (const HostWrite& w : sw().host_write_log()) logged[w.addr] = &w.data;
-  const uint64_t base = sw().host_mem_addr.get();
   const uint32_t n = m_job.hosts;
   uint64_t bad = 0, bad_order = 0;
-  if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
-    for (uint32_t s = 0; s < n; ++s) {
-      const uint64_t lo = uint64_t(s) * m_job.elems / n, hi = uint64_t(s + 1) * m_job.elems / n;
-      for (uint64_t e = lo; e < hi; ++e) {
-        uint32_t acc;
-        std::memcpy(&acc, &m_sys->host[s]->input()[e * 4], 4);
-        for (uint32_t k = 1; k < n; ++k) {
-          uint32_t own;
-          std::memcpy(&own, &m_sys->host[(s + k) % n]->input()[e * 4], 4);
-          acc = combine(m_job.dtype, m_job.op, own, acc);
-        }
-        for (const auto& h : m_sys->host)
-          if (std::memcmp(&h->result()[e * 4], &acc, 4) != 0) ++bad;
-      }
-    }
-  }
-  std::vector<uint32_t> ref(m_job.block_elems);
-  std::vector<uint16_t> order(n);
-  for (uint64_t b = 0; b < m_job.blocks() && !m_ring; ++b) {
-    const uint64_t first = b * m_job.block_elems;
-    const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, m_job.elems - first));
-    for (uint32_t e = 0; e < count && m_tree; ++e) {  // the fixed tree (flare/tree.c)
-      std::vector<uint32_t> v(n);
-      for (uint32_t h = 0; h < n; ++h) std::memcpy(&v[h], &m_sys->host[h]->input()[(first + e) * 4], 4);
-      for (uint32_t d = 1; d < n; d *= 2)
-        for (uint32_t i = 0; i + d < n; i += 2 * d) v[i] = combine(m_job.dtype, m_job.op, v[i], v[i + d]);
-      ref[e] = v[0];
-    }
-    auto it = logged.find(base + b * n * 2);
-    if (!m_tree) {  // the order the switch applied them in (flare/dense.c's log)
-      bool perm = it != logged.end() && it->second->size() == size_t(n) * 2;
-      if (perm) {
-        std::memcpy(order.data(), it->second->data(), size_t(n) * 2);
-        std::vector<uint8_t> seen(n, 0);
-        for (uint16_t h : order) perm = perm && h < n && !seen[h]++;
-      }
-      if (!perm) {  // no usable log: the reference takes the hosts in order (exact for int32)
-        ++bad_order;
-        for (uint32_t h = 0; h < n; ++h) order[h] = static_cast<uint16_t>(h);
-      }
-      for (uint32_t e = 0; e < count; ++e) {
-        uint32_t acc;
-        std::memcpy(&acc, &m_sys->host[order[0]]->input()[(first + e) * 4], 4);
-        for (uint32_t k = 1; k < n; ++k) {
-          uint32_t v;
-          std::memcpy(&v, &m_sys->host[order[k]]->input()[(first + e) * 4], 4);
-          acc = combine(m_job.dtype, m_job.op, acc, v);
-        }
-        ref[e] = acc;
-      }
-    }
+  auto input = [&](uint32_t h, uint64_t e) {
+    uint32_t v;
+    std::memcpy(&v, &m_sys->host[h]->input()[e * 4], 4);
+    return v;
+  };
+  auto compare = [&](uint64_t e, uint32_t want) {
     for (const auto& h : m_sys->host)
-      for (uint32_t e = 0; e < count; ++e)
-        if (std::memcmp(&h->result()[(first + e) * 4], &ref[e], 4) != 0) ++bad;
+      if (std::memcmp(&h->result()[e * 4], &want, 4) != 0) ++bad;
+  };
+  if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
+    for (uint32_t s = 0; s < n; ++s)
+      for (uint64_t e = uint64_t(s) * m_job.elems / n; e < uint64_t(s + 1) * m_job.elems / n; ++e) {
+        uint32_t acc = input(s, e);
+        for (uint32_t k = 1; k < n; ++k) acc = combine(m_job.dtype, m_job.op, input((s + k) % n, e), acc);
+        compare(e, acc);
+      }
+  } else {
+    // Each switch's order log (flare/dense.c): at host_mem + block x contributions x 2.
+    std::vector<std::map<uint64_t, const std::vector<uint8_t>*>> logged(m_sys->switches.size());
+    for (size_t i = 0; i < m_sys->switches.size(); ++i)
+      for (const HostWrite& w : m_sys->switches[i]->host_write_log()) logged[i][w.addr] = &w.data;
+    // The contributions to block b at switch i, in the order it applied them (`from` numbers them), or in
+    // order if it logged none; the tree variant: the fixed tree.
+    auto reduce = [&](size_t i, uint64_t b, uint32_t from, uint32_t count,
+                      const std::function<uint32_t(uint32_t k)>& value) {
+      if (m_tree) {
+        std::vector<uint32_t> v(count);
+        for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
+        for (uint32_t d = 1; d < count; d *= 2)
+          for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(m_job.dtype, m_job.op, v[k], v[k + d]);
+        return v[0];
+      }
+      std::vector<uint32_t> order(count);
+      auto it = logged[i].find(m_sys->switches[i]->host_mem_addr.get() + b * count * 2);
+      bool perm = it != logged[i].end() && it->second->size() == size_t(count) * 2;
+      std::vector<uint8_t> seen(count, 0);
+      for (uint32_t k = 0; perm && k < count; ++k) {
+        uint16_t who;
+        std::memcpy(&who, it->second->data() + 2 * k, 2);
+        perm = who >= from && who - from < count && !seen[who - from]++;
+        order[k] = who - from;
+      }
+      if (!perm) {  // no usable log: the contributions in order (exact for integers)
+        ++bad_order;
+        for (uint32_t k = 0; k < count; ++k) order[k] = k;
+      }
+      uint32_t acc = value(order[0]);
+      for (uint32_t k = 1; k < count; ++k) acc = combine(m_job.dtype, m_job.op, acc, value(order[k]));
+      return acc;
+    };
+    const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
+    for (uint64_t b = 0; b < m_job.blocks(); ++b) {
+      const uint64_t first = b * m_job.block_elems, last = std::min<uint64_t>(first + m_job.block_elems, m_job.elems);
+      for (uint64_t e = first; e < last; ++e) {
+        if (!m_sys->fat_tree()) {
+          compare(e, reduce(0, b, 0, n, [&](uint32_t k) { return input(k, e); }));
+          continue;
+        }
+        std::vector<uint32_t> partial(L);
+        for (uint32_t l = 0; l < L; ++l)
+          partial[l] = reduce(l, b, l * H, H, [&](uint32_t k) { return input(l * H + k, e); });
+        compare(e, reduce(L + b % S, b, 0, L, [&](uint32_t k) { return partial[k]; }));
+      }
+    }
   }
   uint64_t errors = 0;
   for (const auto& h : m_sys->host) errors += h->protocol_errors.get();
+  bool faults = false;
+  for (const auto& s : m_sys->switches) faults = faults || !s->fault_log().empty();
   m_stats.mismatched_elements.set(bad);
-  out.verified = bad == 0 && errors == 0 && sw().fault_log().empty();
+  out.verified = bad == 0 && errors == 0 && !faults;
   if (bad_order)
     m_sys->log(core::Level::warn,
-               "{} blocks without an order log in the switch's host memory: their reference takes "
-               "the hosts in order",
+               "{} reductions without an order log in their switch's host memory: their reference takes the "
+               "contributions in order",
                bad_order);
   m_stats.verified.set(out.verified);
   return out;
@@ -265,21 +363,38 @@ void FlareScenario::report(const systems::Outcome&) {
   m_stats.wire_bytes_up.set(up);
   m_stats.wire_bytes_down.set(down);
   m_stats.blocks.set(m_job.blocks());
-  const HandlerStats& ph = sw().handler_stats(1);
-  if (ph.runs) {
-    const double tau = double(ph.cycles) / double(ph.runs);
+  // The hosts' switches (the leaves, or the one switch): tau over their runs; K cores each take tau
+  // cycles per contribution, and a host's block is one of fan-in contributions there.
+  const uint32_t first_level = m_sys->fat_tree() ? m_sys->leaves.get() : 1;
+  uint64_t runs = 0, cycles = 0, sent = 0;
+  for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
+    const HandlerStats& ph = m_sys->switches[i]->handler_stats(1);
+    if (i < first_level) {
+      runs += ph.runs;
+      cycles += ph.cycles;
+    }
+    sent += m_sys->switches[i]->bytes_out.get();
+  }
+  m_stats.wire_bytes_fabric.set(sent - down);
+  if (runs) {
+    const double tau = double(cycles) / double(runs);
     m_stats.ph_cycles_mean.set(tau);
-    // K cores each take tau cycles per contribution; a host's block is one of n contributions.
     const double contributions_per_s = double(sw().nclusters()) * sw().ncores() * sw().clock_MHz.get() * 1e6 / tau;
-    m_stats.model_GBps.set(contributions_per_s / n * m_params.block_bytes.get() / 1e9);
+    m_stats.model_GBps.set(contributions_per_s / m_sys->hosts_per_leaf() * m_params.block_bytes.get() / 1e9);
   }
   core::set_stats_end(end);
+}
+
+uint64_t FlareScenario::l2_peak() const {
+  uint64_t peak = 0;
+  for (const auto& s : m_sys->switches) peak = std::max(peak, s->l2_peak_bytes.get());
+  return peak;
 }
 
 void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary& out) {
   if (m_ring)
     out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}): the host-based ring baseline, 2 x {} steps through "
-                                      "the switch, packets of up to {} B",
+                                      "the switches, packets of up to {} B",
                                       m_job.hosts, m_job.elems * m_job.esize, core::dtype_name(m_dtype),
                                       m_params.op.get(), m_job.hosts - 1, m_params.block_bytes.get()));
   else
@@ -295,15 +410,17 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
   out.line("completion",
            fmt::format("{:.3f} us: algbw {:.2f} GB/s, busbw {:.2f} GB/s", m_stats.simulated_ps.get() / 1e6,
                        m_stats.algbw_GBps.get(), m_stats.busbw_GBps.get()));
-  out.line("wire", fmt::format("{} B up, {} B down (all host links)", m_stats.wire_bytes_up.get(),
-                               m_stats.wire_bytes_down.get()));
+  out.line(
+      "wire",
+      fmt::format("{} B up, {} B down (all host links){}", m_stats.wire_bytes_up.get(), m_stats.wire_bytes_down.get(),
+                  m_sys->fat_tree() ? fmt::format("; {} B between leaves and spines", m_stats.wire_bytes_fabric.get())
+                                    : std::string()));
   if (m_stats.ph_cycles_mean.get() > 0)
-    out.line("switch",
-             m_ring ? fmt::format("forwarding handler tau {:.1f} cycles; L2 packet buffer peak {} B",
-                                  m_stats.ph_cycles_mean.get(), sw().l2_peak_bytes.get())
-                    : fmt::format("handler tau {:.1f} cycles: the cores aggregate {:.2f} GB/s per host "
-                                  "(K / tau); L2 packet buffer peak {} B",
-                                  m_stats.ph_cycles_mean.get(), m_stats.model_GBps.get(), sw().l2_peak_bytes.get()));
+    out.line("switch", m_ring ? fmt::format("forwarding handler tau {:.1f} cycles; L2 packet buffer peak {} B",
+                                            m_stats.ph_cycles_mean.get(), l2_peak())
+                              : fmt::format("handler tau {:.1f} cycles: the cores aggregate {:.2f} GB/s per host "
+                                            "(K / tau); L2 packet buffer peak {} B",
+                                            m_stats.ph_cycles_mean.get(), m_stats.model_GBps.get(), l2_peak()));
 }
 
 void FlareScenario::tables(systems::Summary& out) {
@@ -317,15 +434,23 @@ void FlareScenario::tables(systems::Summary& out) {
 
 int FlareScenario::topology(const std::string& platform, uint32_t, nlohmann::json& json) {
   fmt::print("{}: {}\n", platform, headline());
-  const Switch& s = m_sys->switch0;
-  json = {{"platform", platform},           {"hosts", m_sys->host.size()},
-          {"clusters", s.nclusters()},      {"cores", s.nclusters() * s.ncores()},
-          {"port_Gbps", s.port_Gbps.get()}, {"link_latency_ns", m_sys->link_latency_ns.get()}};
-  json["schema"] = {{"hosts", {{"unit", "hosts"}, {"description", "hosts, one per switch port"}}},
-                    {"clusters", {{"unit", "clusters"}, {"description", "core clusters of the switch"}}},
-                    {"cores", {{"unit", "cores"}, {"description", "RISC-V cores of the switch"}}},
-                    {"port_Gbps", {{"unit", "Gbit/s"}, {"description", "line rate of each port and host link"}}},
-                    {"link_latency_ns", {{"unit", "ns"}, {"description", "latency of each host link"}}}};
+  const Switch& s = *m_sys->switches[0];
+  json = {{"platform", platform},
+          {"hosts", m_sys->host.size()},
+          {"switches", m_sys->switches.size()},
+          {"leaves", m_sys->leaves.get()},
+          {"spines", m_sys->fat_tree() ? m_sys->spines.get() : 0},
+          {"cores_per_switch", s.nclusters() * s.ncores()},
+          {"port_Gbps", s.port_Gbps.get()},
+          {"link_latency_ns", m_sys->link_latency_ns.get()}};
+  json["schema"] = {
+      {"hosts", {{"unit", "hosts"}, {"description", "hosts, one per host port"}}},
+      {"switches", {{"unit", "switches"}, {"description", "PsPIN switches"}}},
+      {"leaves", {{"unit", "switches"}, {"description", "leaf switches of the fat tree (0: one switch)"}}},
+      {"spines", {{"unit", "switches"}, {"description", "spine switches of the fat tree"}}},
+      {"cores_per_switch", {{"unit", "cores"}, {"description", "RISC-V cores of each switch"}}},
+      {"port_Gbps", {{"unit", "Gbit/s"}, {"description", "line rate of each port and link"}}},
+      {"link_latency_ns", {{"unit", "ns"}, {"description", "latency of each link"}}}};
   return 0;
 }
 

@@ -23,16 +23,30 @@
 
 namespace fabricvp::pspin {
 
-/// The platform: sys.switch0 with one host per port (sys.host<i>).
+/// The platform: one switch (sys.switch0) with a host on each port, or a
+/// 2-level fat tree (sys.leaves > 0): sys.leaf<l> with hosts / leaves hosts
+/// on ports 0 .. and an uplink to each spine after them, sys.spine<s> with
+/// leaf l on port l. Host i is sys.host<i>, on leaf i / (hosts / leaves).
 class FlareSystem : public core::Module {
  public:
   explicit FlareSystem(const sc_core::sc_module_name& nm);
   core::Param<std::string> topology;
   core::Param<uint32_t> hosts;
+  core::Param<uint32_t> leaves;
+  core::Param<uint32_t> spines;
   core::Param<double> link_latency_ns;
-  Switch switch0;
   core::ActionQueue host_actions;
+  /// Every switch: switch0, or the leaves then the spines.
+  std::vector<std::unique_ptr<Switch>> switches;
   std::vector<std::unique_ptr<flare::Host>> host;
+  bool fat_tree() const { return leaves.get() > 0; }
+  uint32_t hosts_per_leaf() const { return fat_tree() ? hosts.get() / leaves.get() : hosts.get(); }
+  /// What the switch's kernels find in flare_switch_t (role, index, down, spines, leaves).
+  std::vector<uint32_t> switch_config(uint32_t i) const;
+
+ private:
+  /// A packet that left switch `from` at `p.time_ps` reaches port `port` of switch `to`.
+  void to_switch(const Switch& from, Switch& to, uint32_t port, EgressPacket&& p);
 };
 
 /// The allreduce's settings (-p flare.<key>).
@@ -66,9 +80,12 @@ struct FlareStats {
                                       "bytes the hosts sent to the switch (headers included)"};
   core::Value<uint64_t> wire_bytes_down{nullptr, "workload", "wire_bytes_down", "bytes",
                                         "bytes the switch sent to the hosts (headers included)"};
+  core::Value<uint64_t> wire_bytes_fabric{nullptr, "workload", "wire_bytes_fabric", "bytes",
+                                          "bytes on the links between switches (a fat tree's leaves and spines)"};
   core::Value<uint64_t> blocks{nullptr, "workload", "blocks", "blocks", "blocks of the vector (one packet each)"};
-  core::Value<double> ph_cycles_mean{nullptr, "workload", "ph_cycles_mean", "cycles",
-                                     "service time of the aggregation handler, mean over its runs (tau)"};
+  core::Value<double> ph_cycles_mean{
+      nullptr, "workload", "ph_cycles_mean", "cycles",
+      "service time of the aggregation handler at the hosts' switches (the leaves), mean over its runs (tau)"};
   core::Value<double> model_GBps{nullptr, "workload", "model_GBps", "GB/s",
                                  "the cores' bandwidth K / tau x block bytes (seed 004's model), per host"};
   core::Value<uint64_t> mismatched_elements{nullptr, "workload", "mismatched_elements", "elements",
@@ -96,7 +113,8 @@ class FlareScenario : public systems::Scenario {
   int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
 
  private:
-  Switch& sw() { return m_sys->switch0; }
+  Switch& sw() { return *m_sys->switches[0]; }
+  uint64_t l2_peak() const;  // the highest L2 packet buffer peak of the switches
   std::unique_ptr<FlareSystem> m_sys;
   FlareParams m_params;
   FlareStats m_stats;

@@ -7,7 +7,8 @@
    result to every host (one multicast command), records the order the
    contributions were applied in (host memory: 2 bytes per host per block, so
    the float result can be checked bit for bit), waits for both, and frees
-   the buffer.
+   the buffer. In a fat tree (flare.h flare_switch_t) a leaf sends its
+   partial result up instead, and passes the spine's result down.
 
    int32 and fp32 (soft-float on rv32imac, the F extension with
    isa=rv32imafc); sum, min, max. The hosts' window bounds the open blocks
@@ -57,6 +58,11 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
   const pkt_hdr_t *pkt = (const pkt_hdr_t *)task->pkt_mem;
   const flare_hdr_t *h = (const flare_hdr_t *)(pkt + 1);
   const uint32_t *in = (const uint32_t *)(h + 1);
+  const flare_switch_t *sw = flare_switch(task);
+  if (h->host == FLARE_FROM_SWITCH) { /* a leaf: the spine's result goes down to its hosts */
+    fabricvp_nic_command(FABRICVP_NID_FIRST(sw->down), 0, task->pkt_mem, pkt->ip_hdr.length);
+    return;
+  }
   const uint32_t home = task->home_cluster_id;
   const uint32_t nslots = task->scratchpad_size[home] / sizeof(flare_slot_t);
   flare_slot_t *s = (flare_slot_t *)task->scratchpad[home] + (h->block / NB_CLUSTERS) % nslots;
@@ -86,11 +92,18 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
   futex_unlock(&s->lock);
   if (done < h->hosts) return;
 
-  /* the last contribution: answer every host, log the order, free the buffer */
-  s->hdr.host = FLARE_FROM_SWITCH;
-  s->pkt.ip_hdr.length = (uint16_t)(sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes);
+  /* the last contribution: answer every host (a leaf: send the partial up), log the order, free the buffer */
   const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes;
-  spin_cmd_t send = fabricvp_nic_command(FABRICVP_NID_ALL, 0, &s->pkt, len);
+  s->pkt.ip_hdr.length = (uint16_t)len;
+  spin_cmd_t send;
+  if (sw->role == FLARE_LEAF) {
+    s->hdr.host = (uint16_t)sw->index;
+    s->hdr.hosts = (uint16_t)sw->leaves;
+    send = fabricvp_nic_command(sw->down + h->block % sw->spines, 0, &s->pkt, len);
+  } else {
+    s->hdr.host = FLARE_FROM_SWITCH;
+    send = fabricvp_nic_command(FABRICVP_NID_ALL, 0, &s->pkt, len);
+  }
   const uint64_t host = ((uint64_t)task->host_mem_high << 32) | task->host_mem_low;
   spin_cmd_t log = fabricvp_host_dma(host + (uint64_t)h->block * h->hosts * 2u, (uint32_t)s->order,
                                      (uint32_t)h->hosts * 2u, 1, 0);

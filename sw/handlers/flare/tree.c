@@ -7,7 +7,9 @@
    the contributions arrived in, at the price of one buffer per host per
    open block (flare.h).
 
-   int32 and fp32, sum, min, max, as flare/dense.c. */
+   int32 and fp32, sum, min, max, and the fat tree's leaves and spines, as
+   flare/dense.c: a leaf reduces its hosts in the fixed tree, the spine the
+   leaves' partials. */
 #include <handler.h>
 #include <packets.h>
 #include <flare.h>
@@ -53,6 +55,11 @@ __handler__ void flare_tree_ph(handler_args_t *args) {
   const pkt_hdr_t *pkt = (const pkt_hdr_t *)task->pkt_mem;
   const flare_hdr_t *h = (const flare_hdr_t *)(pkt + 1);
   const uint32_t *in = (const uint32_t *)(h + 1);
+  const flare_switch_t *sw = flare_switch(task);
+  if (h->host == FLARE_FROM_SWITCH) { /* a leaf: the spine's result goes down to its hosts */
+    fabricvp_nic_command(FABRICVP_NID_FIRST(sw->down), 0, task->pkt_mem, pkt->ip_hdr.length);
+    return;
+  }
   const uint32_t home = task->home_cluster_id;
   const uint32_t slot_bytes = flare_tree_slot_bytes(h->hosts);
   const uint32_t nslots = task->scratchpad_size[home] / slot_bytes;
@@ -75,7 +82,9 @@ __handler__ void flare_tree_ph(handler_args_t *args) {
   }
   futex_unlock(&s->lock);
 
-  uint32_t *mine = (uint32_t *)((uintptr_t)s->data + (uint32_t)h->host * FLARE_MAX_BLOCK_BYTES);
+  /* a leaf's hosts are down x index .. : their buffers are numbered from 0 */
+  const uint32_t from = sw->role == FLARE_LEAF ? h->host - sw->down * sw->index : h->host;
+  uint32_t *mine = (uint32_t *)((uintptr_t)s->data + from * FLARE_MAX_BLOCK_BYTES);
   for (uint32_t i = 0; i < h->count; ++i) mine[i] = in[i];
   const uint32_t done = (uint32_t)amo_add((volatile int32_t *)&s->arrived, 1) + 1;
   if (done < h->hosts) return;
@@ -85,10 +94,18 @@ __handler__ void flare_tree_ph(handler_args_t *args) {
     for (uint32_t i = 0; i + d < h->hosts; i += 2 * d)
       combine(h->dtype, h->op, (uint32_t *)((uintptr_t)s->data + i * FLARE_MAX_BLOCK_BYTES),
               (const uint32_t *)((uintptr_t)s->data + (i + d) * FLARE_MAX_BLOCK_BYTES), h->count);
-  s->hdr.host = FLARE_FROM_SWITCH;
   const uint32_t bytes = (uint32_t)h->count * 4u;
-  s->pkt.ip_hdr.length = (uint16_t)(sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes);
-  spin_cmd_t send = fabricvp_nic_command(FABRICVP_NID_ALL, 0, &s->pkt, sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes);
+  const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes;
+  s->pkt.ip_hdr.length = (uint16_t)len;
+  spin_cmd_t send;
+  if (sw->role == FLARE_LEAF) { /* the leaf's partial goes up, a contribution of its own */
+    s->hdr.host = (uint16_t)sw->index;
+    s->hdr.hosts = (uint16_t)sw->leaves;
+    send = fabricvp_nic_command(sw->down + h->block % sw->spines, 0, &s->pkt, len);
+  } else {
+    s->hdr.host = FLARE_FROM_SWITCH;
+    send = fabricvp_nic_command(FABRICVP_NID_ALL, 0, &s->pkt, len);
+  }
   spin_cmd_wait(send);
   s->arrived = 0;
   amo_store(&s->block, 0);

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include <handler.h>
 #include <packets.h>
 
 enum { FLARE_INT32 = 0, FLARE_FP32 = 1 };
@@ -30,6 +31,26 @@ typedef struct {
 } __attribute__((__packed__)) flare_hdr_t;
 
 _Static_assert(sizeof(flare_hdr_t) == 16, "flare_hdr_t is 16 bytes");
+
+/* Where the switch sits (the system writes it at the start of the
+   execution context's handler memory, task->handler_mem; all zero: a
+   single switch). A leaf of a fat tree aggregates its hosts' contributions
+   to a block and sends the partial result up to spine (block mod spines) as
+   a contribution of its own (host = leaf index, hosts = leaves); a result
+   coming down from a spine it multicasts to its hosts, on ports 0 .. down-1.
+   A spine, like a single switch, answers on every port. */
+enum { FLARE_SINGLE = 0, FLARE_LEAF = 1, FLARE_SPINE = 2 };
+typedef struct {
+  uint32_t role;    /* FLARE_SINGLE | FLARE_LEAF | FLARE_SPINE */
+  uint32_t index;   /* leaf: its index (its hosts are down x index ..) */
+  uint32_t down;    /* leaf: host ports 0 .. down - 1 */
+  uint32_t spines;  /* leaf: uplinks on ports down .. down + spines - 1 */
+  uint32_t leaves;  /* leaf: contributions a block takes at the spine */
+} flare_switch_t;
+
+static inline const flare_switch_t *flare_switch(const task_t *task) {
+  return (const flare_switch_t *)task->handler_mem;
+}
 
 /* One block's aggregation buffer in its home cluster's scratchpad: the slot
    of block b is (b / clusters) mod (scratchpad bytes / sizeof(flare_slot_t)).

@@ -137,6 +137,8 @@ static inline spin_cmd_t fabricvp_nic_command(uint32_t nid, uint32_t fid, const 
 /* nid of a packet the command unit sends on every port (fabricvp's multicast;
    any other nid leaves on port nid mod ports). */
 #define FABRICVP_NID_ALL 0xffffffffu
+/* nid of a packet sent on ports 0 .. n-1 (n < 65536) */
+#define FABRICVP_NID_FIRST(n) (0xfffe0000u | (uint32_t)(n))
 
 /* Sends `length` bytes at `data` (L1 or L2) as one raw packet. */
 static inline int spin_send_packet(void *data, uint32_t length, spin_cmd_t *handle) {
