@@ -201,6 +201,32 @@ TEST(Flare, AFatTreeAggregatesAtTheLeavesThenTheSpines) {
   EXPECT_EQ(fabricvp::test::load_json(dir / "f/stats.json")["workload"]["verified"], true);
 }
 
+TEST(Flare, TheMultipleBuffersVariantIsCheckedInTheOrderItLogged) {
+  TempDir dir;
+  const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml -p sys.hosts=8 -p sys.leaves=2 " +
+                           "-p sys.spines=1 -p 'sys.leaf*.ports=5' -p 'sys.spine*.ports=2'";
+  double tau[3];
+  int i = 0;
+  for (const char* buffers : {"1", "2", "4"}) {
+    const std::string out = dir / buffers;
+    const auto r =
+        sh("run " + kPlatform + " --bytes 64KiB --dtype fp32 -p flare.algorithm=multiple -p flare.buffers=" + buffers +
+           " -q -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto w = fabricvp::test::load_json(out + "/stats.json")["workload"];
+    EXPECT_EQ(w["verified"], true) << buffers;
+    tau[i++] = w["ph_cycles_mean"].get<double>();
+  }
+  // more buffers per block: fewer contributions waiting for one
+  EXPECT_LT(tau[1], tau[0]);
+  EXPECT_LT(tau[2], tau[1]);
+  const auto r =
+      sh("run " + tree + " --bytes 16KiB --dtype fp32 -p flare.algorithm=multiple -p flare.buffers=3 -q -o " +
+         (dir / "tree"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(fabricvp::test::load_json(dir / "tree/stats.json")["workload"]["verified"], true);
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one in the integer sum.
@@ -255,7 +281,7 @@ TEST(Flare, TheSingleSwitchExperimentPutsTheModelNextToEachRun) {
   const auto r = sh("experiment flare-single --quick -o " + (dir / "x"));
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = fabricvp::test::load_json(dir / "x/flare-single.json");
-  ASSERT_EQ(j["points"].size(), 8u);  // 8 and 32 cores x single, tree x in order, staggered
+  ASSERT_EQ(j["points"].size(), 12u);  // 8 and 32 cores x single, multiple, tree x in order, staggered
   for (const auto& p : j["points"]) {
     EXPECT_GT(p["algbw_GBps"].get<double>(), 0);
     // the model is an upper bound: the cores cannot serve more than K / tau

@@ -54,6 +54,9 @@ constexpr uint32_t kHeaderBytes = 28 + 16;
 /// (flare_slot_t of sw/handlers/include/flare.h, which asserts the same size).
 constexpr uint32_t kMaxBlockBytes = 1024;
 constexpr uint32_t kSlotBytes = 16 + 2 * 256 + kHeaderBytes + kMaxBlockBytes;
+/// The multiple-buffers variant's block (flare_multi_slot_bytes()).
+constexpr uint32_t multi_slot_bytes(uint32_t buffers) { return 636 + buffers * kMaxBlockBytes; }
+constexpr uint32_t kMaxBuffers = 8;
 /// The tree variant's buffer of one block (flare_tree_slot_bytes()).
 constexpr uint32_t tree_slot_bytes(uint32_t hosts) { return 60 + hosts * kMaxBlockBytes; }
 

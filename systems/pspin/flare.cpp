@@ -101,10 +101,10 @@ void FlareSystem::to_switch(const Switch& from, Switch& to, uint32_t port, Egres
 }
 
 std::vector<uint32_t> FlareSystem::switch_config(uint32_t i) const {
-  // flare_switch_t: role, index, down, spines, leaves
-  if (!fat_tree()) return {0, 0, hosts.get(), 0, 0};
-  if (i < leaves.get()) return {1, i, hosts_per_leaf(), spines.get(), leaves.get()};
-  return {2, i - leaves.get(), hosts_per_leaf(), spines.get(), leaves.get()};
+  // flare_switch_t: role, index, down, spines, leaves, buffers
+  if (!fat_tree()) return {0, 0, hosts.get(), 0, 0, buffers};
+  if (i < leaves.get()) return {1, i, hosts_per_leaf(), spines.get(), leaves.get(), buffers};
+  return {2, i - leaves.get(), hosts_per_leaf(), spines.get(), leaves.get(), buffers};
 }
 
 FlareScenario::FlareScenario() : m_sys(std::make_unique<FlareSystem>("sys")) {}
@@ -160,7 +160,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
 
   m_tree = m_params.algorithm.get() == "tree";
   m_ring = m_params.algorithm.get() == "ring";
+  m_multi = m_params.algorithm.get() == "multiple";
   m_job.ring = m_ring;
+  m_sys->buffers = m_multi ? m_params.buffers.get() : 1;
   m_job.fan_in = m_sys->hosts_per_leaf();
   // Switch memory: the blocks open at once (up to 2 windows: a host may start
   // the next group while the last one is answered) need a buffer each, at
@@ -173,7 +175,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                                           s.name(), s.nclusters(), s.isa.get(), first.name(), first.nclusters(),
                                           first.isa.get()));
     const uint32_t fan_in = m_sys->switch_config(i)[0] == 2 ? m_sys->leaves.get() : m_sys->hosts_per_leaf();
-    const uint32_t slot_bytes = m_tree ? flare::tree_slot_bytes(fan_in) : flare::kSlotBytes;
+    const uint32_t slot_bytes = m_tree    ? flare::tree_slot_bytes(fan_in)
+                                : m_multi ? flare::multi_slot_bytes(m_params.buffers.get())
+                                          : flare::kSlotBytes;
     const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
     if (!m_ring && 2 * uint64_t(m_job.window) > slots)
       throw core::ConfigError(fmt::format(
@@ -192,9 +196,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
 
   auto it = opt.kind_options.find("handlers");
   m_handler_file = it != opt.kind_options.end() ? it->second
-                                                : std::string(FABRICVP_HANDLER_DIR) + (m_ring   ? "/flare/forward.c"
-                                                                                       : m_tree ? "/flare/tree.c"
-                                                                                                : "/flare/dense.c");
+                                                : std::string(FABRICVP_HANDLER_DIR) + (m_ring    ? "/flare/forward.c"
+                                                                                       : m_tree  ? "/flare/tree.c"
+                                                                                       : m_multi ? "/flare/multiple.c"
+                                                                                                 : "/flare/dense.c");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
   m_image = handler_image(m_handler_file, m_out_dir, s);
   auto ph = opt.kind_options.find("ph");
@@ -300,23 +305,38 @@ systems::Outcome FlareScenario::check() {
           for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(m_job.dtype, m_job.op, v[k], v[k + d]);
         return v[0];
       }
-      std::vector<uint32_t> order(count);
+      std::vector<uint32_t> order(count), buf(count, 0);
       auto it = logged[i].find(m_sys->switches[i]->host_mem_addr.get() + b * count * 2);
       bool perm = it != logged[i].end() && it->second->size() == size_t(count) * 2;
       std::vector<uint8_t> seen(count, 0);
       for (uint32_t k = 0; perm && k < count; ++k) {
-        uint16_t who;
-        std::memcpy(&who, it->second->data() + 2 * k, 2);
-        perm = who >= from && who - from < count && !seen[who - from]++;
+        uint16_t entry;
+        std::memcpy(&entry, it->second->data() + 2 * k, 2);
+        const uint32_t who = m_multi ? entry & 0xfffu : entry;
+        buf[k] = m_multi ? entry >> 12 : 0;
+        perm = who >= from && who - from < count && !seen[who - from]++ && buf[k] < m_sys->buffers;
         order[k] = who - from;
       }
-      if (!perm) {  // no usable log: the contributions in order (exact for integers)
+      if (!perm) {  // no usable log: the contributions in order, one buffer (exact for integers)
         ++bad_order;
-        for (uint32_t k = 0; k < count; ++k) order[k] = k;
+        for (uint32_t k = 0; k < count; ++k) {
+          order[k] = k;
+          buf[k] = 0;
+        }
       }
-      uint32_t acc = value(order[0]);
-      for (uint32_t k = 1; k < count; ++k) acc = combine(m_job.dtype, m_job.op, acc, value(order[k]));
-      return acc;
+      // Each buffer applies its contributions in order, the first copied; then buffer 0 takes the others in turn.
+      std::vector<uint32_t> acc(m_sys->buffers);
+      std::vector<uint8_t> used(m_sys->buffers, 0);
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t j = buf[k];
+        acc[j] = used[j]++ ? combine(m_job.dtype, m_job.op, acc[j], value(order[k])) : value(order[k]);
+      }
+      uint32_t first = 0;
+      while (!used[first]) ++first;
+      uint32_t result = acc[first];
+      for (uint32_t j = first + 1; j < m_sys->buffers; ++j)
+        if (used[j]) result = combine(m_job.dtype, m_job.op, result, acc[j]);
+      return result;
     };
     const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
     for (uint64_t b = 0; b < m_job.blocks(); ++b) {

@@ -40,6 +40,8 @@ class FlareSystem : public core::Module {
   std::vector<std::unique_ptr<Switch>> switches;
   std::vector<std::unique_ptr<flare::Host>> host;
   bool fat_tree() const { return leaves.get() > 0; }
+  /// Buffers per block the kernels use (the multiple-buffers variant; set before load).
+  uint32_t buffers = 1;
   uint32_t hosts_per_leaf() const { return fat_tree() ? hosts.get() / leaves.get() : hosts.get(); }
   /// What the switch's kernels find in flare_switch_t (role, index, down, spines, leaves).
   std::vector<uint32_t> switch_config(uint32_t i) const;
@@ -56,12 +58,15 @@ struct FlareParams {
       "algorithm",
       "single",
       "",
-      "aggregation: single (one buffer per block, under a lock; sw/handlers/flare/dense.c) "
+      "aggregation: single (one buffer per block, under a lock; sw/handlers/flare/dense.c), "
+      "multiple (flare.buffers buffers per block, merged by the last contribution; flare/multiple.c), "
       "tree (one buffer per host, reduced in a fixed tree when the last arrives: the "
       "same bits in any arrival order; flare/tree.c), or ring (the host-based baseline: "
       "a ring allreduce between the hosts through the switch, which forwards; "
       "flare/forward.c)",
-      {"single", "tree", "ring"}};
+      {"single", "multiple", "tree", "ring"}};
+  core::Param<uint32_t> buffers{"flare", "buffers", 2, "buffers", "buffers per block of the multiple-buffers variant",
+                                1u,      8u};
   core::Param<std::string> op{"flare", "op", "sum", "", "reduction operator", {"sum", "min", "max"}};
   core::Param<uint32_t> block_bytes{
       "flare", "block_bytes", 1024, "bytes", "payload of one block (one packet per block)", 4u, 1024u};
@@ -123,7 +128,7 @@ class FlareScenario : public systems::Scenario {
   flare::Job m_job;
   core::Dtype m_dtype = core::Dtype::fp32;
   uint64_t m_seed = 1;
-  bool m_tree = false, m_ring = false;
+  bool m_tree = false, m_ring = false, m_multi = false;
   std::string m_out_dir;
 };
 

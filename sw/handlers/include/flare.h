@@ -46,6 +46,7 @@ typedef struct {
   uint32_t down;    /* leaf: host ports 0 .. down - 1 */
   uint32_t spines;  /* leaf: uplinks on ports down .. down + spines - 1 */
   uint32_t leaves;  /* leaf: contributions a block takes at the spine */
+  uint32_t buffers; /* the multiple-buffers variant: buffers per block (1 .. FLARE_MAX_BUFFERS) */
 } flare_switch_t;
 
 static inline const flare_switch_t *flare_switch(const task_t *task) {
@@ -86,4 +87,27 @@ typedef struct {
 _Static_assert(sizeof(flare_tree_slot_t) == 60, "flare_tree_slot_t's header is 60 bytes");
 
 static inline uint32_t flare_tree_slot_bytes(uint32_t hosts) { return 60u + hosts * FLARE_MAX_BLOCK_BYTES; }
+
+/* The multiple-buffers variant's block: `buffers` buffers, each under its own
+   lock; a contribution goes to the first free one (from its host's), the last
+   merges buffers 1 .. buffers-1 into buffer 0 in that order. The log holds,
+   in the order they were applied, buffer << 12 | host for every contribution.
+   flare_multi_slot_bytes(buffers) bytes per block. */
+#define FLARE_MAX_BUFFERS 8u
+typedef struct {
+  volatile uint32_t lock[FLARE_MAX_BUFFERS];
+  volatile uint32_t used[FLARE_MAX_BUFFERS]; /* contributions in each buffer */
+  volatile uint32_t arrived;                 /* contributions applied (AMO counter) */
+  volatile uint32_t block;                   /* the block it holds, + 1 (0: free) */
+  volatile uint32_t logpos;                  /* next log entry (AMO) */
+  volatile uint32_t take;                    /* futex: taking and freeing the block */
+  uint16_t order[FLARE_MAX_HOSTS];
+  pkt_hdr_t pkt; /* the result packet: headers, then buffer 0 */
+  flare_hdr_t hdr;
+  uint8_t data[]; /* buffers x FLARE_MAX_BLOCK_BYTES */
+} __attribute__((__packed__, aligned(4))) flare_multi_slot_t;
+
+_Static_assert(sizeof(flare_multi_slot_t) == 636, "flare_multi_slot_t's header is 636 bytes");
+
+static inline uint32_t flare_multi_slot_bytes(uint32_t buffers) { return 636u + buffers * FLARE_MAX_BLOCK_BYTES; }
 
