@@ -249,16 +249,24 @@ TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
 TEST(Flare, StaggeredHostsWaitLessForTheBlocksBuffers) {
   TempDir dir;
   double tau[2];
+  uint64_t open[2], memory[2];
   for (int s = 0; s < 2; ++s) {
     const std::string out = dir / std::to_string(s);
     const auto r = sh("run " + kPlatform + " --bytes 128KiB --dtype int32 -p flare.window=16 -p flare.stagger=" +
                       (s ? "true" : "false") + " -q -o " + out);
     ASSERT_EQ(r.code, 0) << r.out;
-    tau[s] = fabricvp::test::load_json(out + "/stats.json")["workload"]["ph_cycles_mean"].get<double>();
+    const auto w = fabricvp::test::load_json(out + "/stats.json")["workload"];
+    tau[s] = w["ph_cycles_mean"].get<double>();
+    open[s] = w["open_blocks_peak"].get<uint64_t>();
+    memory[s] = w["working_memory_peak_bytes"].get<uint64_t>();
+    EXPECT_LE(open[s], 32u);  // the window's bound: 2 x 16 blocks
+    EXPECT_EQ(memory[s], open[s] * 1596);
   }
   // The handler's cycles include the spinning on a block's lock: staggered
-  // hosts spread each group's blocks over the clusters, so handlers wait less.
+  // hosts spread each group's blocks over the clusters, so handlers wait less,
+  // at the price of more blocks open at once (switch memory).
   EXPECT_LT(tau[1], 0.7 * tau[0]) << tau[0] << " " << tau[1];
+  EXPECT_GT(open[1], open[0]);
 }
 
 TEST(Flare, SameInputsGiveIdenticalStatistics) {

@@ -76,6 +76,7 @@ struct Switch::Message {
   size_t eom_packet = 0;
   bool th_started = false;
   uint32_t seen = 0;
+  uint64_t first_ps = 0, last_ps = 0;  // its first packet in L2, its last feedback
 };
 
 Core::Core(const sc_core::sc_module_name& nm, uint32_t cluster, uint32_t index)
@@ -426,6 +427,7 @@ void Switch::packet_in_l2(size_t i, uint32_t l2_addr, uint32_t alloc, uint64_t a
     return t;
   };
   const bool first = m.seen++ == 0;
+  if (first) m.first_ps = arrived;
   if (first && m_handlers.hh) {
     m.hh_done = false;
     Task* h = task(Task::HH, m_handlers.hh);
@@ -747,6 +749,8 @@ void Switch::task_done(Task* t, uint64_t t_ps) {
 
 void Switch::feedback(Task* t, uint64_t t_ps) {
   ++feedbacks;
+  Message& msg = *m_messages[t->msg];
+  msg.last_ps = std::max(msg.last_ps, t_ps);
   m_last_feedback_ps = std::max(m_last_feedback_ps, t_ps);
   m_feedback_times.push_back(t_ps);
   const uint64_t lat = t_ps - t->arrived_ps;
@@ -774,6 +778,13 @@ void Switch::trace_ids() {
     m_trace_cluster_pid.push_back(tr.process(c->name()));
     for (Core* k : c->m_cores) tr.thread(m_trace_cluster_pid.back(), k->m_index, k->name());
   }
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> Switch::message_spans() const {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  out.reserve(m_messages.size());
+  for (const auto& [id, m] : m_messages) out.emplace_back(m->first_ps, std::max(m->first_ps, m->last_ps));
+  return out;
 }
 
 bool Switch::all_done() const { return feedbacks.get() + packets_dropped.get() == m_packets.size(); }

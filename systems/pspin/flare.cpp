@@ -396,6 +396,40 @@ void FlareScenario::report(const systems::Outcome&) {
     sent += m_sys->switches[i]->bytes_out.get();
   }
   m_stats.wire_bytes_fabric.set(sent - down);
+  // Switch memory held by open blocks, from each block's first contribution in L2 to its last feedback.
+  if (!m_ring) {
+    uint64_t peak_bytes = 0, peak = 0;
+    double held_ps = 0, span_lo = 1e300, span_hi = 0, count = 0;
+    for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
+      const auto spans = m_sys->switches[i]->message_spans();
+      std::vector<std::pair<uint64_t, int>> ev;
+      for (const auto& [a, b] : spans) {
+        ev.emplace_back(a, +1);
+        ev.emplace_back(b, -1);
+        if (i < first_level) {
+          held_ps += double(b - a);
+          span_lo = std::min(span_lo, double(a));
+          span_hi = std::max(span_hi, double(b));
+          ++count;
+        }
+      }
+      std::sort(ev.begin(), ev.end());  // at equal times a block freed before one taken
+      int64_t open = 0, most = 0;
+      for (const auto& e : ev) most = std::max(most, open += e.second);
+      const uint32_t fan_in = m_sys->switch_config(i)[0] == 2 ? m_sys->leaves.get() : m_sys->hosts_per_leaf();
+      const uint32_t slot = m_tree    ? flare::tree_slot_bytes(fan_in)
+                            : m_multi ? flare::multi_slot_bytes(m_params.buffers.get())
+                                      : flare::kSlotBytes;
+      peak = std::max<uint64_t>(peak, static_cast<uint64_t>(most));
+      peak_bytes = std::max<uint64_t>(peak_bytes, static_cast<uint64_t>(most) * slot);
+    }
+    m_stats.open_blocks_peak.set(peak);
+    m_stats.working_memory_peak_bytes.set(peak_bytes);
+    if (count > 0 && span_hi > span_lo) {
+      m_stats.open_blocks_mean.set(held_ps / (span_hi - span_lo) / first_level);
+      m_stats.block_residence_ns.set(held_ps / count / 1000.0);
+    }
+  }
   if (runs) {
     const double tau = double(cycles) / double(runs);
     m_stats.ph_cycles_mean.set(tau);
@@ -435,6 +469,12 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
       fmt::format("{} B up, {} B down (all host links){}", m_stats.wire_bytes_up.get(), m_stats.wire_bytes_down.get(),
                   m_sys->fat_tree() ? fmt::format("; {} B between leaves and spines", m_stats.wire_bytes_fabric.get())
                                     : std::string()));
+  if (!m_ring)
+    out.line("memory", fmt::format("open blocks: peak {} (the window's bound {}), mean {:.1f} = throughput x "
+                                   "residence {:.0f} ns (Little); working memory peak {} B",
+                                   m_stats.open_blocks_peak.get(), 2 * m_job.window,
+                                   m_stats.open_blocks_mean.get(), m_stats.block_residence_ns.get(),
+                                   m_stats.working_memory_peak_bytes.get()));
   if (m_stats.ph_cycles_mean.get() > 0)
     out.line("switch", m_ring ? fmt::format("forwarding handler tau {:.1f} cycles; L2 packet buffer peak {} B",
                                             m_stats.ph_cycles_mean.get(), l2_peak())

@@ -87,6 +87,17 @@ struct FlareStats {
                                         "bytes the switch sent to the hosts (headers included)"};
   core::Value<uint64_t> wire_bytes_fabric{nullptr, "workload", "wire_bytes_fabric", "bytes",
                                           "bytes on the links between switches (a fat tree's leaves and spines)"};
+  core::Value<uint64_t> open_blocks_peak{nullptr, "workload", "open_blocks_peak", "blocks",
+                                         "most blocks held at once by one switch (first contribution in L2 to the "
+                                         "last one's feedback)"};
+  core::Value<double> open_blocks_mean{nullptr, "workload", "open_blocks_mean", "blocks",
+                                       "blocks held at once, time average at the hosts' switches (= throughput x "
+                                       "residence, Little's law)"};
+  core::Value<double> block_residence_ns{nullptr, "workload", "block_residence_ns", "ns",
+                                         "mean time a block is held at the hosts' switches"};
+  core::Value<uint64_t> working_memory_peak_bytes{nullptr, "workload", "working_memory_peak_bytes", "bytes",
+                                                  "open blocks peak x the kernel's buffer bytes per block, the "
+                                                  "highest of the switches"};
   core::Value<uint64_t> blocks{nullptr, "workload", "blocks", "blocks", "blocks of the vector (one packet each)"};
   core::Value<double> ph_cycles_mean{
       nullptr, "workload", "ph_cycles_mean", "cycles",
