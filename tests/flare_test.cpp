@@ -227,15 +227,48 @@ TEST(Flare, TheMultipleBuffersVariantIsCheckedInTheOrderItLogged) {
   EXPECT_EQ(fabricvp::test::load_json(dir / "tree/stats.json")["workload"]["verified"], true);
 }
 
+TEST(Flare, AUserOperatorInCRunsInTheSwitchAndInTheReference) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path);
+  // Neither commutative nor associative: only a reference in the switch's exact order can match.
+  std::ofstream(dir / "mix.c")
+      << "#include <stdint.h>\n"
+         "uint32_t flare_user_op(uint32_t acc, uint32_t in) { return (acc ^ (in * 3u)) + 1u; }\n";
+  std::ofstream(dir / "blend.c") << "#include <stdint.h>\n#include <string.h>\n"
+                                    "uint32_t flare_user_op(uint32_t acc, uint32_t in) {\n"
+                                    "  float a, b; memcpy(&a, &acc, 4); memcpy(&b, &in, 4);\n"
+                                    "  a = a * 0.75f + b / 3.0f; memcpy(&acc, &a, 4); return acc; }\n";
+  for (const char* alg : {"single", "multiple", "tree", "ring"})
+    for (const char* c : {"int32 --operator mix.c", "fp32 --operator blend.c"}) {
+      const std::string out = dir / (std::string(alg) + c[0]);
+      const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 8KiB -p flare.op=user -p flare.stagger=true " +
+                            "-p flare.algorithm=" + alg + " --dtype " + c + " -q -o " + out,
+                        dir.path);
+      ASSERT_EQ(r.code, 0) << alg << " " << c << "\n" << r.out;
+      EXPECT_EQ(fabricvp::test::load_json(out + "/stats.json")["workload"]["verified"], true) << alg << " " << c;
+    }
+  auto r = sh("run " + kPlatform + " -p flare.op=user -q -o " + (dir / "o"));
+  EXPECT_NE(r.out.find("flare.op user: give the operator with --operator FILE.c"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + " --operator " + (dir / "mix.c") + " -q -o " + (dir / "o"));
+  EXPECT_NE(r.out.find("also give -p flare.op=user"), std::string::npos) << r.out;
+  std::ofstream(dir / "bad.c") << "uint32_t flare_user_op(uint32_t acc, uint32_t in) { return acc +; }\n";
+  r = sh("run " + kPlatform + " -p flare.op=user --operator " + (dir / "bad.c") + " -q -o " + (dir / "o"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("does not compile for the host"), std::string::npos) << r.out;
+  std::ofstream(dir / "none.c") << "int other(int x) { return x; }\n";
+  r = sh("run " + kPlatform + " -p flare.op=user --operator " + (dir / "none.c") + " -q -o " + (dir / "o"));
+  EXPECT_NE(r.out.find("no function uint32_t flare_user_op(uint32_t acc, uint32_t in)"), std::string::npos) << r.out;
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
-  // The project's kernel with an off-by-one in the integer sum.
+  // The project's kernel with an off-by-one: element 7 gains 1 at every combination.
   std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/dense.c");
   std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = "a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);";
+  const std::string from = "combine(h->dtype, h->op, (uint32_t *)s->data, in, h->count);";
   const size_t at = src.find(from);
   ASSERT_NE(at, std::string::npos);
-  src.replace(at, from.size(), "a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i] + (i == 7));");
+  src.replace(at, from.size(), from + " ((uint32_t *)s->data)[7] += 1;");
   const std::string wrong = dir / "wrong.c";
   std::ofstream(wrong) << src;
   const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 4KiB --dtype int32 --handlers " + wrong + " -q -o " +

@@ -167,7 +167,7 @@ std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
       uint32_t a, b;
       std::memcpy(&a, mine + 4 * e, 4);
       std::memcpy(&b, in + 4 * e, 4);
-      const uint32_t r = combine(m_job.dtype, m_job.op, a, b);
+      const uint32_t r = combine(m_job, a, b);
       std::memcpy(mine + 4 * e, &r, 4);
     }
   } else {  // all-gather: store

@@ -45,6 +45,8 @@ struct Job {
   /// through a switch that forwards each packet to its IPv4 destination
   /// (sw/handlers/flare/forward.c). Its packets carry block = step << 20 | packet.
   bool ring = false;
+  /// op FLARE_USER: the user's operator on the elements' words (the kernels run the same C function).
+  uint32_t (*user_op)(uint32_t acc, uint32_t in) = nullptr;
   uint64_t blocks() const { return (elems + block_elems - 1) / block_elems; }
 };
 
@@ -69,6 +71,10 @@ std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_
 /// op(acc, in) for one element, as the kernels compute it (sw/handlers/flare/dense.c combine()): the
 /// reference of every check and the ring baseline's reduction.
 uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in);
+/// The same with the job's operator (its user operator for FLARE_USER).
+inline uint32_t combine(const Job& job, uint32_t acc, uint32_t in) {
+  return job.op == 3 ? job.user_op(acc, in) : combine(job.dtype, job.op, acc, in);
+}
 
 class Host : public core::Module, public core::Actor {
  public:

@@ -305,12 +305,11 @@ void Switch::load(const riscv::ElfImage& image, const Handlers& h) {
   m_loaded = true;
 }
 
-void Switch::write_handler_data(uint32_t offset, const void* data, uint32_t bytes) {
-  const uint32_t at = kHandlerDataBase - kHandlerMemBase + offset;
-  if (uint64_t{at} + bytes > kHandlerMemBytes)
-    throw std::invalid_argument(
-        fmt::format("{}: {} bytes at handler data offset {} pass handler memory", name(), bytes, offset));
-  std::memcpy(m_l2hnd.get() + at, data, bytes);
+void Switch::write_handler_memory(uint32_t addr, const void* data, uint32_t bytes) {
+  if (addr < kHandlerMemBase || uint64_t{addr} + bytes > uint64_t{kHandlerMemBase} + kHandlerMemBytes)
+    throw std::invalid_argument(fmt::format("{}: {} bytes at 0x{:08x} are not in handler memory (0x{:08x}, {} KiB)",
+                                            name(), bytes, addr, kHandlerMemBase, kHandlerMemBytes / 1024));
+  std::memcpy(m_l2hnd.get() + (addr - kHandlerMemBase), data, bytes);
 }
 
 void Switch::offer(std::vector<Packet> packets) {

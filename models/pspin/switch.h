@@ -229,9 +229,9 @@ class Switch : public core::Module {
   /// The nid of a NIC send that leaves on every port (the command unit's multicast);
   /// 0xfffe0000 | n: on ports 0 .. n-1.
   static constexpr uint32_t kNidAll = 0xffffffffu;
-  /// Bytes the handlers find at task->handler_mem + offset (the execution
-  /// context's handler memory; after load()).
-  void write_handler_data(uint32_t offset, const void* data, uint32_t bytes);
+  /// Bytes the handlers find at `addr` in L2 handler memory (their variables
+  /// there, found by symbol; after load()).
+  void write_handler_memory(uint32_t addr, const void* data, uint32_t bytes);
 
   const std::vector<HostWrite>& host_write_log() const { return m_host_writes; }
   const std::vector<EgressPacket>& egress() const { return m_egress; }

@@ -10,6 +10,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include <dlfcn.h>
+
 #include "models/core/context.h"
 #include "models/core/dtype.h"
 #include "models/core/output_file.h"
@@ -21,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr uint8_t kInt32 = 0, kFp32 = 1;  // flare.h FLARE_INT32, FLARE_FP32
-constexpr uint8_t kSum = 0, kMin = 1, kMax = 2;
+constexpr uint8_t kSum = 0, kMin = 1, kMax = 2, kUser = 3;
 
 using flare::combine;
 }  // namespace
@@ -109,6 +111,10 @@ std::vector<uint32_t> FlareSystem::switch_config(uint32_t i) const {
 
 FlareScenario::FlareScenario() : m_sys(std::make_unique<FlareSystem>("sys")) {}
 
+FlareScenario::~FlareScenario() {
+  if (m_operator) dlclose(m_operator);
+}
+
 std::string FlareScenario::headline() const {
   const Switch& s = *m_sys->switches[0];
   if (!m_sys->fat_tree())
@@ -150,7 +156,12 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_job.hosts = static_cast<uint32_t>(m_sys->host.size());
   m_job.dtype = m_dtype == core::Dtype::int32 ? kInt32 : kFp32;
   const std::string& op = m_params.op.get();
-  m_job.op = op == "sum" ? kSum : op == "min" ? kMin : kMax;
+  m_job.op = op == "sum" ? kSum : op == "min" ? kMin : op == "max" ? kMax : kUser;
+  auto operator_file = opt.kind_options.find("operator");
+  if (operator_file != opt.kind_options.end() && m_job.op != kUser)
+    throw core::ConfigError(fmt::format("--operator {}: also give -p flare.op=user", operator_file->second));
+  if (m_job.op == kUser && operator_file == opt.kind_options.end())
+    throw core::ConfigError("flare.op user: give the operator with --operator FILE.c (docs/flare.md)");
   m_job.esize = esize;
   m_job.elems = bytes / esize;
   m_job.block_elems = m_params.block_bytes.get() / esize;
@@ -201,7 +212,34 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                                                                                        : m_multi ? "/flare/multiple.c"
                                                                                                  : "/flare/dense.c");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
-  m_image = handler_image(m_handler_file, m_out_dir, s);
+  std::vector<std::string> extra;
+  std::string defines;
+  if (m_job.op == kUser) {
+    const std::string& file = operator_file->second;
+    if (!fs::exists(file)) throw core::ConfigError(fmt::format("--operator {}: no such file", file));
+    extra.push_back(file);
+    defines = "-DFLARE_USER_OP";
+    // The host reference runs the same C function, compiled for this machine.
+    fs::create_directories(m_out_dir);
+    const std::string so = (fs::path(m_out_dir) / "operator.so").string();
+    const std::string cmd = fmt::format("'{}' -x c -std=c11 -O2 -ffp-contract=off -shared -fPIC -o '{}' '{}' 2>&1",
+                                        FABRICVP_HOST_CC, so, file);
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string msg;
+    char buf[4096];
+    size_t got;
+    while (p && (got = fread(buf, 1, sizeof buf, p)) > 0) msg.append(buf, got);
+    const int st = p ? pclose(p) : -1;
+    if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
+    m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));
+    void* fn = dlsym(m_operator, "flare_user_op");
+    if (!fn)
+      throw core::ConfigError(
+          fmt::format("--operator {}: no function uint32_t flare_user_op(uint32_t acc, uint32_t in)", file));
+    m_job.user_op = reinterpret_cast<uint32_t (*)(uint32_t, uint32_t)>(fn);
+  }
+  m_image = handler_image(m_handler_file, m_out_dir, s, extra, defines);
   auto ph = opt.kind_options.find("ph");
   find_handler(m_image, ph != opt.kind_options.end() ? ph->second : "", "ph", "_ph", true, m_handler_name);
 }
@@ -223,8 +261,15 @@ void FlareScenario::load() {
     } catch (const std::exception& e) {
       throw core::ConfigError(e.what());
     }
+    // Where the switch sits: into the kernel's flare_config (flare.h), if it has one.
     const std::vector<uint32_t> cfg = m_sys->switch_config(i);
-    s.write_handler_data(0, cfg.data(), static_cast<uint32_t>(cfg.size() * 4));
+    if (auto at = m_image.symbol("flare_config"))
+      s.write_handler_memory(*at, cfg.data(), static_cast<uint32_t>(cfg.size() * 4));
+    else if (m_sys->fat_tree() || m_multi)
+      throw core::ConfigError(
+          fmt::format("{}: no flare_config (flare.h): the kernel cannot learn its place in the "
+                      "fat tree or its buffers",
+                      m_handler_file));
   }
   const uint64_t bytes = m_job.elems * m_job.esize;
   for (uint32_t i = 0; i < m_job.hosts; ++i) {
@@ -286,7 +331,7 @@ systems::Outcome FlareScenario::check() {
     for (uint32_t s = 0; s < n; ++s)
       for (uint64_t e = uint64_t(s) * m_job.elems / n; e < uint64_t(s + 1) * m_job.elems / n; ++e) {
         uint32_t acc = input(s, e);
-        for (uint32_t k = 1; k < n; ++k) acc = combine(m_job.dtype, m_job.op, input((s + k) % n, e), acc);
+        for (uint32_t k = 1; k < n; ++k) acc = combine(m_job, input((s + k) % n, e), acc);
         compare(e, acc);
       }
   } else {
@@ -302,7 +347,7 @@ systems::Outcome FlareScenario::check() {
         std::vector<uint32_t> v(count);
         for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
         for (uint32_t d = 1; d < count; d *= 2)
-          for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(m_job.dtype, m_job.op, v[k], v[k + d]);
+          for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(m_job, v[k], v[k + d]);
         return v[0];
       }
       std::vector<uint32_t> order(count), buf(count, 0);
@@ -329,13 +374,13 @@ systems::Outcome FlareScenario::check() {
       std::vector<uint8_t> used(m_sys->buffers, 0);
       for (uint32_t k = 0; k < count; ++k) {
         const uint32_t j = buf[k];
-        acc[j] = used[j]++ ? combine(m_job.dtype, m_job.op, acc[j], value(order[k])) : value(order[k]);
+        acc[j] = used[j]++ ? combine(m_job, acc[j], value(order[k])) : value(order[k]);
       }
       uint32_t first = 0;
       while (!used[first]) ++first;
       uint32_t result = acc[first];
       for (uint32_t j = first + 1; j < m_sys->buffers; ++j)
-        if (used[j]) result = combine(m_job.dtype, m_job.op, result, acc[j]);
+        if (used[j]) result = combine(m_job, result, acc[j]);
       return result;
     };
     const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
@@ -472,9 +517,8 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
   if (!m_ring)
     out.line("memory", fmt::format("open blocks: peak {} (the window's bound {}), mean {:.1f} = throughput x "
                                    "residence {:.0f} ns (Little); working memory peak {} B",
-                                   m_stats.open_blocks_peak.get(), 2 * m_job.window,
-                                   m_stats.open_blocks_mean.get(), m_stats.block_residence_ns.get(),
-                                   m_stats.working_memory_peak_bytes.get()));
+                                   m_stats.open_blocks_peak.get(), 2 * m_job.window, m_stats.open_blocks_mean.get(),
+                                   m_stats.block_residence_ns.get(), m_stats.working_memory_peak_bytes.get()));
   if (m_stats.ph_cycles_mean.get() > 0)
     out.line("switch", m_ring ? fmt::format("forwarding handler tau {:.1f} cycles; L2 packet buffer peak {} B",
                                             m_stats.ph_cycles_mean.get(), l2_peak())
@@ -521,7 +565,7 @@ const bool flare_registered = systems::register_kind(
                   {"flare"},
                   false,
                   [](const systems::RunOptions&) { return std::make_unique<FlareScenario>(); },
-                  {"handlers", "ph"}});
+                  {"handlers", "ph", "operator"}});
 }  // namespace
 
 }  // namespace fabricvp::pspin

@@ -67,7 +67,12 @@ struct FlareParams {
       {"single", "multiple", "tree", "ring"}};
   core::Param<uint32_t> buffers{"flare", "buffers", 2, "buffers", "buffers per block of the multiple-buffers variant",
                                 1u,      8u};
-  core::Param<std::string> op{"flare", "op", "sum", "", "reduction operator", {"sum", "min", "max"}};
+  core::Param<std::string> op{"flare",
+                              "op",
+                              "sum",
+                              "",
+                              "reduction operator (user: the C function of --operator FILE.c)",
+                              {"sum", "min", "max", "user"}};
   core::Param<uint32_t> block_bytes{
       "flare", "block_bytes", 1024, "bytes", "payload of one block (one packet per block)", 4u, 1024u};
   core::Param<uint32_t> window{
@@ -113,6 +118,7 @@ struct FlareStats {
 class FlareScenario : public systems::Scenario {
  public:
   FlareScenario();
+  ~FlareScenario() override;
   std::string headline() const override;
   std::string description() const override;
   uint64_t links() const override { return m_sys->host.size(); }
@@ -140,6 +146,7 @@ class FlareScenario : public systems::Scenario {
   core::Dtype m_dtype = core::Dtype::fp32;
   uint64_t m_seed = 1;
   bool m_tree = false, m_ring = false, m_multi = false;
+  void* m_operator = nullptr;  // dlopen handle of the user operator (the host reference's)
   std::string m_out_dir;
 };
 

@@ -104,25 +104,31 @@ uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, cons
                   cands.empty() ? "" : " (" + fmt::format("{}", fmt::join(cands, ", ")) + ")", option));
 }
 
-void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f) {
+void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
+                      const std::vector<std::string>& extra, const std::string& defines) {
   const std::string hdir = FABRICVP_HANDLER_DIR;
+  std::string more;
+  for (const std::string& e : extra) more += " '" + e + "'";
   const std::string cmd = fmt::format(
       "'{}' -march={} -O3 -g -static -nostdlib -nostartfiles -ffreestanding -fno-builtin-printf "
-      "-DNB_CLUSTERS={} -I '{}/include' -isystem /usr/lib/picolibc/riscv64-unknown-elf/include "
-      "-T '{}/rt/handler.ld' '{}' '{}/rt/printf.c' -lgcc -o '{}'",
-      FABRICVP_RISCV_CC, f ? "rv32imafc -mabi=ilp32f" : "rv32imac -mabi=ilp32", clusters, hdir, hdir, c_file, hdir,
-      out_elf);
+      "-DNB_CLUSTERS={} {} -I '{}/include' -isystem /usr/lib/picolibc/riscv64-unknown-elf/include "
+      "-T '{}/rt/handler.ld' '{}'{} '{}/rt/printf.c' '{}/rt/string.c' -lgcc -o '{}'",
+      FABRICVP_RISCV_CC, f ? "rv32imafc -mabi=ilp32f" : "rv32imac -mabi=ilp32", clusters, defines, hdir, hdir, c_file,
+      more, hdir, hdir, out_elf);
   int status = 0;
   const std::string out = run_capture(cmd, status);
   if (status != 0) throw core::ConfigError(fmt::format("{}: the handler does not compile:\n{}", c_file, out));
 }
 
-riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw) {
+riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw,
+                              const std::vector<std::string>& extra, const std::string& defines) {
   std::string elf = file;
   if (fs::path(file).extension() == ".c") {
     fs::create_directories(out_dir);
     elf = (fs::path(out_dir) / (fs::path(file).stem().string() + ".elf")).string();
-    compile_handlers(file, elf, sw.nclusters(), sw.isa.get() == "rv32imafc");
+    compile_handlers(file, elf, sw.nclusters(), sw.isa.get() == "rv32imafc", extra, defines);
+  } else if (!extra.empty()) {
+    throw core::ConfigError(fmt::format("{}: an ELF file takes no more sources ({})", file, extra.front()));
   }
   riscv::ElfImage image;
   try {

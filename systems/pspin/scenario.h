@@ -28,10 +28,13 @@ class System : public core::Module {
 
 /// Compiles a handler C file with the documented flags (docs/pspin.md) into
 /// `out_elf`; throws core::ConfigError with the compiler's messages.
-void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f);
+/// `extra`: more C files to compile with it; `defines`: more -D flags.
+void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
+                      const std::vector<std::string>& extra = {}, const std::string& defines = "");
 /// The handlers of `file`: an ELF, or a C file compiled into `out_dir`;
 /// checks they were built for the switch's clusters. core::ConfigError if not.
-riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw);
+riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw,
+                              const std::vector<std::string>& extra = {}, const std::string& defines = "");
 /// The handler `given` (a symbol of img), or, if empty, the one symbol ending
 /// in `suffix`; 0 if none and not required. `option` names the command-line
 /// option in errors; `name` gets the symbol's name.

@@ -101,7 +101,11 @@ const cli::Command run_cmd([](CLI::App& app) {
     bool flag = false;  ///< takes no value (recorded as "1")
   };
   static const KindOption kind_opts[] = {
-      {"handlers", "PsPIN switch: handler file, C (compiled with the documented flags) or ELF"},
+      {"handlers",
+       "PsPIN switch, Flare: handler (aggregation kernel) file, C (compiled with the documented flags) or ELF"},
+      {"operator",
+       "Flare: the user operator (-p flare.op=user), a C file defining uint32_t flare_user_op(uint32_t, "
+       "uint32_t) on the elements' words"},
       {"hh", "PsPIN switch: header handler symbol (default: the one symbol ending in _hh, if any)"},
       {"ph", "PsPIN switch: payload handler symbol (default: the one symbol ending in _ph)"},
       {"th", "PsPIN switch: completion handler symbol (default: the one symbol ending in _th, if any)"},

@@ -16,42 +16,8 @@
 #include <handler.h>
 #include <packets.h>
 #include <flare.h>
+#include <flare_ops.h>
 #include <stddef.h>
-
-static inline float as_f32(uint32_t v) {
-  union {
-    uint32_t u;
-    float f;
-  } x = {v};
-  return x.f;
-}
-static inline uint32_t as_u32(float f) {
-  union {
-    float f;
-    uint32_t u;
-  } x = {f};
-  return x.u;
-}
-
-static void combine(uint8_t dtype, uint8_t op, uint32_t *acc, const uint32_t *in, uint32_t n) {
-  if (dtype == FLARE_INT32) {
-    int32_t *a = (int32_t *)acc;
-    const int32_t *b = (const int32_t *)in;
-    if (op == FLARE_SUM)
-      for (uint32_t i = 0; i < n; ++i) a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);
-    else if (op == FLARE_MIN)
-      for (uint32_t i = 0; i < n; ++i) a[i] = b[i] < a[i] ? b[i] : a[i];
-    else
-      for (uint32_t i = 0; i < n; ++i) a[i] = b[i] > a[i] ? b[i] : a[i];
-    return;
-  }
-  if (op == FLARE_SUM)
-    for (uint32_t i = 0; i < n; ++i) acc[i] = as_u32(as_f32(acc[i]) + as_f32(in[i]));
-  else if (op == FLARE_MIN)
-    for (uint32_t i = 0; i < n; ++i) acc[i] = as_f32(in[i]) < as_f32(acc[i]) ? in[i] : acc[i];
-  else
-    for (uint32_t i = 0; i < n; ++i) acc[i] = as_f32(in[i]) > as_f32(acc[i]) ? in[i] : acc[i];
-}
 
 __handler__ void flare_dense_ph(handler_args_t *args) {
   task_t *task = args->task;

@@ -15,7 +15,7 @@
 #include <packets.h>
 
 enum { FLARE_INT32 = 0, FLARE_FP32 = 1 };
-enum { FLARE_SUM = 0, FLARE_MIN = 1, FLARE_MAX = 2 };
+enum { FLARE_SUM = 0, FLARE_MIN = 1, FLARE_MAX = 2, FLARE_USER = 3 };
 #define FLARE_FROM_SWITCH 0xffffu /* flare_hdr_t.host of a result */
 #define FLARE_MAX_HOSTS 256u
 #define FLARE_MAX_BLOCK_BYTES 1024u /* payload of one block */
@@ -32,9 +32,8 @@ typedef struct {
 
 _Static_assert(sizeof(flare_hdr_t) == 16, "flare_hdr_t is 16 bytes");
 
-/* Where the switch sits (the system writes it at the start of the
-   execution context's handler memory, task->handler_mem; all zero: a
-   single switch). A leaf of a fat tree aggregates its hosts' contributions
+/* Where the switch sits (the system writes it into the kernel's
+   flare_config below; all zero: a single switch). A leaf of a fat tree aggregates its hosts' contributions
    to a block and sends the partial result up to spine (block mod spines) as
    a contribution of its own (host = leaf index, hosts = leaves); a result
    coming down from a spine it multicasts to its hosts, on ports 0 .. down-1.
@@ -49,8 +48,13 @@ typedef struct {
   uint32_t buffers; /* the multiple-buffers variant: buffers per block (1 .. FLARE_MAX_BUFFERS) */
 } flare_switch_t;
 
+/* The kernel's copy, in its L2 handler data: the system writes it (by this
+   symbol) before the run; all zero (a single switch) if it does not. */
+volatile flare_switch_t flare_config __attribute__((section(".l2_handler_data"), used));
+
 static inline const flare_switch_t *flare_switch(const task_t *task) {
-  return (const flare_switch_t *)task->handler_mem;
+  (void)task;
+  return (const flare_switch_t *)&flare_config;
 }
 
 /* One block's aggregation buffer in its home cluster's scratchpad: the slot
