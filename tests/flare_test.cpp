@@ -334,6 +334,23 @@ TEST(Flare, TheSingleSwitchExperimentPutsTheModelNextToEachRun) {
   EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-single.png"));
 }
 
+TEST(Flare, TheScaleExperimentComparesEveryKernelAndTypeWithLineRate) {
+  TempDir dir;
+  const auto r = sh("experiment flare-scale --quick -o " + (dir / "x"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = fabricvp::test::load_json(dir / "x/flare-scale.json");
+  ASSERT_EQ(j["points"].size(), 12u);  // 64 and 512 cores x 3 kernels x int32, fp32
+  EXPECT_NEAR(j["line_rate_GBps"].get<double>(), 400.0 / 8 * 1024 / 1068, 1e-9);
+  for (const auto& p : j["points"]) {
+    EXPECT_LE(p["algbw_GBps"].get<double>(), p["model_GBps"].get<double>() * 1.001) << p.dump();
+    EXPECT_NEAR(p["line_fraction"].get<double>(), p["algbw_GBps"].get<double>() / j["line_rate_GBps"].get<double>(),
+                1e-12);
+  }
+  // more cores, more bandwidth, for every kernel and type (point k and k + 6 differ only in the cores)
+  for (size_t k = 0; k < 6; ++k)
+    EXPECT_GT(j["points"][k + 6]["algbw_GBps"].get<double>(), j["points"][k]["algbw_GBps"].get<double>()) << k;
+}
+
 TEST(Flare, BadSettingsAreClearErrors) {
   TempDir dir;
   auto run = [&](const std::string& args) { return sh("run " + kPlatform + args + " -q -o " + (dir / "o")); };
