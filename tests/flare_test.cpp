@@ -260,6 +260,27 @@ TEST(Flare, AUserOperatorInCRunsInTheSwitchAndInTheReference) {
   EXPECT_NE(r.out.find("no function uint32_t flare_user_op(uint32_t acc, uint32_t in)"), std::string::npos) << r.out;
 }
 
+TEST(Flare, HalfPrecisionResultsEqualFabricvpsOwnIeeeAdders) {
+  // The kernels compute a 16-bit sum in binary32 and round once; the check's reference uses
+  // core::ieee::add_fp16 / add_bf16 (held to a binary64 oracle in vxm_test): the same bits or a mismatch.
+  TempDir dir;
+  for (const char* dt : {"fp16", "bf16"})
+    for (const char* op : {"sum", "min", "max"})
+      for (const char* alg : {"single", "tree", "ring"}) {
+        const std::string out = dir / (std::string(dt) + op + alg);
+        const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 8KiB --dtype " + dt + " -p flare.op=" + op +
+                          " -p flare.algorithm=" + alg + " -p flare.stagger=true -q -o " + out);
+        ASSERT_EQ(r.code, 0) << dt << " " << op << " " << alg << "\n" << r.out;
+        const auto w = fabricvp::test::load_json(out + "/stats.json")["workload"];
+        EXPECT_EQ(w["verified"], true) << dt << " " << op << " " << alg;
+        EXPECT_EQ(w["blocks"], 8);  // 1024-byte blocks of 512 elements
+      }
+  const auto r =
+      sh("run " + kPlatform + " --bytes 8KiB --dtype fp16 -p sys.switch0.isa=rv32imafc -q -o " + (dir / "f"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(fabricvp::test::load_json(dir / "f/stats.json")["workload"]["verified"], true);
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one: element 7 gains 1 at every combination.
@@ -368,8 +389,9 @@ TEST(Flare, BadSettingsAreClearErrors) {
   r = sh("run " + tree + " -p sys.spines=2 -q -o " + (dir / "o"));
   EXPECT_NE(r.out.find("sys.leaf0.ports = 9: 10 (8 hosts, then an uplink to each of 2 spines)"), std::string::npos)
       << r.out;
-  r = run(" --dtype fp16");
-  EXPECT_NE(r.out.find("--dtype fp16: the Flare kernels reduce int32 and fp32"), std::string::npos) << r.out;
+  r = run(" --dtype fp16 -p flare.op=user --operator " + std::string(FABRICVP_SOURCE_DIR) + "/README.md");
+  EXPECT_NE(r.out.find("--dtype fp16: a user operator takes 32-bit elements (int32, fp32)"), std::string::npos)
+      << r.out;
   r = run(" --bytes 10");
   EXPECT_NE(r.out.find("--bytes 10: not a whole number of 4-byte elements"), std::string::npos) << r.out;
   r = run(" --workload broadcast");

@@ -1,5 +1,7 @@
 #include "models/flare/host.h"
 
+#include "models/core/dtype.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -65,6 +67,15 @@ std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, con
 }
 
 uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in) {
+  if (dtype >= 2) {  // FLARE_FP16, FLARE_BF16: the 16-bit patterns in the low bits
+    const bool bf = dtype == 3;
+    const uint16_t a = static_cast<uint16_t>(acc), b = static_cast<uint16_t>(in);
+    if (op == 0) return bf ? core::ieee::add_bf16(a, b) : core::ieee::add_fp16(a, b);
+    const float fa = bf ? core::ieee::bf16_to_f32(a) : core::ieee::f16_to_f32(a);
+    const float fb = bf ? core::ieee::bf16_to_f32(b) : core::ieee::f16_to_f32(b);
+    if (op == 1) return fb < fa ? in : acc;
+    return fb > fa ? in : acc;
+  }
   if (dtype == 0) {  // FLARE_INT32
     const int32_t a = static_cast<int32_t>(acc), b = static_cast<int32_t>(in);
     if (op == 0) return acc + in;
@@ -163,12 +174,13 @@ std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
   uint8_t* mine = &m_result[first * m_job.esize];
   const uint8_t* in = &p[kHeaderBytes];
   if (t < m_job.hosts - 1) {  // reduce-scatter: op(own, received), as the switch kernels do
+    const uint32_t es = m_job.esize;
     for (uint32_t e = 0; e < count; ++e) {
-      uint32_t a, b;
-      std::memcpy(&a, mine + 4 * e, 4);
-      std::memcpy(&b, in + 4 * e, 4);
+      uint32_t a = 0, b = 0;  // little endian: a 16-bit element in the low bits
+      std::memcpy(&a, mine + es * e, es);
+      std::memcpy(&b, in + es * e, es);
       const uint32_t r = combine(m_job, a, b);
-      std::memcpy(mine + 4 * e, &r, 4);
+      std::memcpy(mine + es * e, &r, es);
     }
   } else {  // all-gather: store
     std::memcpy(mine, in, size_t(count) * m_job.esize);

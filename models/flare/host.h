@@ -35,7 +35,7 @@ struct Job {
   uint32_t fan_in = 0;  ///< contributions a block takes at the hosts' switch (a fat tree's leaf; 0: hosts)
   uint8_t dtype = 0;    ///< FLARE_INT32 | FLARE_FP32
   uint8_t op = 0;       ///< FLARE_SUM | FLARE_MIN | FLARE_MAX
-  uint32_t esize = 4;
+  uint32_t esize = 4;   ///< bytes per element (2 for fp16, bf16)
   uint64_t elems = 0;
   uint32_t block_elems = 256;
   uint32_t window = 64;  ///< blocks a host keeps in flight

@@ -22,7 +22,7 @@ namespace fabricvp::pspin {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr uint8_t kInt32 = 0, kFp32 = 1;  // flare.h FLARE_INT32, FLARE_FP32
+constexpr uint8_t kInt32 = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3;  // flare.h FLARE_INT32 ...
 constexpr uint8_t kSum = 0, kMin = 1, kMax = 2, kUser = 3;
 
 using flare::combine;
@@ -142,10 +142,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_out_dir = opt.out_dir;
   m_seed = opt.seed;
   m_dtype = opt.dtype;
-  if (m_dtype != core::Dtype::int32 && m_dtype != core::Dtype::fp32)
-    throw core::ConfigError(
-        fmt::format("--dtype {}: the Flare kernels reduce int32 and fp32", core::dtype_name(m_dtype)));
-  const uint32_t esize = 4;
+  const uint32_t esize = core::dtype_bytes(m_dtype);
   const uint64_t bytes = opt.bytes ? opt.bytes : uint64_t(1) << 20;
   if (bytes % esize)
     throw core::ConfigError(fmt::format("--bytes {}: not a whole number of {}-byte elements", bytes, esize));
@@ -154,7 +151,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
         fmt::format("flare.block_bytes {}: not a whole number of {}-byte elements", m_params.block_bytes.get(), esize));
   m_job.reduction = 1;
   m_job.hosts = static_cast<uint32_t>(m_sys->host.size());
-  m_job.dtype = m_dtype == core::Dtype::int32 ? kInt32 : kFp32;
+  m_job.dtype = m_dtype == core::Dtype::int32  ? kInt32
+                : m_dtype == core::Dtype::fp32 ? kFp32
+                : m_dtype == core::Dtype::fp16 ? kFp16
+                                               : kBf16;
   const std::string& op = m_params.op.get();
   m_job.op = op == "sum" ? kSum : op == "min" ? kMin : op == "max" ? kMax : kUser;
   auto operator_file = opt.kind_options.find("operator");
@@ -162,6 +162,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     throw core::ConfigError(fmt::format("--operator {}: also give -p flare.op=user", operator_file->second));
   if (m_job.op == kUser && operator_file == opt.kind_options.end())
     throw core::ConfigError("flare.op user: give the operator with --operator FILE.c (docs/flare.md)");
+  if (m_job.op == kUser && esize != 4)
+    throw core::ConfigError(
+        fmt::format("--dtype {}: a user operator takes 32-bit elements (int32, fp32)", core::dtype_name(m_dtype)));
   m_job.esize = esize;
   m_job.elems = bytes / esize;
   m_job.block_elems = m_params.block_bytes.get() / esize;
@@ -318,14 +321,15 @@ systems::Outcome FlareScenario::check() {
   out.checked = true;
   const uint32_t n = m_job.hosts;
   uint64_t bad = 0, bad_order = 0;
+  const uint32_t es = m_job.esize;
   auto input = [&](uint32_t h, uint64_t e) {
-    uint32_t v;
-    std::memcpy(&v, &m_sys->host[h]->input()[e * 4], 4);
+    uint32_t v = 0;  // little endian: a 16-bit element in the low bits
+    std::memcpy(&v, &m_sys->host[h]->input()[e * es], es);
     return v;
   };
   auto compare = [&](uint64_t e, uint32_t want) {
     for (const auto& h : m_sys->host)
-      if (std::memcmp(&h->result()[e * 4], &want, 4) != 0) ++bad;
+      if (std::memcmp(&h->result()[e * es], &want, es) != 0) ++bad;
   };
   if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
     for (uint32_t s = 0; s < n; ++s)

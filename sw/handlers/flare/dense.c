@@ -10,8 +10,8 @@
    the buffer. In a fat tree (flare.h flare_switch_t) a leaf sends its
    partial result up instead, and passes the spine's result down.
 
-   int32 and fp32 (soft-float on rv32imac, the F extension with
-   isa=rv32imafc); sum, min, max. The hosts' window bounds the open blocks
+   int32, fp32, fp16 and bf16 (soft-float on rv32imac, the F extension with
+   isa=rv32imafc; 16-bit values computed in binary32, rounded once); sum, min, max. The hosts' window bounds the open blocks
    (flare.h). */
 #include <handler.h>
 #include <packets.h>
@@ -32,7 +32,7 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
   const uint32_t home = task->home_cluster_id;
   const uint32_t nslots = task->scratchpad_size[home] / sizeof(flare_slot_t);
   flare_slot_t *s = (flare_slot_t *)task->scratchpad[home] + (h->block / NB_CLUSTERS) % nslots;
-  const uint32_t bytes = (uint32_t)h->count * 4u;
+  const uint32_t bytes = flare_bytes(h);
 
   for (;;) {
     futex_lock(&s->lock);
@@ -48,7 +48,7 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
     /* the packet as it came (headers and elements) becomes the result: word copies (no libc) */
     const uint32_t *src = (const uint32_t *)(uintptr_t)task->pkt_mem;
     uint32_t *dst = (uint32_t *)((uintptr_t)s + offsetof(flare_slot_t, pkt));
-    const uint32_t words = (sizeof(pkt_hdr_t) + sizeof(flare_hdr_t)) / 4u + h->count;
+    const uint32_t words = (sizeof(pkt_hdr_t) + sizeof(flare_hdr_t)) / 4u + flare_words(h);
     for (uint32_t i = 0; i < words; ++i) dst[i] = src[i];
   } else {
     combine(h->dtype, h->op, (uint32_t *)s->data, in, h->count);

@@ -7,7 +7,7 @@
    number of buffers comes from flare_switch_t (flare.h); one buffer is the
    single-buffer kernel with its lock held per buffer instead of per block.
 
-   int32 and fp32, sum, min, max, as flare/dense.c. */
+   int32, fp32, fp16 and bf16, sum, min, max, as flare/dense.c. */
 #include <handler.h>
 #include <packets.h>
 #include <flare.h>
@@ -55,7 +55,7 @@ __handler__ void flare_multi_ph(handler_args_t *args) {
   while (!futex_try_lock(&s->lock[j])) j = j + 1 == k ? 0 : j + 1;
   uint32_t *acc = buffer(s, j);
   if (s->used[j] == 0) {
-    for (uint32_t i = 0; i < h->count; ++i) acc[i] = in[i];
+    for (uint32_t i = 0; i < flare_words(h); ++i) acc[i] = in[i];
   } else {
     combine(h->dtype, h->op, acc, in, h->count);
   }
@@ -69,10 +69,10 @@ __handler__ void flare_multi_ph(handler_args_t *args) {
   uint32_t first = 0;
   while (!s->used[first]) ++first;
   if (first != 0)
-    for (uint32_t i = 0; i < h->count; ++i) buffer(s, 0)[i] = buffer(s, first)[i];
+    for (uint32_t i = 0; i < flare_words(h); ++i) buffer(s, 0)[i] = buffer(s, first)[i];
   for (uint32_t b = first + 1; b < k; ++b)
     if (s->used[b]) combine(h->dtype, h->op, buffer(s, 0), buffer(s, b), h->count);
-  const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + (uint32_t)h->count * 4u;
+  const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + flare_bytes(h);
   s->pkt.ip_hdr.length = (uint16_t)len;
   spin_cmd_t send;
   if (sw->role == FLARE_LEAF) {

@@ -7,7 +7,7 @@
    the contributions arrived in, at the price of one buffer per host per
    open block (flare.h).
 
-   int32 and fp32, sum, min, max, and the fat tree's leaves and spines, as
+   int32, fp32, fp16 and bf16, sum, min, max, and the fat tree's leaves and spines, as
    flare/dense.c: a leaf reduces its hosts in the fixed tree, the spine the
    leaves' partials. */
 #include <handler.h>
@@ -51,7 +51,7 @@ __handler__ void flare_tree_ph(handler_args_t *args) {
   /* a leaf's hosts are down x index .. : their buffers are numbered from 0 */
   const uint32_t from = sw->role == FLARE_LEAF ? h->host - sw->down * sw->index : h->host;
   uint32_t *mine = (uint32_t *)((uintptr_t)s->data + from * FLARE_MAX_BLOCK_BYTES);
-  for (uint32_t i = 0; i < h->count; ++i) mine[i] = in[i];
+  for (uint32_t i = 0; i < flare_words(h); ++i) mine[i] = in[i];
   const uint32_t done = (uint32_t)amo_add((volatile int32_t *)&s->arrived, 1) + 1;
   if (done < h->hosts) return;
 
@@ -60,7 +60,7 @@ __handler__ void flare_tree_ph(handler_args_t *args) {
     for (uint32_t i = 0; i + d < h->hosts; i += 2 * d)
       combine(h->dtype, h->op, (uint32_t *)((uintptr_t)s->data + i * FLARE_MAX_BLOCK_BYTES),
               (const uint32_t *)((uintptr_t)s->data + (i + d) * FLARE_MAX_BLOCK_BYTES), h->count);
-  const uint32_t bytes = (uint32_t)h->count * 4u;
+  const uint32_t bytes = flare_bytes(h);
   const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes;
   s->pkt.ip_hdr.length = (uint16_t)len;
   spin_cmd_t send;

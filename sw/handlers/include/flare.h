@@ -14,7 +14,7 @@
 #include <handler.h>
 #include <packets.h>
 
-enum { FLARE_INT32 = 0, FLARE_FP32 = 1 };
+enum { FLARE_INT32 = 0, FLARE_FP32 = 1, FLARE_FP16 = 2, FLARE_BF16 = 3 };
 enum { FLARE_SUM = 0, FLARE_MIN = 1, FLARE_MAX = 2, FLARE_USER = 3 };
 #define FLARE_FROM_SWITCH 0xffffu /* flare_hdr_t.host of a result */
 #define FLARE_MAX_HOSTS 256u
@@ -25,7 +25,7 @@ typedef struct {
   uint32_t block;     /* block index in the vector */
   uint16_t host;      /* the sender (its switch port), or FLARE_FROM_SWITCH */
   uint16_t hosts;     /* contributions the block takes */
-  uint8_t dtype;      /* FLARE_INT32 | FLARE_FP32 */
+  uint8_t dtype;      /* FLARE_INT32 | FLARE_FP32 | FLARE_FP16 | FLARE_BF16 */
   uint8_t op;         /* FLARE_SUM | FLARE_MIN | FLARE_MAX */
   uint16_t count;     /* elements in the payload */
 } __attribute__((__packed__)) flare_hdr_t;
