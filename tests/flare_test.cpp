@@ -372,6 +372,19 @@ TEST(Flare, TheScaleExperimentComparesEveryKernelAndTypeWithLineRate) {
     EXPECT_GT(j["points"][k + 6]["algbw_GBps"].get<double>(), j["points"][k]["algbw_GBps"].get<double>()) << k;
 }
 
+TEST(Flare, TheFatTreeExperimentMeasuresTheTrafficAgainstTheRing) {
+  TempDir dir;
+  const auto r = sh("experiment flare-fattree --quick -o " + (dir / "x"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = fabricvp::test::load_json(dir / "x/flare-fattree.json");
+  ASSERT_EQ(j["points"].size(), 2u);  // 64 KiB: single, ring
+  // 64 blocks of 1068 bytes up and down per host in-network; the ring 2 x 63 steps of 1/64 of the vector
+  EXPECT_EQ(j["points"][0]["host_link_bytes"].get<double>(), 2.0 * 64 * 64 * 1068);
+  EXPECT_NEAR(j["points"][0]["ring_over_this"].get<double>(), 2.0 * 63 / 64, 0.01);
+  EXPECT_EQ(j["points"][1]["ring_over_this"].get<double>(), 1.0);
+  EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-fattree.png"));
+}
+
 TEST(Flare, BadSettingsAreClearErrors) {
   TempDir dir;
   auto run = [&](const std::string& args) { return sh("run " + kPlatform + args + " -q -o " + (dir / "o")); };
