@@ -184,6 +184,35 @@ TEST(Pspin, FilterForwardsExactlyThePacketsWhoseKeyIsInTheTableFromAPcap) {
   EXPECT_EQ(sent, (std::vector<uint32_t>{7919, 7919 * 150, 7919 * 300}));
 }
 
+TEST(Pspin, NicSendsGoToOnePortToTheFirstPortsOrToAll) {
+  TempDir dir;
+  // Each payload packet is sent to nid 1 (port 1), to FABRICVP_NID_FIRST(2) (ports 0, 1), to every port
+  // (FABRICVP_NID_ALL) and to FABRICVP_NID_FIRST(0), which names no port.
+  const std::string c = dir.file("fanout.c",
+                                 "#include <handler.h>\n"
+                                 "__handler__ void fanout_ph(handler_args_t *args) {\n"
+                                 "  task_t *t = args->task;\n"
+                                 "  fabricvp_nic_command(1, 0, t->pkt_mem, 64);\n"
+                                 "  fabricvp_nic_command(FABRICVP_NID_FIRST(2), 0, t->pkt_mem, 64);\n"
+                                 "  fabricvp_nic_command(FABRICVP_NID_ALL, 0, t->pkt_mem, 64);\n"
+                                 "  fabricvp_nic_command(FABRICVP_NID_FIRST(0), 0, t->pkt_mem, 64);\n"
+                                 "}\n");
+  const auto r = sh("run " + kPlatform + " --handlers " + c + " --packets 5 -p sys.switch0.ports=3 -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(FABRICVP_NID_FIRST(0)) names no port: not sent"), std::string::npos) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["sys"]["switch0"]["packets_out"], 5 * (1 + 2 + 3));
+  // per packet: port 1; ports 0, 1; ports 0, 1, 2 (the pcap's records carry no port: count them)
+  const auto out = file_bytes(dir / "o/egress.pcap");
+  size_t records = 0;
+  for (size_t at = 24; at + 16 <= out.size(); ++records) {
+    uint32_t len;
+    std::memcpy(&len, &out[at + 8], 4);
+    at += 16 + len;
+  }
+  EXPECT_EQ(records, 5u * 6);
+}
+
 TEST(Pspin, AFaultIsReportedWithHandlerPcAndAddressAndTheSwitchKeepsRunning) {
   TempDir dir;
   const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "faults.c --ph faulty_ph -o " + (dir / "o"));

@@ -945,8 +945,12 @@ uint32_t Switch::issue_command(Core& k) {
       const uint64_t ser = static_cast<uint64_t>(std::ceil(w[4] * 8.0 / rate * 1000.0));
       const bool all = w[0] == kNidAll, some = (w[0] >> 16) == 0xfffe;
       const uint32_t first = all || some ? 0 : w[0] % ports.get();
-      const uint32_t last = all ? ports.get() - 1 : some ? std::min(w[0] & 0xffff, ports.get()) - 1 : first;
-      for (uint32_t port = first; port <= last; ++port) {
+      const uint32_t count = all ? ports.get() : some ? std::min(w[0] & 0xffff, ports.get()) : 1;
+      if (count == 0)
+        log(core::Level::warn, "{}: packet send to nid 0x{:08x} (FABRICVP_NID_FIRST(0)) names no port: not sent",
+            k.name(), w[0]);
+      for (uint32_t port = first; port < first + count; ++port) {
+        const uint32_t last = first + count - 1;
         const uint64_t start = std::max(read, m_egress_free_ps[port]);
         m_egress_free_ps[port] = start + ser;
         done = std::max(done, start + ser);
