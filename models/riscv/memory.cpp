@@ -30,9 +30,14 @@ void Banks::set_busy(Bank& b, uint64_t cycle) {
     if (new_base - b.base >= kWindow) {
       std::fill(std::begin(b.busy), std::end(b.busy), 0);
     } else {
-      for (uint64_t t = b.base; t < new_base; ++t) {
-        const uint64_t i = t % kWindow;
-        b.busy[i / 64] &= ~(uint64_t{1} << (i % 64));
+      // Clear the cycles [base, new_base) a word at a time (the ring of bits may wrap).
+      uint64_t n = new_base - b.base, i = b.base % kWindow;
+      while (n) {
+        const uint64_t bit = i % 64, take = std::min<uint64_t>(n, 64 - bit);
+        const uint64_t mask = take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1) << bit;
+        b.busy[i / 64] &= ~mask;
+        n -= take;
+        i = (i + take) % kWindow;
       }
     }
     b.base = new_base;
