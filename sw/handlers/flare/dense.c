@@ -24,32 +24,16 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
   const pkt_hdr_t *pkt = (const pkt_hdr_t *)task->pkt_mem;
   const flare_hdr_t *h = (const flare_hdr_t *)(pkt + 1);
   const uint32_t *in = (const uint32_t *)(h + 1);
-  const flare_switch_t *sw = flare_switch(task);
-  if (h->host == FLARE_FROM_SWITCH) { /* a leaf: the spine's result goes down to its hosts */
-    fabricvp_nic_command(FABRICVP_NID_FIRST(sw->down), 0, task->pkt_mem, pkt->ip_hdr.length);
-    return;
-  }
-  const uint32_t home = task->home_cluster_id;
-  const uint32_t nslots = task->scratchpad_size[home] / sizeof(flare_slot_t);
-  flare_slot_t *s = (flare_slot_t *)task->scratchpad[home] + (h->block / NB_CLUSTERS) % nslots;
-  const uint32_t bytes = flare_bytes(h);
+  if (flare_pass_down(task, pkt, h)) return;
+  flare_slot_t *s = (flare_slot_t *)flare_buffer_of(task, h->block, sizeof(flare_slot_t));
 
-  for (;;) {
-    futex_lock(&s->lock);
-    if (s->block == 0 || s->block == h->block + 1) break;
-    /* the block that held the buffer is being answered: wait for it to be freed (were it still open, the
-       hosts' window would be wider than the switch memory, and the watchdog ends the wait) */
-    futex_unlock(&s->lock);
-    rt_time_wait_cycles(32);
-  }
+  flare_lock_block(&s->lock, &s->block, h->block);
   const uint32_t n = s->arrived;
   if (n == 0) {
     s->block = h->block + 1;
-    /* the packet as it came (headers and elements) becomes the result: word copies (no libc) */
-    const uint32_t *src = (const uint32_t *)(uintptr_t)task->pkt_mem;
-    uint32_t *dst = (uint32_t *)((uintptr_t)s + offsetof(flare_slot_t, pkt));
-    const uint32_t words = (sizeof(pkt_hdr_t) + sizeof(flare_hdr_t)) / 4u + flare_words(h);
-    for (uint32_t i = 0; i < words; ++i) dst[i] = src[i];
+    /* the packet as it came (headers and elements) becomes the result */
+    flare_copy_words((uint32_t *)((uintptr_t)s + offsetof(flare_slot_t, pkt)), (const uint32_t *)task->pkt_mem,
+                     (sizeof(pkt_hdr_t) + sizeof(flare_hdr_t)) / 4u + flare_words(h));
   } else {
     combine(h->dtype, h->op, (uint32_t *)s->data, in, h->count);
   }
@@ -58,21 +42,9 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
   futex_unlock(&s->lock);
   if (done < h->hosts) return;
 
-  /* the last contribution: answer every host (a leaf: send the partial up), log the order, free the buffer */
-  const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + bytes;
-  s->pkt.ip_hdr.length = (uint16_t)len;
-  spin_cmd_t send;
-  if (sw->role == FLARE_LEAF) {
-    s->hdr.host = (uint16_t)sw->index;
-    s->hdr.hosts = (uint16_t)sw->leaves;
-    send = fabricvp_nic_command(sw->down + h->block % sw->spines, 0, &s->pkt, len);
-  } else {
-    s->hdr.host = FLARE_FROM_SWITCH;
-    send = fabricvp_nic_command(FABRICVP_NID_ALL, 0, &s->pkt, len);
-  }
-  const uint64_t host = ((uint64_t)task->host_mem_high << 32) | task->host_mem_low;
-  spin_cmd_t log = fabricvp_host_dma(host + (uint64_t)h->block * h->hosts * 2u, (uint32_t)s->order,
-                                     (uint32_t)h->hosts * 2u, 1, 0);
+  /* the last contribution: answer (a leaf: send the partial up), log the order, free the buffer */
+  spin_cmd_t send = flare_answer(task, &s->pkt, &s->hdr);
+  spin_cmd_t log = flare_log_order(task, h->block, h->hosts, s->order);
   spin_cmd_wait(send);
   spin_cmd_wait(log);
   s->arrived = 0;

@@ -23,30 +23,16 @@ __handler__ void flare_multi_ph(handler_args_t *args) {
   const pkt_hdr_t *pkt = (const pkt_hdr_t *)task->pkt_mem;
   const flare_hdr_t *h = (const flare_hdr_t *)(pkt + 1);
   const uint32_t *in = (const uint32_t *)(h + 1);
-  const flare_switch_t *sw = flare_switch(task);
-  if (h->host == FLARE_FROM_SWITCH) { /* a leaf: the spine's result goes down to its hosts */
-    fabricvp_nic_command(FABRICVP_NID_FIRST(sw->down), 0, task->pkt_mem, pkt->ip_hdr.length);
-    return;
-  }
-  const uint32_t k = sw->buffers;
-  const uint32_t home = task->home_cluster_id;
-  const uint32_t slot_bytes = flare_multi_slot_bytes(k);
-  const uint32_t nslots = task->scratchpad_size[home] / slot_bytes;
-  flare_multi_slot_t *s =
-      (flare_multi_slot_t *)((uintptr_t)task->scratchpad[home] + ((h->block / NB_CLUSTERS) % nslots) * slot_bytes);
+  if (flare_pass_down(task, pkt, h)) return;
+  const uint32_t k = flare_switch(task)->buffers;
+  flare_multi_slot_t *s = (flare_multi_slot_t *)flare_buffer_of(task, h->block, flare_multi_slot_bytes(k));
 
-  /* take the block's buffers (or wait until the block before it here is freed) */
-  for (;;) {
-    futex_lock(&s->take);
-    if (s->block == 0) {
-      s->block = h->block + 1;
-      const uint32_t *src = (const uint32_t *)(uintptr_t)task->pkt_mem;
-      uint32_t *dst = (uint32_t *)((uintptr_t)s + offsetof(flare_multi_slot_t, pkt));
-      for (uint32_t i = 0; i < (sizeof(pkt_hdr_t) + sizeof(flare_hdr_t)) / 4u; ++i) dst[i] = src[i];
-    }
-    if (s->block == h->block + 1) break;
-    futex_unlock(&s->take);
-    rt_time_wait_cycles(32);
+  /* take the block's buffers; the first takes the packet's headers for the result's */
+  flare_lock_block(&s->take, &s->block, h->block);
+  if (s->block == 0) {
+    s->block = h->block + 1;
+    flare_copy_words((uint32_t *)((uintptr_t)s + offsetof(flare_multi_slot_t, pkt)), (const uint32_t *)task->pkt_mem,
+                     (sizeof(pkt_hdr_t) + sizeof(flare_hdr_t)) / 4u);
   }
   futex_unlock(&s->take);
 
@@ -54,11 +40,10 @@ __handler__ void flare_multi_ph(handler_args_t *args) {
   uint32_t j = h->host % k;
   while (!futex_try_lock(&s->lock[j])) j = j + 1 == k ? 0 : j + 1;
   uint32_t *acc = buffer(s, j);
-  if (s->used[j] == 0) {
-    for (uint32_t i = 0; i < flare_words(h); ++i) acc[i] = in[i];
-  } else {
+  if (s->used[j] == 0)
+    flare_copy_words(acc, in, flare_words(h));
+  else
     combine(h->dtype, h->op, acc, in, h->count);
-  }
   ++s->used[j];
   s->order[amo_add((volatile int32_t *)&s->logpos, 1)] = (uint16_t)(j << 12 | h->host);
   const uint32_t done = (uint32_t)amo_add((volatile int32_t *)&s->arrived, 1) + 1;
@@ -68,24 +53,11 @@ __handler__ void flare_multi_ph(handler_args_t *args) {
   /* the last contribution: merge the buffers in order into buffer 0 (which sends), answer, log, free */
   uint32_t first = 0;
   while (!s->used[first]) ++first;
-  if (first != 0)
-    for (uint32_t i = 0; i < flare_words(h); ++i) buffer(s, 0)[i] = buffer(s, first)[i];
+  if (first != 0) flare_copy_words(buffer(s, 0), buffer(s, first), flare_words(h));
   for (uint32_t b = first + 1; b < k; ++b)
     if (s->used[b]) combine(h->dtype, h->op, buffer(s, 0), buffer(s, b), h->count);
-  const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + flare_bytes(h);
-  s->pkt.ip_hdr.length = (uint16_t)len;
-  spin_cmd_t send;
-  if (sw->role == FLARE_LEAF) {
-    s->hdr.host = (uint16_t)sw->index;
-    s->hdr.hosts = (uint16_t)sw->leaves;
-    send = fabricvp_nic_command(sw->down + h->block % sw->spines, 0, &s->pkt, len);
-  } else {
-    s->hdr.host = FLARE_FROM_SWITCH;
-    send = fabricvp_nic_command(FABRICVP_NID_ALL, 0, &s->pkt, len);
-  }
-  const uint64_t host = ((uint64_t)task->host_mem_high << 32) | task->host_mem_low;
-  spin_cmd_t log = fabricvp_host_dma(host + (uint64_t)h->block * h->hosts * 2u, (uint32_t)s->order,
-                                     (uint32_t)h->hosts * 2u, 1, 0);
+  spin_cmd_t send = flare_answer(task, &s->pkt, &s->hdr);
+  spin_cmd_t log = flare_log_order(task, h->block, h->hosts, s->order);
   spin_cmd_wait(send);
   spin_cmd_wait(log);
   for (uint32_t b = 0; b < k; ++b) s->used[b] = 0;

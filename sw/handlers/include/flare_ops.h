@@ -1,6 +1,6 @@
-/* Flare's element operators, shared by the aggregation kernels
-   (sw/handlers/flare): acc[i] = op(acc[i], in[i]) on int32, fp32, fp16 or
-   bf16 elements. The checks' host reference computes the same
+/* What Flare's aggregation kernels (sw/handlers/flare) share: the element
+   operators, acc[i] = op(acc[i], in[i]) on int32, fp32, fp16 or bf16
+   elements, and the steps every kernel takes with a block (at the end). The checks' host reference computes the same
    (models/flare combine(); its 16-bit sums with fabricvp's own IEEE adders).
 
    FLARE_USER: a user operator, `uint32_t flare_user_op(uint32_t acc,
@@ -132,3 +132,64 @@ static inline void combine(uint8_t dtype, uint8_t op, uint32_t *acc, const uint3
   else
     for (uint32_t i = 0; i < n; ++i) acc[i] = as_f32(in[i]) > as_f32(acc[i]) ? in[i] : acc[i];
 }
+
+/* ---- the kernels' common steps */
+
+static inline void flare_copy_words(uint32_t *dst, const uint32_t *src, uint32_t words) {
+  for (uint32_t i = 0; i < words; ++i) dst[i] = src[i];
+}
+
+/* A result coming down from a spine: a leaf multicasts it to its hosts (ports
+   0 .. down-1). Returns 1 if the packet was one. */
+static inline int flare_pass_down(const task_t *task, const pkt_hdr_t *pkt, const flare_hdr_t *h) {
+  if (h->host != FLARE_FROM_SWITCH) return 0;
+  fabricvp_nic_command(FABRICVP_NID_FIRST(flare_switch(task)->down), 0, task->pkt_mem, pkt->ip_hdr.length);
+  return 1;
+}
+
+/* Block b's buffer of `slot_bytes` in its home cluster's scratchpad (flare.h). */
+static inline void *flare_buffer_of(const task_t *task, uint32_t block, uint32_t slot_bytes) {
+  const uint32_t home = task->home_cluster_id;
+  const uint32_t nslots = task->scratchpad_size[home] / slot_bytes;
+  return (void *)((uintptr_t)task->scratchpad[home] + ((block / NB_CLUSTERS) % nslots) * slot_bytes);
+}
+
+/* Take `lock` once the buffer it guards is free or already block b's (`held`
+   is the block + 1, 0 when free): the block that held it is being answered
+   and frees it soon (were it still open, the hosts' window would be wider
+   than the switch memory, and the watchdog ends the wait). Returns with the
+   lock held. */
+static inline void flare_lock_block(volatile uint32_t *lock, volatile uint32_t *held, uint32_t block) {
+  for (;;) {
+    futex_lock(lock);
+    if (*held == 0 || *held == block + 1) return;
+    futex_unlock(lock);
+    rt_time_wait_cycles(32);
+  }
+}
+
+/* The last contribution's answer, from the block's result packet (`pkt`,
+   `hdr` and the elements after it): a leaf sends it up to spine block mod
+   spines as a contribution of its own; a spine or a single switch
+   multicasts it to every port. Returns the command's handle. */
+static inline spin_cmd_t flare_answer(const task_t *task, pkt_hdr_t *pkt, flare_hdr_t *hdr) {
+  const flare_switch_t *sw = flare_switch(task);
+  const uint32_t len = sizeof(pkt_hdr_t) + sizeof(flare_hdr_t) + flare_bytes(hdr);
+  pkt->ip_hdr.length = (uint16_t)len;
+  if (sw->role == FLARE_LEAF) {
+    hdr->host = (uint16_t)sw->index;
+    hdr->hosts = (uint16_t)sw->leaves;
+    return fabricvp_nic_command(sw->down + hdr->block % sw->spines, 0, pkt, len);
+  }
+  hdr->host = FLARE_FROM_SWITCH;
+  return fabricvp_nic_command(FABRICVP_NID_ALL, 0, pkt, len);
+}
+
+/* Log the order a block's contributions were applied in (2 bytes each) to
+   the switch's host memory at block x contributions x 2, for the check. */
+static inline spin_cmd_t flare_log_order(const task_t *task, uint32_t block, uint32_t contributions,
+                                         const uint16_t *order) {
+  const uint64_t host = ((uint64_t)task->host_mem_high << 32) | task->host_mem_low;
+  return fabricvp_host_dma(host + (uint64_t)block * contributions * 2u, (uint32_t)order, contributions * 2u, 1, 0);
+}
+
