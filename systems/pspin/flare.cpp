@@ -102,6 +102,16 @@ void FlareSystem::to_switch(const Switch& from, Switch& to, uint32_t port, Egres
   to.inject(std::move(p));
 }
 
+uint32_t FlareSystem::fan_in(uint32_t i) const {
+  return fat_tree() && i >= leaves.get() ? leaves.get() : hosts_per_leaf();
+}
+
+uint32_t FlareScenario::buffer_bytes(uint32_t i) const {
+  return m_tree    ? flare::tree_slot_bytes(m_sys->fan_in(i))
+         : m_multi ? flare::multi_slot_bytes(m_params.buffers.get())
+                   : flare::kSlotBytes;
+}
+
 std::vector<uint32_t> FlareSystem::switch_config(uint32_t i) const {
   // flare_switch_t: role, index, down, spines, leaves, buffers
   if (!fat_tree()) return {0, 0, hosts.get(), 0, 0, buffers};
@@ -188,10 +198,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       throw core::ConfigError(fmt::format("{}: {} clusters, isa {}; {} has {}, {}: the switches run one handler file",
                                           s.name(), s.nclusters(), s.isa.get(), first.name(), first.nclusters(),
                                           first.isa.get()));
-    const uint32_t fan_in = m_sys->switch_config(i)[0] == 2 ? m_sys->leaves.get() : m_sys->hosts_per_leaf();
-    const uint32_t slot_bytes = m_tree    ? flare::tree_slot_bytes(fan_in)
-                                : m_multi ? flare::multi_slot_bytes(m_params.buffers.get())
-                                          : flare::kSlotBytes;
+    const uint32_t slot_bytes = buffer_bytes(i), fan_in = m_sys->fan_in(i);
     const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
     if (!m_ring && 2 * uint64_t(m_job.window) > slots)
       throw core::ConfigError(fmt::format(
@@ -225,14 +232,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     // The host reference runs the same C function, compiled for this machine.
     fs::create_directories(m_out_dir);
     const std::string so = (fs::path(m_out_dir) / "operator.so").string();
-    const std::string cmd = fmt::format("'{}' -x c -std=c11 -O2 -ffp-contract=off -shared -fPIC -o '{}' '{}' 2>&1",
-                                        FABRICVP_HOST_CC, so, file);
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string msg;
-    char buf[4096];
-    size_t got;
-    while (p && (got = fread(buf, 1, sizeof buf, p)) > 0) msg.append(buf, got);
-    const int st = p ? pclose(p) : -1;
+    int st = 0;
+    const std::string msg = run_capture(
+        fmt::format("'{}' -x c -std=c11 -O2 -ffp-contract=off -shared -fPIC -o '{}' '{}'", FABRICVP_HOST_CC, so, file),
+        st);
     if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
     m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));
@@ -465,10 +468,7 @@ void FlareScenario::report(const systems::Outcome&) {
       std::sort(ev.begin(), ev.end());  // at equal times a block freed before one taken
       int64_t open = 0, most = 0;
       for (const auto& e : ev) most = std::max(most, open += e.second);
-      const uint32_t fan_in = m_sys->switch_config(i)[0] == 2 ? m_sys->leaves.get() : m_sys->hosts_per_leaf();
-      const uint32_t slot = m_tree    ? flare::tree_slot_bytes(fan_in)
-                            : m_multi ? flare::multi_slot_bytes(m_params.buffers.get())
-                                      : flare::kSlotBytes;
+      const uint32_t slot = buffer_bytes(i);
       peak = std::max<uint64_t>(peak, static_cast<uint64_t>(most));
       peak_bytes = std::max<uint64_t>(peak_bytes, static_cast<uint64_t>(most) * slot);
     }

@@ -43,7 +43,9 @@ class FlareSystem : public core::Module {
   /// Buffers per block the kernels use (the multiple-buffers variant; set before load).
   uint32_t buffers = 1;
   uint32_t hosts_per_leaf() const { return fat_tree() ? hosts.get() / leaves.get() : hosts.get(); }
-  /// What the switch's kernels find in flare_switch_t (role, index, down, spines, leaves).
+  /// Contributions a block takes at switch i: the leaves at a spine, else the hosts of a switch.
+  uint32_t fan_in(uint32_t i) const;
+  /// What the switch's kernels find in flare_switch_t (role, index, down, spines, leaves, buffers).
   std::vector<uint32_t> switch_config(uint32_t i) const;
 
  private:
@@ -136,7 +138,8 @@ class FlareScenario : public systems::Scenario {
 
  private:
   Switch& sw() { return *m_sys->switches[0]; }
-  uint64_t l2_peak() const;  // the highest L2 packet buffer peak of the switches
+  uint64_t l2_peak() const;                 // the highest L2 packet buffer peak of the switches
+  uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
   std::unique_ptr<FlareSystem> m_sys;
   FlareParams m_params;
   FlareStats m_stats;

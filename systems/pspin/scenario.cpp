@@ -25,21 +25,6 @@ System::System(const sc_core::sc_module_name& nm)
 
 namespace {
 
-std::string run_capture(const std::string& cmd, int& status) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) {
-    status = -1;
-    return "cannot start: " + cmd;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
-
 uint32_t to_u32(const std::map<std::string, std::string>& o, const char* key, uint32_t def) {
   auto it = o.find(key);
   if (it == o.end()) return def;
@@ -102,6 +87,21 @@ uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, cons
   throw core::ConfigError(
       fmt::format("{}: {} symbols end in '{}'{}: name the handler with --{}", img.path, cands.size(), suffix,
                   cands.empty() ? "" : " (" + fmt::format("{}", fmt::join(cands, ", ")) + ")", option));
+}
+
+std::string run_capture(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    status = -1;
+    return "cannot start: " + cmd;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
 }
 
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,

@@ -28,6 +28,8 @@ class System : public core::Module {
 
 /// Compiles a handler C file with the documented flags (docs/pspin.md) into
 /// `out_elf`; throws core::ConfigError with the compiler's messages.
+/// Run a shell command; its stdout and stderr, and its exit status (-1 if it did not exit).
+std::string run_capture(const std::string& cmd, int& status);
 /// `extra`: more C files to compile with it; `defines`: more -D flags.
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
                       const std::vector<std::string>& extra = {}, const std::string& defines = "");
