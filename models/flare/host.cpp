@@ -47,14 +47,34 @@ std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_
   put16(p, 20, static_cast<uint16_t>(9000 + host));
   put16(p, 22, 9000);
   put16(p, 24, static_cast<uint16_t>(total - 20));
-  put32(p, 28, job.reduction);
+  put16(p, 28, static_cast<uint16_t>(job.reduction));
+  put16(p, 30, 0);  // seq: a dense block is one packet
   put32(p, 32, block);
   put16(p, 36, static_cast<uint16_t>(host));
   put16(p, 38, static_cast<uint16_t>(job.hosts));
   p[40] = job.dtype;
   p[41] = job.op;
   put16(p, 42, static_cast<uint16_t>(count));
-  std::memcpy(&p[kHeaderBytes], data + first * job.esize, size_t(count) * job.esize);
+  if (count) std::memcpy(&p[kHeaderBytes], data + first * job.esize, size_t(count) * job.esize);
+  return p;
+}
+
+std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, uint16_t seq, const Pair* pairs,
+                                   uint32_t n) {
+  std::vector<uint8_t> p = packet(job, host, 0, b, 0, 0, nullptr);
+  const uint32_t total = kHeaderBytes + 8 * n;
+  p.resize(total);
+  put16(p, 2, static_cast<uint16_t>(total));
+  put16(p, 24, static_cast<uint16_t>(total - 20));
+  put16(p, 30, seq);
+  put16(p, 38, static_cast<uint16_t>(job.fan_in ? job.fan_in : job.hosts));
+  p[40] = static_cast<uint8_t>(job.dtype | 0x80);  // FLARE_SPARSE
+  put16(p, 42, static_cast<uint16_t>(n));
+  const uint64_t base = uint64_t(b) * job.block_elems;
+  for (uint32_t i = 0; i < n; ++i) {
+    put32(p, kHeaderBytes + 8 * i, static_cast<uint32_t>(pairs[i].index - base));
+    put32(p, kHeaderBytes + 8 * i + 4, pairs[i].value);
+  }
   return p;
 }
 
@@ -162,8 +182,8 @@ void Host::ring_send(uint32_t t, uint32_t p) {
 std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
   const uint32_t field = get32(p, 32), t = field >> 20, k = field & 0xfffff;
   const uint16_t from = get16(p, 36), count = get16(p, 42);
-  if (get32(p, 28) != m_job.reduction || from != (m_id + m_job.hosts - 1) % m_job.hosts)
-    return fmt::format("reduction {} from host {}", get32(p, 28), from);
+  if (get16(p, 28) != m_job.reduction || from != (m_id + m_job.hosts - 1) % m_job.hosts)
+    return fmt::format("reduction {} from host {}", get16(p, 28), from);
   if (t >= m_steps || k >= m_ring_got[t].size()) return fmt::format("step {} packet {}", t, k);
   if (m_ring_got[t][k]) return fmt::format("step {} packet {} a second time", t, k);
   const uint32_t s = ring_receives(t);
@@ -215,8 +235,92 @@ void Host::pump() {
     const uint64_t b = block_at(m_sent);
     ++m_sent;
     peak_in_flight.note_max(m_sent - m_received);
-    send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(b));
+    if (!m_job.sparse) {
+      send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(b));
+      continue;
+    }
+    // its pairs in the block's range, kSparsePairs a packet, at least one packet
+    const uint64_t first = m_sparse_first[b], n = m_sparse_first[b + 1] - first;
+    const uint32_t packets = static_cast<uint32_t>(std::max<uint64_t>(1, (n + kSparsePairs - 1) / kSparsePairs));
+    for (uint32_t k = 0; k < packets; ++k) {
+      const uint64_t at = first + uint64_t(k) * kSparsePairs;
+      const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kSparsePairs, first + n - at));
+      const uint16_t seq = static_cast<uint16_t>(k | (k + 1 == packets ? kLast : 0));
+      send(sparse_packet(m_job, m_id, static_cast<uint32_t>(b), seq, m_sparse_in.data() + at, count),
+           static_cast<uint32_t>(b));
+    }
   }
+}
+
+void Host::start_sparse(const Job& job, std::vector<Pair> input) {
+  m_job = job;
+  m_sparse_in = std::move(input);
+  m_blocks = job.blocks();
+  m_sparse_first.assign(m_blocks + 1, 0);
+  uint64_t at = 0;
+  for (uint64_t b = 0; b <= m_blocks; ++b) {
+    const uint64_t end = std::min<uint64_t>(b * job.block_elems, job.elems);
+    while (at < m_sparse_in.size() && m_sparse_in[at].index < end) {
+      if (at && m_sparse_in[at].index <= m_sparse_in[at - 1].index)
+        throw std::logic_error(fmt::format("{}: sparse input not in increasing index order", name()));
+      ++at;
+    }
+    m_sparse_first[b] = at;
+  }
+  if (at != m_sparse_in.size())
+    throw std::logic_error(fmt::format("{}: a sparse input index beyond {} elements", name(), job.elems));
+  m_sparse_result.assign(m_blocks, {});
+  m_open.assign(m_blocks, {});
+  m_have.assign(m_blocks, 0);
+  m_sent = m_received = 0;
+  m_offset = job.stagger ? static_cast<uint32_t>(uint64_t(m_id) * job.window / job.hosts) : 0;
+  pump();
+}
+
+std::string Host::sparse_arrived(std::vector<uint8_t>&& p) {
+  const uint32_t reduction = get16(p, 28), b = get32(p, 32);
+  const uint16_t seq = get16(p, 30), from = get16(p, 36), count = get16(p, 42);
+  if (reduction != m_job.reduction || from != kFromSwitch || p[40] != (m_job.dtype | 0x80))
+    return fmt::format("reduction {} dtype {:#x} from {:#x} (expected {}, {:#x}, from the switch)", reduction, p[40],
+                       from, m_job.reduction, m_job.dtype | 0x80);
+  if (b >= m_blocks) return fmt::format("block {} of {}", b, m_blocks);
+  if (m_have[b]) return fmt::format("block {} after its last packet", b);
+  if (count > kSparsePairs || p.size() != kHeaderBytes + size_t(count) * 8)
+    return fmt::format("block {} with {} pairs in {} bytes", b, count, p.size());
+  Open& o = m_open[b];
+  const uint32_t k = seq & (kLast - 1);
+  if (o.packets.size() <= k) o.packets.resize(k + 1);
+  if (!o.packets[k].empty()) return fmt::format("block {} packet {} a second time", b, k);
+  o.weight += weight(seq);
+  if (o.weight > kUnit) return fmt::format("block {}: packets weigh more than one contribution", b);
+  o.packets[k] = std::move(p);
+  if (o.weight < kUnit) return {};
+  // complete: reduce its packets in their order (first occurrence of an offset stored, the others combined)
+  std::vector<std::pair<uint32_t, uint32_t>> acc;  // offset, value
+  std::vector<uint32_t> where(m_job.block_elems, UINT32_MAX);
+  for (const auto& q : o.packets) {
+    if (q.empty()) return fmt::format("block {}: a packet missing at its weight", b);
+    for (uint32_t i = 0; i < get16(q, 42); ++i) {
+      const uint32_t off = get32(q, kHeaderBytes + 8 * i), v = get32(q, kHeaderBytes + 8 * i + 4);
+      if (off >= m_job.block_elems) return fmt::format("block {}: offset {} beyond its range", b, off);
+      if (where[off] == UINT32_MAX) {
+        where[off] = static_cast<uint32_t>(acc.size());
+        acc.emplace_back(off, v);
+      } else {
+        acc[where[off]].second = combine(m_job, acc[where[off]].second, v);
+      }
+    }
+  }
+  std::sort(acc.begin(), acc.end());
+  std::vector<Pair>& r = m_sparse_result[b];
+  r.reserve(acc.size());
+  for (const auto& [off, v] : acc) r.push_back({off, v});
+  o = Open{};
+  m_have[b] = 1;
+  ++m_received;
+  if (done()) completion_ps.set(m_q.time());
+  pump();
+  return {};
 }
 
 void Host::deliver(pspin::EgressPacket&& p) {
@@ -247,8 +351,11 @@ void Host::arrived(std::vector<uint8_t>&& p) {
   } else if (m_job.ring) {
     why = ring_arrived(p);
     if (why.empty()) return;
+  } else if (m_job.sparse) {
+    why = sparse_arrived(std::move(p));
+    if (why.empty()) return;
   } else {
-    const uint32_t reduction = get32(p, 28), b = get32(p, 32);
+    const uint32_t reduction = get16(p, 28), b = get32(p, 32);
     const uint16_t from = get16(p, 36), count = get16(p, 42);
     const uint64_t first = uint64_t(b) * m_job.block_elems;
     if (reduction != m_job.reduction || from != kFromSwitch)

@@ -45,6 +45,9 @@ struct Job {
   /// through a switch that forwards each packet to its IPv4 destination
   /// (sw/handlers/flare/forward.c). Its packets carry block = step << 20 | packet.
   bool ring = false;
+  /// Sparse blocks (flare.h): block b is the index range [b x block_elems, (b + 1) x block_elems); a
+  /// host sends its nonzero elements of it as (offset, value) pairs, kSparsePairs per packet.
+  bool sparse = false;
   /// op FLARE_USER: the user's operator on the elements' words (the kernels run the same C function).
   uint32_t (*user_op)(uint32_t acc, uint32_t in) = nullptr;
   uint64_t blocks() const { return (elems + block_elems - 1) / block_elems; }
@@ -61,6 +64,27 @@ constexpr uint32_t multi_slot_bytes(uint32_t buffers) { return 636 + buffers * k
 constexpr uint32_t kMaxBuffers = 8;
 /// The tree variant's buffer of one block (flare_tree_slot_bytes()).
 constexpr uint32_t tree_slot_bytes(uint32_t hosts) { return 60 + hosts * kMaxBlockBytes; }
+
+/// Sparse blocks: pairs per packet, a packet's weight (flare.h FLARE_LAST, FLARE_UNIT), and the sparse
+/// kernel's block buffer (flare_sparse_slot_bytes(); format 0 array, 1 hash, 2 two-level).
+constexpr uint32_t kSparsePairs = 128;
+constexpr uint16_t kLast = 0x8000;
+constexpr uint32_t kUnit = 0x8000;
+constexpr uint32_t weight(uint16_t seq) { return (seq & kLast) ? kUnit - (seq & (kLast - 1)) : 1; }
+constexpr uint32_t sparse_slot_bytes(uint32_t format, uint32_t span, uint32_t entries) {
+  return format == 0   ? 1100 + span * 4 + span / 8
+         : format == 1 ? 1100 + entries * 8
+                       : 1100 + (span / 32 + 1) / 2 * 4 + entries * 33 * 4;
+}
+/// A nonzero element of a sparse vector: its index and its value's word (a 16-bit value in the low bits).
+struct Pair {
+  uint32_t index = 0;
+  uint32_t value = 0;
+  bool operator==(const Pair& o) const { return index == o.index && value == o.value; }
+};
+/// A sparse packet of block `b`: `n` pairs (offsets in the block's range) numbered `seq` (| kLast) from `host`.
+std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, uint16_t seq, const Pair* pairs,
+                                   uint32_t n);
 
 /// The packet of block `b` of `data` (elements of `job`) from host `host`.
 std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data);
@@ -85,6 +109,13 @@ class Host : public core::Module, public core::Actor {
 
   /// Start the allreduce now on `input` (job.elems x job.esize bytes).
   void start(const Job& job, std::vector<uint8_t> input);
+  /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.
+  void start_sparse(const Job& job, std::vector<Pair> input);
+  /// Sparse: the host's nonzero elements, and its result: block b's pairs (offsets in its range), in offset order.
+  const std::vector<Pair>& sparse_input() const { return m_sparse_in; }
+  const std::vector<std::vector<Pair>>& sparse_result() const { return m_sparse_result; }
+  /// Sparse: the first of the host's pairs in block b (b = blocks: all of them).
+  uint64_t sparse_first(uint64_t b) const { return m_sparse_first[b]; }
   /// A packet the switch sent on this host's port: it arrives `latency` after `p.time_ps`.
   void deliver(pspin::EgressPacket&& p);
 
@@ -108,6 +139,15 @@ class Host : public core::Module, public core::Actor {
   void pump();
   void arrived(std::vector<uint8_t>&& bytes);
   void send(std::vector<uint8_t>&& bytes, uint32_t msg);
+  std::string sparse_arrived(std::vector<uint8_t>&& p);
+  std::vector<Pair> m_sparse_in;
+  std::vector<uint64_t> m_sparse_first;
+  std::vector<std::vector<Pair>> m_sparse_result;
+  struct Open {  // a sparse block's result packets so far, by number
+    std::vector<std::vector<uint8_t>> packets;
+    uint32_t weight = 0;
+  };
+  std::vector<Open> m_open;  // by block
   // the ring baseline
   uint64_t seg_first(uint32_t s) const { return uint64_t(s) * m_job.elems / m_job.hosts; }
   uint32_t seg_packets(uint32_t s) const;

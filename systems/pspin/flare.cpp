@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include <dlfcn.h>
 
@@ -26,6 +27,113 @@ constexpr uint8_t kInt32 = 0, kFp32 = 1, kFp16 = 2, kBf16 = 3;  // flare.h FLARE
 constexpr uint8_t kSum = 0, kMin = 1, kMax = 2, kUser = 3;
 
 using flare::combine;
+
+// A block's packets as pairs (offsets in its range), by packet number.
+using Packets = std::vector<std::vector<flare::Pair>>;
+
+// The sparse kernel's store of one block (sw/handlers/flare/sparse.c, flare.h
+// flare_sparse_slot_t), replayed: the same slots, probing, fill limits and
+// emission order, so that the reference knows which pairs each packet the
+// switch sent held, and the order every element was combined in.
+class SparseStore {
+ public:
+  SparseStore(const flare::Job& job, uint32_t format, uint32_t span, uint32_t entries)
+      : m_job(job), m_format(format), m_span(span), m_n(entries) {
+    if (format == 0) {
+      m_val.assign(span, 0);
+      m_has.assign(span, 0);
+    } else if (format == 1) {
+      m_key.assign(entries, 0);
+      m_val.assign(entries, 0);
+      m_shift = 32 - static_cast<uint32_t>(__builtin_ctz(entries));
+    } else {
+      m_dir.assign(span / 32, 0);
+      m_val.assign(size_t(entries) * 33, 0);
+    }
+  }
+  uint64_t flushes = 0;
+
+  void put(uint32_t off, uint32_t v, Packets& out) {
+    if (off >= m_span) return;  // the kernel skips it too
+    if (m_format == 0) {
+      if (m_has[off]) {
+        m_val[off] = combine(m_job, m_val[off], v);
+      } else {
+        m_val[off] = v;
+        m_has[off] = 1;
+      }
+    } else if (m_format == 1) {
+      uint32_t j = (off * 2654435761u) >> m_shift;
+      while (m_key[j] && m_key[j] != off + 1) j = (j + 1) & (m_n - 1);
+      if (m_key[j]) {
+        m_val[j] = combine(m_job, m_val[j], v);
+        return;
+      }
+      if (m_used == m_n - m_n / 4) {
+        flush(out);
+        j = (off * 2654435761u) >> m_shift;
+      }
+      m_key[j] = off + 1;
+      m_val[j] = v;
+      ++m_used;
+    } else {
+      const uint32_t c = off >> 5, bit = off & 31;
+      if (!m_dir[c]) {
+        if (m_used == m_n) flush(out);
+        m_dir[c] = ++m_used;
+        m_val[size_t(m_used - 1) * 33] = 0;
+      }
+      uint32_t* ch = &m_val[size_t(m_dir[c] - 1) * 33];
+      if (ch[0] >> bit & 1) {
+        ch[1 + bit] = combine(m_job, ch[1 + bit], v);
+      } else {
+        ch[1 + bit] = v;
+        ch[0] |= 1u << bit;
+      }
+    }
+  }
+  /// The block is complete: the rest of its pairs, the last packet even if empty.
+  void finish(Packets& out) { emit(out, true); }
+
+ private:
+  void flush(Packets& out) {
+    ++flushes;
+    emit(out, false);
+  }
+  void emit(Packets& out, bool last) {
+    std::vector<flare::Pair> all;
+    if (m_format == 0) {
+      for (uint32_t off = 0; off < m_span; ++off)
+        if (m_has[off]) {
+          all.push_back({off, m_val[off]});
+          m_has[off] = 0;
+        }
+    } else if (m_format == 1) {
+      for (uint32_t j = 0; j < m_n; ++j)
+        if (m_key[j]) {
+          all.push_back({m_key[j] - 1, m_val[j]});
+          m_key[j] = 0;
+        }
+    } else {
+      for (uint32_t c = 0; c < m_span / 32; ++c) {
+        if (!m_dir[c]) continue;
+        const uint32_t* ch = &m_val[size_t(m_dir[c] - 1) * 33];
+        for (uint32_t bit = 0; bit < 32; ++bit)
+          if (ch[0] >> bit & 1) all.push_back({c * 32 + bit, ch[1 + bit]});
+        m_dir[c] = 0;
+      }
+    }
+    m_used = 0;
+    for (size_t k = 0; k < all.size(); k += flare::kSparsePairs)
+      out.emplace_back(all.begin() + k, all.begin() + std::min(all.size(), k + flare::kSparsePairs));
+    if (last && all.empty()) out.emplace_back();
+  }
+  const flare::Job& m_job;
+  uint32_t m_format, m_span, m_n, m_shift = 0, m_used = 0;
+  std::vector<uint32_t> m_val, m_key;
+  std::vector<uint8_t> m_has;
+  std::vector<uint16_t> m_dir;
+};
 }  // namespace
 
 FlareSystem::FlareSystem(const sc_core::sc_module_name& nm)
@@ -107,16 +215,18 @@ uint32_t FlareSystem::fan_in(uint32_t i) const {
 }
 
 uint32_t FlareScenario::buffer_bytes(uint32_t i) const {
-  return m_tree    ? flare::tree_slot_bytes(m_sys->fan_in(i))
+  return m_sparse  ? flare::sparse_slot_bytes(m_sys->sparse_format, m_sys->span, m_sys->entries)
+         : m_tree  ? flare::tree_slot_bytes(m_sys->fan_in(i))
          : m_multi ? flare::multi_slot_bytes(m_params.buffers.get())
                    : flare::kSlotBytes;
 }
 
 std::vector<uint32_t> FlareSystem::switch_config(uint32_t i) const {
-  // flare_switch_t: role, index, down, spines, leaves, buffers
-  if (!fat_tree()) return {0, 0, hosts.get(), 0, 0, buffers};
-  if (i < leaves.get()) return {1, i, hosts_per_leaf(), spines.get(), leaves.get(), buffers};
-  return {2, i - leaves.get(), hosts_per_leaf(), spines.get(), leaves.get(), buffers};
+  // flare_switch_t: role, index, down, spines, leaves, buffers, format, span, entries
+  if (!fat_tree()) return {0, 0, hosts.get(), 0, 0, buffers, sparse_format, span, entries};
+  if (i < leaves.get())
+    return {1, i, hosts_per_leaf(), spines.get(), leaves.get(), buffers, sparse_format, span, entries};
+  return {2, i - leaves.get(), hosts_per_leaf(), spines.get(), leaves.get(), buffers, sparse_format, span, entries};
 }
 
 FlareScenario::FlareScenario() : m_sys(std::make_unique<FlareSystem>("sys")) {}
@@ -138,6 +248,12 @@ std::string FlareScenario::headline() const {
 }
 
 std::string FlareScenario::description() const {
+  if (m_sparse)
+    return fmt::format(
+        "sparse allreduce ({}, {}) of {} elements per host, {:g} % nonzero, blocks of {} elements, "
+        "handler {} of {}",
+        core::dtype_name(m_dtype), m_params.op.get(), m_job.elems, m_density * 100, m_sys->span, m_handler_name,
+        m_handler_file);
   return fmt::format("allreduce ({}, {}) of {} bytes per host in {}-byte blocks, handler {} of {}",
                      core::dtype_name(m_dtype), m_params.op.get(), m_job.elems * m_job.esize,
                      m_params.block_bytes.get(), m_handler_name, m_handler_file);
@@ -187,6 +303,45 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_multi = m_params.algorithm.get() == "multiple";
   m_job.ring = m_ring;
   m_sys->buffers = m_multi ? m_params.buffers.get() : 1;
+  auto sparse = opt.kind_options.find("sparse");
+  m_sparse = m_job.sparse = sparse != opt.kind_options.end();
+  if (m_sparse) {
+    size_t used = 0;
+    try {
+      m_density = std::stod(sparse->second, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != sparse->second.size() || !(m_density > 0 && m_density <= 1))
+      throw core::ConfigError(fmt::format(
+          "--sparse '{}': expected the share of each host's elements that are nonzero, 0 < D <= 1", sparse->second));
+    if (m_params.algorithm.get() != "single")
+      throw core::ConfigError(
+          fmt::format("flare.algorithm {}: with --sparse the blocks are reduced by the sparse "
+                      "kernel (flare/sparse.c); leave flare.algorithm at single",
+                      m_params.algorithm.get()));
+    if (m_params.block_bytes.source())
+      throw core::ConfigError("flare.block_bytes: dense blocks only; a sparse block is flare.span elements");
+    const std::string& f = m_params.sparse_format.get();
+    m_sys->sparse_format = f == "array" ? 0 : f == "hash" ? 1 : 2;
+    m_sys->span = m_params.span.get();
+    m_sys->entries = m_params.entries.get()      ? m_params.entries.get()
+                     : m_sys->sparse_format == 1 ? 512
+                                                 : std::max(1u, m_sys->span / 128);
+    if (m_sys->entries < 8 && m_sys->sparse_format == 1)
+      throw core::ConfigError(fmt::format("flare.entries {}: a hash table of at least 8", m_sys->entries));
+    if (m_sys->span % 32)
+      throw core::ConfigError(fmt::format("flare.span {}: not a multiple of 32 elements", m_sys->span));
+    if (m_sys->sparse_format == 1 && (m_sys->entries & (m_sys->entries - 1)))
+      throw core::ConfigError(fmt::format("flare.entries {}: the hash table takes a power of 2", m_sys->entries));
+    if (m_job.elems > UINT32_MAX)
+      throw core::ConfigError(fmt::format("--bytes {}: a sparse vector has at most 2^32 elements", bytes));
+    m_job.block_elems = m_sys->span;
+  } else {
+    for (const core::ParamBase* p :
+         std::initializer_list<const core::ParamBase*>{&m_params.sparse_format, &m_params.span, &m_params.entries})
+      if (p->source()) throw core::ConfigError(fmt::format("{}: only with --sparse D (sparse vectors)", p->name()));
+  }
   m_job.fan_in = m_sys->hosts_per_leaf();
   // Switch memory: the blocks open at once (up to 2 windows: a host may start
   // the next group while the last one is answered) need a buffer each, at
@@ -200,6 +355,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                                           first.isa.get()));
     const uint32_t slot_bytes = buffer_bytes(i), fan_in = m_sys->fan_in(i);
     const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
+    // Sparse blocks are larger: unless given, the window is what the switch's scratchpads hold.
+    if (m_sparse && !m_params.window.source() && slots >= 2)
+      m_job.window = static_cast<uint32_t>(std::min<uint64_t>(m_job.window, slots / 2));
     if (!m_ring && 2 * uint64_t(m_job.window) > slots)
       throw core::ConfigError(fmt::format(
           "flare.window {}: up to {} blocks are open at once, {} holds {} block buffers ({} clusters x {} KiB "
@@ -207,7 +365,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
           m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
           s.name()));
     const uint64_t log_bytes = m_job.blocks() * fan_in * 2;
-    if (!m_ring && log_bytes > s.host_mem_MiB.get() << 20)
+    if (!m_ring && !m_sparse && log_bytes > s.host_mem_MiB.get() << 20)
       throw core::ConfigError(
           fmt::format("--bytes {}: the order log ({} B: 2 per contribution per block) does not "
                       "fit {}.host_mem_MiB ({} MiB)",
@@ -217,10 +375,11 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
 
   auto it = opt.kind_options.find("handlers");
   m_handler_file = it != opt.kind_options.end() ? it->second
-                                                : std::string(FABRICVP_HANDLER_DIR) + (m_ring    ? "/flare/forward.c"
-                                                                                       : m_tree  ? "/flare/tree.c"
-                                                                                       : m_multi ? "/flare/multiple.c"
-                                                                                                 : "/flare/dense.c");
+                                                : std::string(FABRICVP_HANDLER_DIR) + (m_ring     ? "/flare/forward.c"
+                                                                                       : m_sparse ? "/flare/sparse.c"
+                                                                                       : m_tree   ? "/flare/tree.c"
+                                                                                       : m_multi  ? "/flare/multiple.c"
+                                                                                                  : "/flare/dense.c");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
   std::vector<std::string> extra;
   std::string defines;
@@ -253,6 +412,13 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
 uint64_t FlareScenario::host_bytes(std::string& what) const {
   // Inputs and results of every host, and the packets in flight.
   const uint64_t v = m_job.elems * m_job.esize;
+  if (m_sparse) {  // pairs: a host's D x elems, its result up to min(1, hosts x D) x elems
+    const double in = m_density * double(m_job.elems) * 8,
+                 out = std::min(1.0, m_density * m_job.hosts) * m_job.elems * 8;
+    what = fmt::format("{} hosts' sparse inputs and results ({:g} % of {} elements nonzero)", m_job.hosts,
+                       m_density * 100, m_job.elems);
+    return static_cast<uint64_t>((in + out) * m_job.hosts) + m_job.blocks() * m_job.hosts * 96;
+  }
   what = fmt::format("{} hosts' inputs and results of {} bytes", m_job.hosts, v);
   return 2 * v * m_job.hosts + m_job.blocks() * m_job.hosts * 96;
 }
@@ -271,18 +437,40 @@ void FlareScenario::load() {
     const std::vector<uint32_t> cfg = m_sys->switch_config(i);
     if (auto at = m_image.symbol("flare_config"))
       s.write_handler_memory(*at, cfg.data(), static_cast<uint32_t>(cfg.size() * 4));
-    else if (m_sys->fat_tree() || m_multi)
+    else if (m_sys->fat_tree() || m_multi || m_sparse)
       throw core::ConfigError(
           fmt::format("{}: no flare_config (flare.h): the kernel cannot learn its place in the "
                       "fat tree or its buffers",
                       m_handler_file));
   }
   const uint64_t bytes = m_job.elems * m_job.esize;
-  for (uint32_t i = 0; i < m_job.hosts; ++i) {
+  for (uint32_t i = 0; m_sparse && i < m_job.hosts; ++i) m_sys->host[i]->start_sparse(m_job, sparse_input(i));
+  for (uint32_t i = 0; !m_sparse && i < m_job.hosts; ++i) {
     std::vector<uint8_t> in(bytes);
     core::random_elements(m_dtype, m_seed * 1000003 + i, in.data(), bytes, 0, m_job.hosts);
     m_sys->host[i]->start(m_job, std::move(in));
   }
+}
+
+std::vector<flare::Pair> FlareScenario::sparse_input(uint32_t host) const {
+  // Nonzero at independent positions with probability D: geometric gaps from the host's own generator.
+  std::mt19937_64 rng(m_seed * 1000003 + host);
+  std::vector<uint64_t> at;
+  const double l = std::log1p(-m_density);
+  auto gap = [&]() -> uint64_t {
+    if (m_density >= 1) return 0;
+    const double u = (double((rng() >> 11) + 1)) * 0x1p-53;  // (0, 1]
+    return static_cast<uint64_t>(std::min(std::floor(std::log(u) / l), double(m_job.elems)));
+  };
+  for (uint64_t e = gap(); e < m_job.elems; e += 1 + gap()) at.push_back(e);
+  std::vector<uint8_t> v(at.size() * m_job.esize);
+  core::random_elements(m_dtype, m_seed * 1000003 + host, v.data(), v.size(), 0, m_job.hosts);
+  std::vector<flare::Pair> out(at.size());
+  for (size_t k = 0; k < at.size(); ++k) {
+    out[k].index = static_cast<uint32_t>(at[k]);
+    std::memcpy(&out[k].value, &v[k * m_job.esize], m_job.esize);
+  }
+  return out;
 }
 
 double FlareScenario::fraction_done() const {
@@ -295,8 +483,15 @@ double FlareScenario::fraction_done() const {
 }
 
 void FlareScenario::finish() {
-  // host0's result (the check compares every host's with the reference)
-  const std::vector<uint8_t>& r = m_sys->host[0]->result();
+  // host0's result (the check compares every host's with the reference); sparse: (index, value) words
+  std::vector<uint8_t> pairs;
+  if (m_sparse)
+    for (uint64_t b = 0; b < m_job.blocks(); ++b)
+      for (const flare::Pair& p : m_sys->host[0]->sparse_result()[b]) {
+        const uint32_t w[2] = {static_cast<uint32_t>(b * m_job.block_elems + p.index), p.value};
+        pairs.insert(pairs.end(), reinterpret_cast<const uint8_t*>(w), reinterpret_cast<const uint8_t*>(w) + 8);
+      }
+  const std::vector<uint8_t>& r = m_sparse ? pairs : m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
                    std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
   for (const auto& s : m_sys->switches)
@@ -334,7 +529,9 @@ systems::Outcome FlareScenario::check() {
     for (const auto& h : m_sys->host)
       if (std::memcmp(&h->result()[e * es], &want, es) != 0) ++bad;
   };
-  if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
+  if (m_sparse) {
+    bad_order = check_sparse(bad);
+  } else if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
     for (uint32_t s = 0; s < n; ++s)
       for (uint64_t e = uint64_t(s) * m_job.elems / n; e < uint64_t(s + 1) * m_job.elems / n; ++e) {
         uint32_t acc = input(s, e);
@@ -410,14 +607,139 @@ systems::Outcome FlareScenario::check() {
   bool faults = false;
   for (const auto& s : m_sys->switches) faults = faults || !s->fault_log().empty();
   m_stats.mismatched_elements.set(bad);
-  out.verified = bad == 0 && errors == 0 && !faults;
-  if (bad_order)
+  out.verified = bad == 0 && errors == 0 && !faults && !(m_sparse && bad_order);
+  if (bad_order && m_sparse)
+    m_sys->log(core::Level::warn,
+               "{} sparse blocks whose order log is not a permutation of their contributions' packets: not verified",
+               bad_order);
+  else if (bad_order)
     m_sys->log(core::Level::warn,
                "{} reductions without an order log in their switch's host memory: their reference takes the "
                "contributions in order",
                bad_order);
   m_stats.verified.set(out.verified);
   return out;
+}
+
+uint64_t FlareScenario::check_sparse(uint64_t& bad) {
+  // Each switch's log (sparse.c): 8 bytes at host_mem + position x 8: block, sender | packet number << 16.
+  struct Entry {
+    uint32_t block = 0, word = 0;
+    bool set = false;
+  };
+  const size_t nsw = m_sys->switches.size();
+  std::vector<std::map<uint32_t, std::vector<uint32_t>>> order(nsw);  // [switch][block]: logged words, in order
+  for (size_t i = 0; i < nsw; ++i) {
+    std::vector<Entry> log;
+    const uint64_t base = m_sys->switches[i]->host_mem_addr.get();
+    for (const HostWrite& w : m_sys->switches[i]->host_write_log()) {
+      if (w.data.size() != 8 || w.addr < base || (w.addr - base) % 8) continue;
+      const uint64_t pos = (w.addr - base) / 8;
+      if (pos >= log.size()) log.resize(pos + 1);
+      std::memcpy(&log[pos].block, w.data.data(), 4);
+      std::memcpy(&log[pos].word, w.data.data() + 4, 4);
+      log[pos].set = true;
+    }
+    for (const Entry& e : log)
+      if (e.set) order[i][e.block].push_back(e.word);
+  }
+  const uint32_t n = m_job.hosts, H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get();
+  const uint32_t S = m_sys->spines.get();
+  uint64_t unusable = 0, flushes = 0, pairs_in = 0, pairs_out = 0;
+  // A host's packets of block b, as it sent them.
+  auto host_packets = [&](uint32_t h, uint64_t b) {
+    const flare::Host& host = *m_sys->host[h];
+    const uint64_t first = host.sparse_first(b), last = host.sparse_first(b + 1);
+    const uint64_t base = b * m_job.block_elems;
+    Packets out;
+    for (uint64_t k = first; k < last; k += flare::kSparsePairs) {
+      out.emplace_back();
+      for (uint64_t j = k; j < std::min(last, k + flare::kSparsePairs); ++j)
+        out.back().push_back(
+            {static_cast<uint32_t>(host.sparse_input()[j].index - base), host.sparse_input()[j].value});
+    }
+    if (out.empty()) out.emplace_back();
+    return out;
+  };
+  // Switch i's packets of block b, replaying its log over its senders' packets (`from` numbers them).
+  auto replay = [&](size_t i, uint64_t b, uint32_t from, const std::vector<Packets>& in, bool& ok) {
+    SparseStore store(m_job, m_sys->sparse_format, m_sys->span, m_sys->entries);
+    Packets out;
+    std::vector<std::vector<uint8_t>> applied(in.size());
+    for (size_t c = 0; c < in.size(); ++c) applied[c].assign(in[c].size(), 0);
+    size_t count = 0;
+    auto it = order[i].find(static_cast<uint32_t>(b));
+    if (it != order[i].end())
+      for (uint32_t word : it->second) {
+        const uint32_t who = (word & 0xffff) - from, seq = word >> 16, k = seq & (flare::kLast - 1);
+        if (who >= in.size() || k >= in[who].size() || applied[who][k] ||
+            bool(seq & flare::kLast) != (k + 1 == in[who].size())) {
+          ok = false;
+          continue;
+        }
+        applied[who][k] = 1;
+        ++count;
+        for (const flare::Pair& p : in[who][k]) store.put(p.index, p.value, out);
+      }
+    size_t all = 0;
+    for (const Packets& c : in) all += c.size();
+    if (count != all) ok = false;
+    store.finish(out);
+    flushes += store.flushes;
+    return out;
+  };
+  for (uint64_t b = 0; b < m_job.blocks(); ++b) {
+    bool ok = true;
+    Packets top;
+    if (!m_sys->fat_tree()) {
+      std::vector<Packets> in(n);
+      for (uint32_t h = 0; h < n; ++h) in[h] = host_packets(h, b);
+      top = replay(0, b, 0, in, ok);
+    } else {
+      std::vector<Packets> up(L);
+      for (uint32_t l = 0; l < L; ++l) {
+        std::vector<Packets> in(H);
+        for (uint32_t k = 0; k < H; ++k) in[k] = host_packets(l * H + k, b);
+        up[l] = replay(l, b, l * H, in, ok);
+      }
+      top = replay(L + b % S, b, 0, up, ok);
+    }
+    if (!ok) ++unusable;
+    // What every host does with the packets: the first of an offset stored, the others combined, in order.
+    std::map<uint32_t, uint32_t> want;
+    for (const auto& pk : top)
+      for (const flare::Pair& p : pk) {
+        auto [at, fresh] = want.emplace(p.index, p.value);
+        if (!fresh) at->second = combine(m_job, at->second, p.value);
+      }
+    // Integers: the order does not matter, so also the plain reduction of the inputs (independent of the replay).
+    if (m_job.dtype == kInt32 && m_job.op != kUser) {
+      std::map<uint32_t, uint32_t> plain;
+      for (uint32_t h = 0; h < n; ++h)
+        for (const auto& pk : host_packets(h, b))
+          for (const flare::Pair& p : pk) {
+            auto [at, fresh] = plain.emplace(p.index, p.value);
+            if (!fresh) at->second = combine(m_job, at->second, p.value);
+          }
+      if (plain != want) bad += std::max<size_t>(1, plain.size());
+    }
+    pairs_out += want.size();
+    std::vector<flare::Pair> expect;
+    expect.reserve(want.size());
+    for (const auto& [off, v] : want) expect.push_back({off, v});
+    for (const auto& h : m_sys->host) {
+      const std::vector<flare::Pair>& got = h->sparse_result()[b];
+      if (got == expect) continue;
+      size_t same = 0;
+      for (size_t k = 0; k < std::min(got.size(), expect.size()); ++k) same += got[k] == expect[k];
+      bad += std::max(got.size(), expect.size()) - same;
+    }
+  }
+  for (const auto& h : m_sys->host) pairs_in += h->sparse_input().size();
+  m_stats.sparse_flushes.set(flushes);
+  m_stats.sparse_pairs_in.set(pairs_in);
+  m_stats.sparse_pairs_out.set(pairs_out);
+  return unusable;
 }
 
 void FlareScenario::report(const systems::Outcome&) {
@@ -483,7 +805,12 @@ void FlareScenario::report(const systems::Outcome&) {
     const double tau = double(cycles) / double(runs);
     m_stats.ph_cycles_mean.set(tau);
     const double contributions_per_s = double(sw().nclusters()) * sw().ncores() * sw().clock_MHz.get() * 1e6 / tau;
-    m_stats.model_GBps.set(contributions_per_s / m_sys->hosts_per_leaf() * m_params.block_bytes.get() / 1e9);
+    // a contribution: a block (dense), or a packet of pairs of the mean size the hosts sent (sparse)
+    uint64_t packets = 0;
+    for (const auto& h : m_sys->host) packets += h->tx.packets.get();
+    const double payload = m_sparse ? (packets ? double(up - packets * flare::kHeaderBytes) / double(packets) : 0.0)
+                                    : double(m_params.block_bytes.get());
+    m_stats.model_GBps.set(contributions_per_s / m_sys->hosts_per_leaf() * payload / 1e9);
   }
   core::set_stats_end(end);
 }
@@ -500,16 +827,26 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
                                       "the switches, packets of up to {} B",
                                       m_job.hosts, m_job.elems * m_job.esize, core::dtype_name(m_dtype),
                                       m_params.op.get(), m_job.hosts - 1, m_params.block_bytes.get()));
+  else if (m_sparse)
+    out.line("allreduce",
+             fmt::format("{} hosts x {} elements of {} ({}), {:g} % nonzero: {} blocks of {} elements, store {} "
+                         "({} B per block), window {}{}",
+                         m_job.hosts, m_job.elems, core::dtype_name(m_dtype), m_params.op.get(), m_density * 100,
+                         m_job.blocks(), m_sys->span, m_params.sparse_format.get(), buffer_bytes(0), m_job.window,
+                         m_job.stagger ? ", staggered" : ""));
   else
     out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}, {}), {} blocks of {} B, window {}{}", m_job.hosts,
                                       m_job.elems * m_job.esize, core::dtype_name(m_dtype), m_params.op.get(),
                                       m_params.algorithm.get(), m_job.blocks(), m_params.block_bytes.get(),
                                       m_job.window, m_job.stagger ? ", staggered" : ""));
-  out.line("result", outcome.verified
-                         ? (m_ring   ? "every host's result equals the reference (bit for bit, the ring's order)"
-                            : m_tree ? "every host's result equals the reference (bit for bit, fixed tree order)"
-                                     : "every host's result equals the reference (bit for bit, in the switch's order)")
-                         : fmt::format("NOT verified: {} mismatched elements", m_stats.mismatched_elements.get()));
+  out.line("result",
+           outcome.verified
+               ? (m_ring     ? "every host's result equals the reference (bit for bit, the ring's order)"
+                  : m_tree   ? "every host's result equals the reference (bit for bit, fixed tree order)"
+                  : m_sparse ? "every host's result equals the reference (bit for bit, the switches' stores replayed "
+                               "in their order)"
+                             : "every host's result equals the reference (bit for bit, in the switch's order)")
+               : fmt::format("NOT verified: {} mismatched elements", m_stats.mismatched_elements.get()));
   out.line("completion",
            fmt::format("{:.3f} us: algbw {:.2f} GB/s, busbw {:.2f} GB/s", m_stats.simulated_ps.get() / 1e6,
                        m_stats.algbw_GBps.get(), m_stats.busbw_GBps.get()));
@@ -518,6 +855,15 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
       fmt::format("{} B up, {} B down (all host links){}", m_stats.wire_bytes_up.get(), m_stats.wire_bytes_down.get(),
                   m_sys->fat_tree() ? fmt::format("; {} B between leaves and spines", m_stats.wire_bytes_fabric.get())
                                     : std::string()));
+  if (m_sparse)
+    out.line("sparse",
+             fmt::format("{} pairs sent by the hosts, {} in each host's result (fill-in {:.2f}x a host's); "
+                         "{} flushes of a full store",
+                         m_stats.sparse_pairs_in.get(), m_stats.sparse_pairs_out.get(),
+                         m_stats.sparse_pairs_in.get() ? double(m_stats.sparse_pairs_out.get()) * m_job.hosts /
+                                                             double(m_stats.sparse_pairs_in.get())
+                                                       : 0.0,
+                         m_stats.sparse_flushes.get()));
   if (!m_ring)
     out.line("memory", fmt::format("open blocks: peak {} (the window's bound {}), mean {:.1f} = throughput x "
                                    "residence {:.0f} ns (Little); working memory peak {} B",
@@ -569,7 +915,7 @@ const bool flare_registered = systems::register_kind(
                   {"flare"},
                   false,
                   [](const systems::RunOptions&) { return std::make_unique<FlareScenario>(); },
-                  {"handlers", "ph", "operator"}});
+                  {"handlers", "ph", "operator", "sparse"}});
 }  // namespace
 
 }  // namespace fabricvp::pspin

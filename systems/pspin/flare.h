@@ -42,10 +42,13 @@ class FlareSystem : public core::Module {
   bool fat_tree() const { return leaves.get() > 0; }
   /// Buffers per block the kernels use (the multiple-buffers variant; set before load).
   uint32_t buffers = 1;
+  /// The sparse kernel's store (flare.h FLARE_ARRAY ..), elements per block and entries (set before load).
+  uint32_t sparse_format = 0, span = 0, entries = 0;
   uint32_t hosts_per_leaf() const { return fat_tree() ? hosts.get() / leaves.get() : hosts.get(); }
   /// Contributions a block takes at switch i: the leaves at a spine, else the hosts of a switch.
   uint32_t fan_in(uint32_t i) const;
-  /// What the switch's kernels find in flare_switch_t (role, index, down, spines, leaves, buffers).
+  /// What the switch's kernels find in flare_switch_t (role, index, down, spines, leaves, buffers, format, span,
+  /// entries).
   std::vector<uint32_t> switch_config(uint32_t i) const;
 
  private:
@@ -77,10 +80,37 @@ struct FlareParams {
                               {"sum", "min", "max", "user"}};
   core::Param<uint32_t> block_bytes{
       "flare", "block_bytes", 1024, "bytes", "payload of one block (one packet per block)", 4u, 1024u};
-  core::Param<uint32_t> window{
-      "flare", "window", 64, "blocks", "blocks each host keeps in flight (sent, result not back)", 1u, 1u << 20};
+  core::Param<uint32_t> window{"flare",
+                               "window",
+                               64,
+                               "blocks",
+                               "blocks each host keeps in flight (sent, result not back; with --sparse and not given: "
+                               "at most half the block buffers the switch scratchpads hold)",
+                               1u,
+                               1u << 20};
   core::Param<bool> stagger{"flare", "stagger", false, "",
                             "each host sends each group of `window` blocks from offset host x window / hosts"};
+  core::Param<std::string> sparse_format{
+      "flare",
+      "sparse_format",
+      "hash",
+      "",
+      "with --sparse: the switch's store of a block's pairs (sw/handlers/flare/sparse.c): array (a value per element "
+      "of the block's range; never full), hash (flare.entries entries, full at 3/4), twolevel (a directory of "
+      "32-element chunks over a pool of flare.entries chunks); a full store is flushed to the receivers",
+      {"array", "hash", "twolevel"}};
+  core::Param<uint32_t> span{
+      "flare", "span",  4096, "elements", "with --sparse: elements per block (its index range, a multiple of 32)",
+      32u,     1u << 20};
+  core::Param<uint32_t> entries{
+      "flare",
+      "entries",
+      0,
+      "entries",
+      "with --sparse: hash entries (a power of 2; 0: 512) or two-level chunks (0: a quarter of "
+      "the block's span / 32)",
+      0u,
+      65535u};
 };
 
 struct FlareStats {
@@ -113,6 +143,12 @@ struct FlareStats {
                                  "the cores' bandwidth K / tau x block bytes (seed 004's model), per host"};
   core::Value<uint64_t> mismatched_elements{nullptr, "workload", "mismatched_elements", "elements",
                                             "elements of the hosts' results that differ from the reference"};
+  core::Value<uint64_t> sparse_pairs_in{nullptr, "workload", "sparse_pairs_in", "pairs",
+                                        "--sparse: nonzero elements the hosts sent (all hosts)"};
+  core::Value<uint64_t> sparse_pairs_out{nullptr, "workload", "sparse_pairs_out", "pairs",
+                                         "--sparse: nonzero elements of the result (each host's)"};
+  core::Value<uint64_t> sparse_flushes{nullptr, "workload", "sparse_flushes", "flushes",
+                                       "--sparse: times a block's store was full and flushed on (all switches)"};
   core::Value<bool> verified{nullptr, "workload", "verified", "",
                              "every host has every block, equal to the reference, no fault"};
 };
@@ -140,6 +176,8 @@ class FlareScenario : public systems::Scenario {
   Switch& sw() { return *m_sys->switches[0]; }
   uint64_t l2_peak() const;                 // the highest L2 packet buffer peak of the switches
   uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
+  std::vector<flare::Pair> sparse_input(uint32_t host) const;
+  uint64_t check_sparse(uint64_t& bad);  // the sparse reference; returns the blocks whose log is unusable
   std::unique_ptr<FlareSystem> m_sys;
   FlareParams m_params;
   FlareStats m_stats;
@@ -148,7 +186,8 @@ class FlareScenario : public systems::Scenario {
   flare::Job m_job;
   core::Dtype m_dtype = core::Dtype::fp32;
   uint64_t m_seed = 1;
-  bool m_tree = false, m_ring = false, m_multi = false;
+  bool m_tree = false, m_ring = false, m_multi = false, m_sparse = false;
+  double m_density = 1.0;
   void* m_operator = nullptr;  // dlopen handle of the user operator (the host reference's)
   std::string m_out_dir;
 };

@@ -20,14 +20,34 @@ enum { FLARE_SUM = 0, FLARE_MIN = 1, FLARE_MAX = 2, FLARE_USER = 3 };
 #define FLARE_MAX_HOSTS 256u
 #define FLARE_MAX_BLOCK_BYTES 1024u /* payload of one block */
 
+/* Sparse blocks (flare.h flare_sparse_slot_t, sparse.c): block b is the index
+   range [b x span, (b + 1) x span) of the vector; a sender sends its nonzero
+   elements of the range as (offset in the range, value) pairs of two 32-bit
+   words (a 16-bit value in the low half), in offset order, up to
+   FLARE_SPARSE_PAIRS per packet, at least one packet (count 0 if it has
+   none). Its packets are numbered 0, 1, .. in `seq`, the last one or'ed with
+   FLARE_LAST. A packet weighs 1, the last FLARE_UNIT - its number, so a
+   sender's packets weigh FLARE_UNIT together and a block is complete when
+   the weights applied reach contributions x FLARE_UNIT, whatever the order
+   the cores applied them in. */
+#define FLARE_SPARSE 0x80u /* flare_hdr_t.dtype: the payload is (offset, value) pairs */
+#define FLARE_DTYPE 0x0fu  /* flare_hdr_t.dtype: the element type */
+#define FLARE_LAST 0x8000u
+#define FLARE_UNIT 0x8000u
+#define FLARE_SPARSE_PAIRS 128u
+static inline uint32_t flare_weight(uint16_t seq) {
+  return (seq & FLARE_LAST) ? FLARE_UNIT - (seq & (FLARE_LAST - 1u)) : 1u;
+}
+
 typedef struct {
-  uint32_t reduction; /* the allreduce this block belongs to */
+  uint16_t reduction; /* the allreduce this block belongs to */
+  uint16_t seq;       /* sparse: the packet's number among its sender's for this block, | FLARE_LAST on the last; dense: 0 */
   uint32_t block;     /* block index in the vector */
   uint16_t host;      /* the sender (its switch port), or FLARE_FROM_SWITCH */
   uint16_t hosts;     /* contributions the block takes */
-  uint8_t dtype;      /* FLARE_INT32 | FLARE_FP32 | FLARE_FP16 | FLARE_BF16 */
-  uint8_t op;         /* FLARE_SUM | FLARE_MIN | FLARE_MAX */
-  uint16_t count;     /* elements in the payload */
+  uint8_t dtype;      /* FLARE_INT32 | FLARE_FP32 | FLARE_FP16 | FLARE_BF16, | FLARE_SPARSE */
+  uint8_t op;         /* FLARE_SUM | FLARE_MIN | FLARE_MAX | FLARE_USER */
+  uint16_t count;     /* elements in the payload (sparse: (index, value) pairs) */
 } __attribute__((__packed__)) flare_hdr_t;
 
 _Static_assert(sizeof(flare_hdr_t) == 16, "flare_hdr_t is 16 bytes");
@@ -46,7 +66,11 @@ typedef struct {
   uint32_t spines;  /* leaf: uplinks on ports down .. down + spines - 1 */
   uint32_t leaves;  /* leaf: contributions a block takes at the spine */
   uint32_t buffers; /* the multiple-buffers variant: buffers per block (1 .. FLARE_MAX_BUFFERS) */
+  uint32_t format;  /* sparse: FLARE_ARRAY | FLARE_HASH | FLARE_TWOLEVEL */
+  uint32_t span;    /* sparse: elements per block (a multiple of 32) */
+  uint32_t entries; /* sparse: hash entries (a power of 2), or two-level chunks */
 } flare_switch_t;
+enum { FLARE_ARRAY = 0, FLARE_HASH = 1, FLARE_TWOLEVEL = 2 };
 
 /* The kernel's copy, in its L2 handler data: the system writes it (by this
    symbol) before the run; all zero (a single switch) if it does not. */
@@ -115,3 +139,40 @@ _Static_assert(sizeof(flare_multi_slot_t) == 636, "flare_multi_slot_t's header i
 
 static inline uint32_t flare_multi_slot_bytes(uint32_t buffers) { return 636u + buffers * FLARE_MAX_BLOCK_BYTES; }
 
+
+/* The sparse kernel's block (sw/handlers/flare/sparse.c), one per open block
+   in its home cluster's scratchpad: the header words, the packet it sends
+   (up to FLARE_SPARSE_PAIRS pairs at a time), the log entry of the
+   contribution being applied, then the store of the reduced pairs:
+   - FLARE_ARRAY: a value per element of the range and a presence bit each
+     (span x 4 + span / 8 bytes; it never fills);
+   - FLARE_HASH: `entries` (offset + 1, value) entries, linear probing from
+     (offset x 2654435761) >> (32 - log2 entries); full at 3/4 of them;
+   - FLARE_TWOLEVEL: a directory of one 16-bit entry per 32 elements of the
+     range (0, or the chunk that holds them + 1), over a pool of `entries`
+     chunks of a presence word and 32 values; full when no chunk is left.
+   A full store is flushed: its pairs go on as they would at the end (in the
+   store's order: offsets for the array and the two levels, table slots for
+   the hash), each packet weighing 1, and the receiver (the spine, or every
+   host) reduces them with the rest. flare_sparse_slot_bytes() bytes. */
+typedef struct {
+  volatile uint32_t lock;    /* futex */
+  volatile uint32_t arrived; /* weights applied */
+  volatile uint32_t block;   /* the block it holds, + 1 (0: free) */
+  uint32_t sent;             /* packets it sent for the block (flushes and the end) */
+  uint32_t used;             /* hash: entries in use; two-level: chunks in use */
+  uint32_t out;              /* pairs in the packet being filled */
+  uint32_t logent[2];        /* block, host | seq << 16 */
+  pkt_hdr_t pkt;
+  flare_hdr_t hdr;
+  uint32_t pairs[2 * FLARE_SPARSE_PAIRS];
+  uint32_t store[];
+} __attribute__((__packed__, aligned(4))) flare_sparse_slot_t;
+
+_Static_assert(sizeof(flare_sparse_slot_t) == 1100, "flare_sparse_slot_t's header is 1100 bytes");
+
+static inline uint32_t flare_sparse_slot_bytes(uint32_t format, uint32_t span, uint32_t entries) {
+  if (format == FLARE_ARRAY) return 1100u + span * 4u + span / 8u;
+  if (format == FLARE_HASH) return 1100u + entries * 8u;
+  return 1100u + (span / 32u + 1u) / 2u * 4u + entries * 33u * 4u;
+}

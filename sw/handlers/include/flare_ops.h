@@ -83,9 +83,11 @@ static inline uint16_t flare_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
-static inline uint32_t flare_esize(uint8_t dtype) { return dtype >= FLARE_FP16 ? 2u : 4u; }
-/* The block's payload in bytes, and in (whole, for copies) words. */
-static inline uint32_t flare_bytes(const flare_hdr_t *h) { return (uint32_t)h->count * flare_esize(h->dtype); }
+static inline uint32_t flare_esize(uint8_t dtype) { return (dtype & FLARE_DTYPE) >= FLARE_FP16 ? 2u : 4u; }
+/* The block's payload in bytes (sparse: 8 per pair), and in (whole, for copies) words. */
+static inline uint32_t flare_bytes(const flare_hdr_t *h) {
+  return (uint32_t)h->count * ((h->dtype & FLARE_SPARSE) ? 8u : flare_esize(h->dtype));
+}
 static inline uint32_t flare_words(const flare_hdr_t *h) { return (flare_bytes(h) + 3u) / 4u; }
 
 static inline void combine16(uint8_t dtype, uint8_t op, uint16_t *acc, const uint16_t *in, uint32_t n) {
