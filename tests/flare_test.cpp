@@ -6,10 +6,13 @@
 // the contention on the blocks' buffers.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -385,6 +388,97 @@ TEST(Flare, TheFatTreeExperimentMeasuresTheTrafficAgainstTheRing) {
   EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-fattree.png"));
 }
 
+// Host h's sparse input as the run makes it (seed 1): nonzero with probability d at geometric gaps, values from
+// the dtype's seeded generator.
+std::map<uint32_t, int32_t> sparse_input(uint32_t h, uint32_t hosts, uint64_t elems, double d) {
+  std::mt19937_64 rng(1 * 1000003 + h);
+  const double l = std::log1p(-d);
+  auto gap = [&]() -> uint64_t {
+    const double u = (double((rng() >> 11) + 1)) * 0x1p-53;
+    return static_cast<uint64_t>(std::min(std::floor(std::log(u) / l), double(elems)));
+  };
+  std::vector<uint64_t> at;
+  for (uint64_t e = gap(); e < elems; e += 1 + gap()) at.push_back(e);
+  std::vector<uint8_t> v(at.size() * 4);
+  fabricvp::core::random_elements(fabricvp::core::Dtype::int32, 1 * 1000003 + h, v.data(), v.size(), 0, hosts);
+  std::map<uint32_t, int32_t> out;
+  for (size_t k = 0; k < at.size(); ++k) std::memcpy(&out[static_cast<uint32_t>(at[k])], &v[4 * k], 4);
+  return out;
+}
+
+TEST(Flare, SparseBlocksInEveryStoreAndTypeEqualTheReferenceAlsoWhenTheStoreFills) {
+  TempDir dir;
+  const uint32_t hosts = 4;
+  const uint64_t elems = 8192;
+  // Small stores: the hash (16 entries, full at 12) and the two levels (2 chunks of 32) flush many times.
+  for (const char* format : {"array", "hash", "twolevel"}) {
+    const std::string small = std::string(format) == "hash"       ? " -p flare.entries=16"
+                              : std::string(format) == "twolevel" ? " -p flare.entries=2"
+                                                                  : "";
+    for (const char* dtype : {"int32", "fp32", "fp16"}) {
+      const std::string out = dir / (std::string(format) + dtype);
+      const uint32_t es = std::string(dtype) == "fp16" ? 2 : 4;
+      const auto r =
+          sh("run " + kPlatform + four_hosts() + " --bytes " + std::to_string(elems * es) + " --dtype " + dtype +
+             " --sparse 0.05 -p flare.span=1024 -p flare.sparse_format=" + format + small + " -q -o " + out);
+      ASSERT_EQ(r.code, 0) << format << " " << dtype << "\n" << r.out;
+      const auto stats = fabricvp::test::load_json(out + "/stats.json");
+      EXPECT_EQ(stats["workload"]["verified"], true) << format << " " << dtype;
+      EXPECT_EQ(stats["workload"]["blocks"], 8);
+      if (std::string(format) == "array")
+        EXPECT_EQ(stats["workload"]["sparse_flushes"], 0);
+      else
+        EXPECT_GT(stats["workload"]["sparse_flushes"].get<uint64_t>(), 8u) << format << " " << dtype;
+      if (std::string(dtype) != "int32") continue;
+      // The integer sum, independently: result.bin holds host0's (index, value) words in index order.
+      std::map<uint32_t, int32_t> want;
+      uint64_t sent = 0;
+      for (uint32_t h = 0; h < hosts; ++h)
+        for (const auto& [i, v] : sparse_input(h, hosts, elems, 0.05)) {
+          want[i] = static_cast<int32_t>(static_cast<uint32_t>(want[i]) + static_cast<uint32_t>(v));
+          ++sent;
+        }
+      EXPECT_EQ(stats["workload"]["sparse_pairs_in"], sent);
+      const auto got = file_bytes(out + "/result.bin");
+      ASSERT_EQ(got.size(), want.size() * 8) << format;
+      size_t k = 0;
+      for (const auto& [i, v] : want) {
+        uint32_t w[2];
+        std::memcpy(w, &got[8 * k++], 8);
+        ASSERT_EQ(w[0], i) << format;
+        ASSERT_EQ(static_cast<int32_t>(w[1]), v) << format << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(Flare, SparseBlocksAggregateAtTheLeavesThenTheSpinesAndAWrongStoreIsCaught) {
+  TempDir dir;
+  const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml";
+  auto r = sh("run " + tree + " -p sys.hosts=16 -p sys.leaves=4 -p sys.spines=2 -p sys.leaf*.ports=6 -p " +
+              "sys.spine*.ports=4 --bytes 64KiB --dtype bf16 -p flare.op=max --sparse 0.01 -p flare.span=2048 " +
+              "-p flare.sparse_format=hash -p flare.entries=64 -q -o " + (dir / "t"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto stats = fabricvp::test::load_json(dir / "t/stats.json");
+  EXPECT_EQ(stats["workload"]["verified"], true);
+  EXPECT_GT(stats["workload"]["wire_bytes_fabric"].get<uint64_t>(), 0u);
+  // The array store replacing an element instead of combining it: the run's check fails.
+  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/sparse.c");
+  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "sparse_apply(h, &val[off], v);";
+  const size_t at = src.find(from);
+  ASSERT_NE(at, std::string::npos);
+  src.replace(at, from.size(), "val[off] = v;");
+  const std::string wrong = dir / "wrong.c";
+  std::ofstream(wrong) << src;
+  r = sh("run " + kPlatform + four_hosts() + " --bytes 16KiB --dtype int32 --sparse 0.1 -p flare.span=1024 " +
+         "-p flare.sparse_format=array --handlers " + wrong + " -q -o " + (dir / "w"));
+  EXPECT_NE(r.code, 0) << r.out;
+  stats = fabricvp::test::load_json(dir / "w/stats.json");
+  EXPECT_EQ(stats["workload"]["verified"], false);
+  EXPECT_GT(stats["workload"]["mismatched_elements"].get<uint64_t>(), 0u);
+}
+
 TEST(Flare, BadSettingsAreClearErrors) {
   TempDir dir;
   auto run = [&](const std::string& args) { return sh("run " + kPlatform + args + " -q -o " + (dir / "o")); };
@@ -413,6 +507,22 @@ TEST(Flare, BadSettingsAreClearErrors) {
   r = run(" -p flare.op=prod");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("flare.op"), std::string::npos) << r.out;
+  for (const char* d : {"0", "1.5", "x", "0.1x", ""}) {
+    r = run(std::string(" --sparse '") + d + "'");
+    EXPECT_NE(r.out.find(std::string("--sparse '") + d + "': expected the share of each host's elements"),
+              std::string::npos)
+        << r.out;
+  }
+  r = run(" -p flare.sparse_format=array");
+  EXPECT_NE(r.out.find("flare.sparse_format: only with --sparse D"), std::string::npos) << r.out;
+  r = run(" --sparse 0.1 -p flare.entries=100");
+  EXPECT_NE(r.out.find("flare.entries 100: the hash table takes a power of 2"), std::string::npos) << r.out;
+  r = run(" --sparse 0.1 -p flare.span=100");
+  EXPECT_NE(r.out.find("flare.span 100: not a multiple of 32 elements"), std::string::npos) << r.out;
+  r = run(" --sparse 0.1 -p flare.algorithm=tree");
+  EXPECT_NE(r.out.find("flare.algorithm tree: with --sparse the blocks are reduced by the sparse kernel"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace
