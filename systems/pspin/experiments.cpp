@@ -153,57 +153,76 @@ int flare_scale(const ExperimentOptions& opt) {
   return 0;
 }
 
-// flare-fattree: in-network against the host ring on the 64-host fat tree: time and bytes on the wire
-// (sweeps/experiments/flare-fattree.yaml).
+// flare-fattree: in-network (dense kernels, and the sparse kernel on sparse gradients) against the host ring on
+// the 64-host fat tree: time and bytes on the wire (sweeps/experiments/flare-fattree.yaml).
 int flare_fattree(const ExperimentOptions& opt) {
   const systems::SweepResult r = systems::run_experiment_sweep(opt);
-  const std::vector<std::string> sizes = systems::values_of(r.spec, "--bytes");
-  const std::vector<std::string> algs = systems::values_of(r.spec, "flare.algorithm");
-  if (r.jobs.size() != sizes.size() * algs.size() || std::find(algs.begin(), algs.end(), "ring") == algs.end())
-    throw core::ConfigError(
-        fmt::format("{}: flare-fattree takes the axes --bytes x flare.algorithm, ring among them", r.spec.file));
+  auto param = [](const systems::SweepPoint& p, const std::string& key) {
+    for (const auto& [k, v] : p.params)
+      if (k == key) return v;
+    return std::string();
+  };
+  // Each point: its size, and its kernel (flare.algorithm, or "sparse D" with --sparse).
+  std::vector<std::string> sizes, labels;
+  for (const systems::SweepPoint& p : r.points) {
+    sizes.push_back(param(p, "--bytes"));
+    const std::string d = param(p, "--sparse");
+    labels.push_back(d.empty() ? param(p, "flare.algorithm") : "sparse " + d);
+    if (sizes.back().empty() || labels.back().empty())
+      throw core::ConfigError(
+          fmt::format("{}: flare-fattree takes --bytes and flare.algorithm (or --sparse) at every point", r.spec.file));
+  }
   fmt::print(
       "Flare on the 64-host fat tree (8 leaves of 8 hosts, 1 spine, 100 Gbit/s), fp32 sum, staggered\n"
-      "{:>8} {:>9} {:>14} {:>11} {:>16} {:>16} {:>12}\n",
+      "{:>10} {:>13} {:>14} {:>11} {:>16} {:>16} {:>12}\n",
       "size", "kernel", "completion us", "algbw GB/s", "host links B", "leaf-spine B", "ring / this");
-  nlohmann::json out = {{"experiment", "flare-fattree"},
-                        {"platform", "flare-fattree-64.yaml"},
-                        {"definition",
-                         "host links B = bytes sent by the hosts + bytes they received; leaf-spine B = bytes on the "
-                         "links between leaves and spine (both directions); ring / this = the ring's host-link bytes "
-                         "over this run's"}};
+  nlohmann::json out = {
+      {"experiment", "flare-fattree"},
+      {"platform", "flare-fattree-64.yaml"},
+      {"definition",
+       "host links B = bytes sent by the hosts + bytes they received; leaf-spine B = bytes on the links between "
+       "leaves and spine (both directions); ring / this = the ring's host-link bytes over this run's, at the same "
+       "size; sparse D: a share D of each host's elements nonzero, reduced by the sparse kernel"}};
   systems::Chart chart{"Flare on the 64-host fat tree: bytes on the host links (seed 004)", "kernel",
                        "bytes on the host links", "size"};
-  size_t i = 0;
-  for (const std::string& size : sizes) {
-    const size_t ring = i + static_cast<size_t>(std::find(algs.begin(), algs.end(), "ring") - algs.begin());
-    const nlohmann::json& rw = r.jobs[ring].result["workload"];
-    const double ring_bytes = rw["wire_bytes_up"].get<double>() + rw["wire_bytes_down"].get<double>();
-    systems::Series se{size, {}, {}};
-    for (size_t a = 0; a < algs.size(); ++a, ++i) {
-      const nlohmann::json& w = r.jobs[i].result["workload"];
-      if (!w["verified"].get<bool>()) throw std::runtime_error("unverified run in the flare-fattree experiment");
-      const double host = w["wire_bytes_up"].get<double>() + w["wire_bytes_down"].get<double>();
-      fmt::print("{:>8} {:>9} {:>14.1f} {:>11.3f} {:>16.0f} {:>16} {:>12.2f}\n", size, algs[a],
-                 w["simulated_ps"].get<uint64_t>() / 1e6, w["algbw_GBps"].get<double>(), host,
-                 w["wire_bytes_fabric"].get<uint64_t>(), ring_bytes / host);
-      out["points"].push_back({{"bytes", size},
-                               {"algorithm", algs[a]},
-                               {"simulated_ps", w["simulated_ps"]},
-                               {"algbw_GBps", w["algbw_GBps"]},
-                               {"host_link_bytes", host},
-                               {"fabric_bytes", w["wire_bytes_fabric"]},
-                               {"ring_over_this", ring_bytes / host}});
-      se.x.push_back(static_cast<double>(a));
-      se.y.push_back(host);
-    }
-    chart.series.push_back(std::move(se));
+  auto host_bytes = [](const nlohmann::json& w) {
+    return w["wire_bytes_up"].get<double>() + w["wire_bytes_down"].get<double>();
+  };
+  std::vector<std::string> categories;
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    const nlohmann::json& w = r.jobs[i].result["workload"];
+    if (!w["verified"].get<bool>()) throw std::runtime_error("unverified run in the flare-fattree experiment");
+    double ring_bytes = 0;
+    for (size_t j = 0; j < r.jobs.size(); ++j)
+      if (sizes[j] == sizes[i] && labels[j] == "ring") ring_bytes = host_bytes(r.jobs[j].result["workload"]);
+    const double host = host_bytes(w);
+    fmt::print("{:>10} {:>13} {:>14.1f} {:>11.3f} {:>16.0f} {:>16} {:>12}\n", sizes[i], labels[i],
+               w["simulated_ps"].get<uint64_t>() / 1e6, w["algbw_GBps"].get<double>(), host,
+               w["wire_bytes_fabric"].get<uint64_t>(),
+               ring_bytes > 0 ? fmt::format("{:.2f}", ring_bytes / host) : std::string("-"));
+    nlohmann::json point = {{"bytes", sizes[i]},
+                            {"kernel", labels[i]},
+                            {"simulated_ps", w["simulated_ps"]},
+                            {"algbw_GBps", w["algbw_GBps"]},
+                            {"host_link_bytes", host},
+                            {"fabric_bytes", w["wire_bytes_fabric"]}};
+    if (ring_bytes > 0) point["ring_over_this"] = ring_bytes / host;
+    out["points"].push_back(point);
+    auto c = std::find(categories.begin(), categories.end(), labels[i]);
+    if (c == categories.end()) c = categories.insert(categories.end(), labels[i]);
+    auto se = std::find_if(chart.series.begin(), chart.series.end(),
+                           [&](const systems::Series& x) { return x.label == sizes[i]; });
+    if (se == chart.series.end()) se = chart.series.insert(chart.series.end(), systems::Series{sizes[i], {}, {}});
+    se->x.push_back(static_cast<double>(c - categories.begin()));
+    se->y.push_back(host);
   }
-  chart.categories = algs;
+  chart.categories = categories;
   chart.bars = true;
   fmt::print(
       "\nThe slides claim about 2x less traffic for in-network aggregation: 2 (n - 1) / n = {:.2f} for 64 "
-      "hosts, measured above.\nThe in-network runs are slower here: docs/flare.md (flare-scale) says why.\n",
+      "hosts, measured above.\nSparse blocks carry (index, value) pairs: 8 bytes per nonzero element, and the "
+      "result fills in (docs/flare.md).\nThe in-network runs are slower here: docs/flare.md (flare-scale) says "
+      "why.\n",
       2.0 * 63 / 64);
   systems::save_result(opt, out, chart);
   return 0;
