@@ -183,8 +183,8 @@ int flare_fattree(const ExperimentOptions& opt) {
        "host links B = bytes sent by the hosts + bytes they received; leaf-spine B = bytes on the links between "
        "leaves and spine (both directions); ring / this = the ring's host-link bytes over this run's, at the same "
        "size; sparse D: a share D of each host's elements nonzero, reduced by the sparse kernel"}};
-  systems::Chart chart{"Flare on the 64-host fat tree: bytes on the host links (seed 004)", "kernel",
-                       "bytes on the host links", "size"};
+  systems::Chart chart{"Flare on the 64-host fat tree: traffic on the host links (seed 004)", "kernel",
+                       "host-link bytes / (64 x vector bytes)", "size"};
   auto host_bytes = [](const nlohmann::json& w) {
     return w["wire_bytes_up"].get<double>() + w["wire_bytes_down"].get<double>();
   };
@@ -214,7 +214,9 @@ int flare_fattree(const ExperimentOptions& opt) {
                            [&](const systems::Series& x) { return x.label == sizes[i]; });
     if (se == chart.series.end()) se = chart.series.insert(chart.series.end(), systems::Series{sizes[i], {}, {}});
     se->x.push_back(static_cast<double>(c - categories.begin()));
-    se->y.push_back(host);
+    // the vector's bytes: algbw (GB/s = bytes/ns) x completion
+    const double vector = w["algbw_GBps"].get<double>() * w["simulated_ps"].get<double>() / 1000.0;
+    se->y.push_back(vector > 0 ? host / (64.0 * vector) : 0.0);
   }
   chart.categories = categories;
   chart.bars = true;
