@@ -380,11 +380,14 @@ TEST(Flare, TheFatTreeExperimentMeasuresTheTrafficAgainstTheRing) {
   const auto r = sh("experiment flare-fattree --quick -o " + (dir / "x"));
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = fabricvp::test::load_json(dir / "x/flare-fattree.json");
-  ASSERT_EQ(j["points"].size(), 2u);  // 64 KiB: single, ring
+  ASSERT_EQ(j["points"].size(), 3u);  // 64 KiB: single, ring, and the sparse kernel at 0.2 %
   // 64 blocks of 1068 bytes up and down per host in-network; the ring 2 x 63 steps of 1/64 of the vector
   EXPECT_EQ(j["points"][0]["host_link_bytes"].get<double>(), 2.0 * 64 * 64 * 1068);
   EXPECT_NEAR(j["points"][0]["ring_over_this"].get<double>(), 2.0 * 63 / 64, 0.01);
   EXPECT_EQ(j["points"][1]["ring_over_this"].get<double>(), 1.0);
+  // 33 pairs of 8 bytes per host where the ring moves 64 KiB: far less traffic, even with the result's fill-in
+  EXPECT_EQ(j["points"][2]["kernel"], "sparse 0.002");
+  EXPECT_GT(j["points"][2]["ring_over_this"].get<double>(), 8.0);
   EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-fattree.png"));
 }
 
