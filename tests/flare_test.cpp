@@ -482,6 +482,52 @@ TEST(Flare, SparseBlocksAggregateAtTheLeavesThenTheSpinesAndAWrongStoreIsCaught)
   EXPECT_GT(stats["workload"]["mismatched_elements"].get<uint64_t>(), 0u);
 }
 
+// A small data-parallel workload: 3 layers whose weight gradients are all-reduced (24, 20000 and 40000 bytes).
+std::string small_workload(const std::string& dir, const char* comm = "ALLREDUCE") {
+  const std::string path = dir + "/small.yaml";
+  std::ofstream(path) << "workload:\n  parallelism: DATA\n  layers:\n"
+                      << "    - name: conv1\n      fwd: {compute_ns: 2000, comm: NONE, bytes: 0}\n"
+                      << "      ig: {compute_ns: 0, comm: NONE, bytes: 0}\n"
+                      << "      wg: {compute_ns: 2000, comm: ALLREDUCE, bytes: 24}\n      update_ns: 10\n"
+                      << "    - name: conv2\n      fwd: {compute_ns: 3000, comm: NONE, bytes: 0}\n"
+                      << "      ig: {compute_ns: 3000, comm: NONE, bytes: 0}\n"
+                      << "      wg: {compute_ns: 3000, comm: " << comm << ", bytes: 20000}\n      update_ns: 10\n"
+                      << "    - name: fc\n      fwd: {compute_ns: 1000, comm: NONE, bytes: 0}\n"
+                      << "      ig: {compute_ns: 1000, comm: NONE, bytes: 0}\n"
+                      << "      wg: {compute_ns: 1000, comm: ALLREDUCE, bytes: 40000}\n      update_ns: 10\n";
+  return path;
+}
+
+TEST(Flare, ATrainingWorkloadRunsOnTheHostsWithItsAllReducesInTheSwitchesOrOnTheRing) {
+  TempDir dir;
+  const std::string w = small_workload(dir.path.string());
+  const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml";
+  nlohmann::json in_network, ring;
+  for (const char* alg : {"single", "ring", "tree"}) {
+    const std::string out = dir / alg;
+    // the fat tree (16 hosts, 4 leaves, 2 spines: the all-reduces' blocks go to both)
+    const auto r = sh("run " + tree + " -p sys.hosts=16 -p sys.leaves=4 -p sys.spines=2 -p sys.leaf*.ports=6 " +
+                      "-p sys.spine*.ports=4 --workload " + w +
+                      " --iterations 2 --dtype fp32 -p flare.algorithm=" + alg + " -p flare.stagger=true -q -o " + out);
+    ASSERT_EQ(r.code, 0) << alg << "\n" << r.out;
+    const auto stats = fabricvp::test::load_json(out + "/stats.json");
+    const auto& wl = stats["workload"];
+    EXPECT_EQ(wl["verified"], true) << alg;
+    EXPECT_EQ(wl["mismatched_elements"], 0) << alg;
+    EXPECT_EQ(wl["collectives"], 6) << alg;  // 3 layers x 2 iterations
+    EXPECT_EQ(wl["collective_bytes"], 2 * (24 + 20000 + 40000)) << alg;
+    // forward 6 us, input gradients 4 us, weight gradients 6 us per iteration
+    EXPECT_EQ(wl["compute_ps"], 2 * 16000000) << alg;
+    EXPECT_GT(wl["exposed_comm_ps"].get<uint64_t>(), 0u) << alg;
+    EXPECT_LE(wl["exposed_comm_ps"].get<uint64_t>(), wl["comm_busy_ps"].get<uint64_t>()) << alg;
+    EXPECT_EQ(wl["iteration_ps"].get<uint64_t>(), wl["simulated_ps"].get<uint64_t>() / 2) << alg;
+    if (std::string(alg) == "single") in_network = wl;
+    if (std::string(alg) == "ring") ring = wl;
+  }
+  // In-network aggregation halves the bytes on the host links.
+  EXPECT_LT(in_network["wire_bytes_up"].get<double>() * 1.8, ring["wire_bytes_up"].get<double>());
+}
+
 TEST(Flare, BadSettingsAreClearErrors) {
   TempDir dir;
   auto run = [&](const std::string& args) { return sh("run " + kPlatform + args + " -q -o " + (dir / "o")); };
@@ -522,6 +568,21 @@ TEST(Flare, BadSettingsAreClearErrors) {
   EXPECT_NE(r.out.find("flare.entries 100: the hash table takes a power of 2"), std::string::npos) << r.out;
   r = run(" --sparse 0.1 -p flare.span=100");
   EXPECT_NE(r.out.find("flare.span 100: not a multiple of 32 elements"), std::string::npos) << r.out;
+  const std::string w = small_workload(dir.path.string(), "ALLTOALL");
+  r = run(" --workload " + w);
+  EXPECT_NE(r.out.find("layer conv2 (1) has a ALLTOALL collective in its wg pass: Flare hosts serve ALLREDUCE"),
+            std::string::npos)
+      << r.out;
+  r = run(" --workload " + w + " --bytes 1MiB");
+  EXPECT_NE(r.out.find("--bytes: a training workload's all-reduce sizes come from its file"), std::string::npos)
+      << r.out;
+  r = run(" --iterations 2");
+  EXPECT_NE(r.out.find("--iterations: only a training workload (--workload FILE) has iterations"), std::string::npos)
+      << r.out;
+  r = run(" --workload gnmt");
+  EXPECT_NE(r.out.find("--workload gnmt: a Flare platform runs an allreduce in the switch, or a training workload"),
+            std::string::npos)
+      << r.out;
   r = run(" --sparse 0.1 -p flare.algorithm=tree");
   EXPECT_NE(r.out.find("flare.algorithm tree: with --sparse the blocks are reduced by the sparse kernel"),
             std::string::npos)

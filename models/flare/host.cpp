@@ -81,7 +81,7 @@ std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, ui
 std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
   const uint64_t first = b * job.block_elems;
   const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
-  std::vector<uint8_t> p = packet(job, host, 0, static_cast<uint32_t>(b), first, count, data);
+  std::vector<uint8_t> p = packet(job, host, 0, static_cast<uint32_t>(job.block_base + b), first, count, data);
   put16(p, 38, static_cast<uint16_t>(job.fan_in ? job.fan_in : job.hosts));
   return p;
 }
@@ -155,6 +155,10 @@ void Host::start(const Job& job, std::vector<uint8_t> input) {
     m_ring_packets += m_ring_got[t].size();
   }
   for (uint32_t p = 0; p < seg_packets(ring_sends(0)); ++p) ring_send(0, p);
+  // what a neighbour already sent of this one
+  std::vector<std::vector<uint8_t>> early;
+  early.swap(m_early);
+  for (auto& q : early) arrived(std::move(q), true);
 }
 
 uint32_t Host::seg_packets(uint32_t s) const {
@@ -208,8 +212,13 @@ std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
   m_ring_got[t][k] = 1;
   ++m_ring_received;
   if (t + 1 < m_steps) ring_send(t + 1, k);  // what it just received goes on
-  if (done()) completion_ps.set(m_q.time());
+  if (done()) completed();
   return {};
+}
+
+void Host::completed() {
+  completion_ps.set(m_q.time());
+  if (m_on_done) m_q.at(m_q.time(), m_on_done);
 }
 
 void Host::send(std::vector<uint8_t>&& bytes, uint32_t msg) {
@@ -236,7 +245,7 @@ void Host::pump() {
     ++m_sent;
     peak_in_flight.note_max(m_sent - m_received);
     if (!m_job.sparse) {
-      send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(b));
+      send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(m_job.block_base + b));
       continue;
     }
     // its pairs in the block's range, kSparsePairs a packet, at least one packet
@@ -318,7 +327,7 @@ std::string Host::sparse_arrived(std::vector<uint8_t>&& p) {
   o = Open{};
   m_have[b] = 1;
   ++m_received;
-  if (done()) completion_ps.set(m_q.time());
+  if (done()) completed();
   pump();
   return {};
 }
@@ -342,12 +351,17 @@ void Host::act(uint32_t, uint64_t slot) {
   arrived(std::move(bytes));
 }
 
-void Host::arrived(std::vector<uint8_t>&& p) {
-  ++packets_received;
-  bytes_received += p.size();
+void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
+  if (!kept) {  // a kept packet was counted when it arrived
+    ++packets_received;
+    bytes_received += p.size();
+  }
   std::string why;
   if (p.size() < kHeaderBytes) {
     why = fmt::format("{} bytes, shorter than the headers", p.size());
+  } else if (m_job.ring && (done() || get16(p, 28) != m_job.reduction)) {
+    m_early.push_back(std::move(p));  // the next allreduce's, from a neighbour already there
+    return;
   } else if (m_job.ring) {
     why = ring_arrived(p);
     if (why.empty()) return;
@@ -355,7 +369,7 @@ void Host::arrived(std::vector<uint8_t>&& p) {
     why = sparse_arrived(std::move(p));
     if (why.empty()) return;
   } else {
-    const uint32_t reduction = get16(p, 28), b = get32(p, 32);
+    const uint32_t reduction = get16(p, 28), b = get32(p, 32) - m_job.block_base;
     const uint16_t from = get16(p, 36), count = get16(p, 42);
     const uint64_t first = uint64_t(b) * m_job.block_elems;
     if (reduction != m_job.reduction || from != kFromSwitch)
@@ -371,7 +385,7 @@ void Host::arrived(std::vector<uint8_t>&& p) {
       std::memcpy(&m_result[first * m_job.esize], &p[kHeaderBytes], size_t(count) * m_job.esize);
       m_have[b] = 1;
       ++m_received;
-      if (done()) completion_ps.set(m_q.time());
+      if (done()) completed();
       pump();
       return;
     }

@@ -38,6 +38,9 @@ struct Job {
   uint32_t esize = 4;   ///< bytes per element (2 for fp16, bf16)
   uint64_t elems = 0;
   uint32_t block_elems = 256;
+  /// Block b goes out as block id block_base + b (PsPIN message id and Flare header): the allreduces of a
+  /// training run number their blocks one after the other, so that no two share a switch buffer or a log entry.
+  uint32_t block_base = 0;
   uint32_t window = 64;  ///< blocks a host keeps in flight
   bool stagger = false;  ///< groups of `window` blocks start at offset host x window / hosts
   /// The host-based baseline instead: a ring allreduce (reduce-scatter, then
@@ -107,8 +110,14 @@ class Host : public core::Module, public core::Actor {
   Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double link_Gbps, double latency_ns,
        core::ActionQueue& q, std::function<void(pspin::Packet)> to_switch);
 
-  /// Start the allreduce now on `input` (job.elems x job.esize bytes).
+  /// Start the allreduce now on `input` (job.elems x job.esize bytes). A host runs one at a time: the next
+  /// starts after the previous is done (a ring packet of the next that arrives before is kept for it).
   void start(const Job& job, std::vector<uint8_t> input);
+  /// Called (from the host's action queue, at the completion time) when an allreduce is done here.
+  void on_done(std::function<void()> fn) { m_on_done = std::move(fn); }
+  /// The result of the allreduce just done (the host keeps none after).
+  std::vector<uint8_t> take_result() { return std::move(m_result); }
+  std::vector<uint8_t> take_input() { return std::move(m_input); }
   /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.
   void start_sparse(const Job& job, std::vector<Pair> input);
   /// Sparse: the host's nonzero elements, and its result: block b's pairs (offsets in its range), in offset order.
@@ -137,8 +146,11 @@ class Host : public core::Module, public core::Actor {
  private:
   uint64_t block_at(uint64_t position) const;  // the block sent position-th
   void pump();
-  void arrived(std::vector<uint8_t>&& bytes);
+  void arrived(std::vector<uint8_t>&& bytes, bool kept = false);
   void send(std::vector<uint8_t>&& bytes, uint32_t msg);
+  void completed();
+  std::function<void()> m_on_done;
+  std::vector<std::vector<uint8_t>> m_early;  // ring packets of a later allreduce
   std::string sparse_arrived(std::vector<uint8_t>&& p);
   std::vector<Pair> m_sparse_in;
   std::vector<uint64_t> m_sparse_first;

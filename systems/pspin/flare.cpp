@@ -248,6 +248,9 @@ std::string FlareScenario::headline() const {
 }
 
 std::string FlareScenario::description() const {
+  if (m_training)
+    return fmt::format("training workload {} ({}, {}), all-reduces by {} of {}", m_workload, core::dtype_name(m_dtype),
+                       m_params.op.get(), m_handler_name, m_handler_file);
   if (m_sparse)
     return fmt::format(
         "sparse allreduce ({}, {}) of {} elements per host, {:g} % nonzero, blocks of {} elements, "
@@ -262,9 +265,20 @@ std::string FlareScenario::description() const {
 void FlareScenario::prepare(const systems::RunOptions& opt) {
   for (const char* option : {"src", "dst", "group", "collective", "programs"})
     opt.refuse(option, "a Flare platform runs one allreduce of --bytes over all its hosts (docs/flare.md)");
-  if (opt.workload != "allreduce")
-    throw core::ConfigError(
-        fmt::format("--workload {}: a Flare platform runs an allreduce in the switch", opt.workload));
+  // --workload FILE: a training workload whose all-reduces the hosts run (FlareTraining)
+  const bool training =
+      opt.workload != "allreduce" && (fs::exists(opt.workload) || opt.workload.find('.') != std::string::npos ||
+                                      opt.workload.find('/') != std::string::npos);
+  if (opt.workload != "allreduce" && !training)
+    throw core::ConfigError(fmt::format(
+        "--workload {}: a Flare platform runs an allreduce in the switch, or a training workload file", opt.workload));
+  if (training) {
+    opt.refuse("bytes", "a training workload's all-reduce sizes come from its file");
+    opt.refuse("sparse", "a training workload's gradients are dense here");
+  } else if (opt.kind_options.count("iterations")) {
+    throw core::ConfigError("--iterations: only a training workload (--workload FILE) has iterations");
+  }
+  m_workload = training ? opt.workload : std::string();
   m_out_dir = opt.out_dir;
   m_seed = opt.seed;
   m_dtype = opt.dtype;
@@ -343,6 +357,16 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       if (p->source()) throw core::ConfigError(fmt::format("{}: only with --sparse D (sparse vectors)", p->name()));
   }
   m_job.fan_in = m_sys->hosts_per_leaf();
+  if (training) {
+    uint32_t iterations = 1;
+    if (auto it = opt.kind_options.find("iterations"); it != opt.kind_options.end()) {
+      const std::string& v = it->second;
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 6 || std::stoul(v) == 0)
+        throw core::ConfigError(fmt::format("--iterations '{}': expected a whole number >= 1", v));
+      iterations = static_cast<uint32_t>(std::stoul(v));
+    }
+    m_training = std::make_unique<FlareTraining>(*m_sys, m_job, opt.workload, iterations, m_dtype, m_seed);
+  }
   // Switch memory: the blocks open at once (up to 2 windows: a host may start
   // the next group while the last one is answered) need a buffer each, at
   // every switch; each switch logs 2 bytes per contribution per block.
@@ -364,7 +388,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
           "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
           m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
           s.name()));
-    const uint64_t log_bytes = m_job.blocks() * fan_in * 2;
+    const uint64_t log_bytes = (m_training ? m_training->total_blocks() : m_job.blocks()) * fan_in * 2;
     if (!m_ring && !m_sparse && log_bytes > s.host_mem_MiB.get() << 20)
       throw core::ConfigError(
           fmt::format("--bytes {}: the order log ({} B: 2 per contribution per block) does not "
@@ -412,6 +436,14 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
 uint64_t FlareScenario::host_bytes(std::string& what) const {
   // Inputs and results of every host, and the packets in flight.
   const uint64_t v = m_job.elems * m_job.esize;
+  if (m_training) {  // every all-reduce's inputs and results at every host, kept for the check
+    uint64_t per_iteration = 0;
+    for (const training::Layer& l : m_training->workload().layers)
+      for (const training::Pass& p : l.pass) per_iteration += p.comm == training::Comm::none ? 0 : p.bytes;
+    what = fmt::format("{} hosts' inputs and results of every all-reduce ({} B per iteration)", m_job.hosts,
+                       per_iteration);
+    return 2 * per_iteration * m_training->iterations() * m_job.hosts + m_training->total_blocks() * 96;
+  }
   if (m_sparse) {  // pairs: a host's D x elems, its result up to min(1, hosts x D) x elems
     const double in = m_density * double(m_job.elems) * 8,
                  out = std::min(1.0, m_density * m_job.hosts) * m_job.elems * 8;
@@ -445,6 +477,10 @@ void FlareScenario::load() {
   }
   const uint64_t bytes = m_job.elems * m_job.esize;
   for (uint32_t i = 0; m_sparse && i < m_job.hosts; ++i) m_sys->host[i]->start_sparse(m_job, sparse_input(i));
+  if (m_training) {
+    m_training->start();
+    return;
+  }
   for (uint32_t i = 0; !m_sparse && i < m_job.hosts; ++i) {
     std::vector<uint8_t> in(bytes);
     core::random_elements(m_dtype, m_seed * 1000003 + i, in.data(), bytes, 0, m_job.hosts);
@@ -474,6 +510,7 @@ std::vector<flare::Pair> FlareScenario::sparse_input(uint32_t host) const {
 }
 
 double FlareScenario::fraction_done() const {
+  if (m_training) return m_training->fraction_done();
   uint64_t got = 0, all = 0;
   for (const auto& h : m_sys->host) {
     got += h->blocks_received();
@@ -491,7 +528,9 @@ void FlareScenario::finish() {
         const uint32_t w[2] = {static_cast<uint32_t>(b * m_job.block_elems + p.index), p.value};
         pairs.insert(pairs.end(), reinterpret_cast<const uint8_t*>(w), reinterpret_cast<const uint8_t*>(w) + 8);
       }
-  const std::vector<uint8_t>& r = m_sparse ? pairs : m_sys->host[0]->result();
+  // training: host0's result of the last all-reduce
+  if (m_training && !m_training->records().empty()) pairs = m_training->records().back().result[0];
+  const std::vector<uint8_t>& r = m_sparse || m_training ? pairs : m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
                    std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
   for (const auto& s : m_sys->switches)
@@ -503,8 +542,15 @@ void FlareScenario::finish() {
           fmt::format("handler {} faulted: {} at pc 0x{:08x}, address 0x{:08x}", f.handler, f.what, f.pc, f.addr);
       core::Context::get().hw_error(e);
     }
+  if (m_training && !m_training->done()) {
+    core::HardwareError e;
+    e.where = "workload";
+    e.time_ps = sc_core::sc_time_stamp().value();
+    e.message = fmt::format("the training run ended unfinished: {}", m_training->progress());
+    core::Context::get().hw_error(e);
+  }
   for (const auto& h : m_sys->host)
-    if (!h->done()) {
+    if (!h->done() && !m_training) {
       core::HardwareError e;
       e.where = h->name();
       e.time_ps = sc_core::sc_time_stamp().value();
@@ -514,93 +560,122 @@ void FlareScenario::finish() {
     }
 }
 
-systems::Outcome FlareScenario::check() {
-  systems::Outcome out;
-  out.checked = true;
-  const uint32_t n = m_job.hosts;
-  uint64_t bad = 0, bad_order = 0;
-  const uint32_t es = m_job.esize;
+uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs, const Vectors& results,
+                                    uint64_t& bad_order) {
+  const uint32_t n = job.hosts;
+  uint64_t bad = 0;
+  const uint32_t es = job.esize;
   auto input = [&](uint32_t h, uint64_t e) {
     uint32_t v = 0;  // little endian: a 16-bit element in the low bits
-    std::memcpy(&v, &m_sys->host[h]->input()[e * es], es);
+    std::memcpy(&v, &(*inputs[h])[e * es], es);
     return v;
   };
   auto compare = [&](uint64_t e, uint32_t want) {
-    for (const auto& h : m_sys->host)
-      if (std::memcmp(&h->result()[e * es], &want, es) != 0) ++bad;
+    for (uint32_t h = 0; h < n; ++h)
+      if (std::memcmp(&(*results[h])[e * es], &want, es) != 0) ++bad;
   };
-  if (m_sparse) {
-    bad_order = check_sparse(bad);
-  } else if (m_ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
+  if (job.ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
     for (uint32_t s = 0; s < n; ++s)
-      for (uint64_t e = uint64_t(s) * m_job.elems / n; e < uint64_t(s + 1) * m_job.elems / n; ++e) {
+      for (uint64_t e = uint64_t(s) * job.elems / n; e < uint64_t(s + 1) * job.elems / n; ++e) {
         uint32_t acc = input(s, e);
-        for (uint32_t k = 1; k < n; ++k) acc = combine(m_job, input((s + k) % n, e), acc);
+        for (uint32_t k = 1; k < n; ++k) acc = combine(job, input((s + k) % n, e), acc);
         compare(e, acc);
       }
-  } else {
-    // Each switch's order log (flare/dense.c): at host_mem + block x contributions x 2.
-    std::vector<std::map<uint64_t, const std::vector<uint8_t>*>> logged(m_sys->switches.size());
+    return bad;
+  }
+  // Each switch's order log (flare/dense.c): at host_mem + block x contributions x 2.
+  if (m_logged.empty()) {
+    m_logged.resize(m_sys->switches.size());
     for (size_t i = 0; i < m_sys->switches.size(); ++i)
-      for (const HostWrite& w : m_sys->switches[i]->host_write_log()) logged[i][w.addr] = &w.data;
-    // The contributions to block b at switch i, in the order it applied them (`from` numbers them), or in
-    // order if it logged none; the tree variant: the fixed tree.
-    auto reduce = [&](size_t i, uint64_t b, uint32_t from, uint32_t count,
-                      const std::function<uint32_t(uint32_t k)>& value) {
-      if (m_tree) {
-        std::vector<uint32_t> v(count);
-        for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
-        for (uint32_t d = 1; d < count; d *= 2)
-          for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(m_job, v[k], v[k + d]);
-        return v[0];
-      }
-      std::vector<uint32_t> order(count), buf(count, 0);
-      auto it = logged[i].find(m_sys->switches[i]->host_mem_addr.get() + b * count * 2);
-      bool perm = it != logged[i].end() && it->second->size() == size_t(count) * 2;
-      std::vector<uint8_t> seen(count, 0);
-      for (uint32_t k = 0; perm && k < count; ++k) {
-        uint16_t entry;
-        std::memcpy(&entry, it->second->data() + 2 * k, 2);
-        const uint32_t who = m_multi ? entry & 0xfffu : entry;
-        buf[k] = m_multi ? entry >> 12 : 0;
-        perm = who >= from && who - from < count && !seen[who - from]++ && buf[k] < m_sys->buffers;
-        order[k] = who - from;
-      }
-      if (!perm) {  // no usable log: the contributions in order, one buffer (exact for integers)
-        ++bad_order;
-        for (uint32_t k = 0; k < count; ++k) {
-          order[k] = k;
-          buf[k] = 0;
-        }
-      }
-      // Each buffer applies its contributions in order, the first copied; then buffer 0 takes the others in turn.
-      std::vector<uint32_t> acc(m_sys->buffers);
-      std::vector<uint8_t> used(m_sys->buffers, 0);
+      for (const HostWrite& w : m_sys->switches[i]->host_write_log()) m_logged[i][w.addr] = &w.data;
+  }
+  const auto& logged = m_logged;
+  // The contributions to block b at switch i, in the order it applied them (`from` numbers them), or in
+  // order if it logged none; the tree variant: the fixed tree.
+  auto reduce = [&](size_t i, uint64_t b, uint32_t from, uint32_t count,
+                    const std::function<uint32_t(uint32_t k)>& value) {
+    if (m_tree) {
+      std::vector<uint32_t> v(count);
+      for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
+      for (uint32_t d = 1; d < count; d *= 2)
+        for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(job, v[k], v[k + d]);
+      return v[0];
+    }
+    std::vector<uint32_t> order(count), buf(count, 0);
+    auto it = logged[i].find(m_sys->switches[i]->host_mem_addr.get() + (job.block_base + b) * count * 2);
+    bool perm = it != logged[i].end() && it->second->size() == size_t(count) * 2;
+    std::vector<uint8_t> seen(count, 0);
+    for (uint32_t k = 0; perm && k < count; ++k) {
+      uint16_t entry;
+      std::memcpy(&entry, it->second->data() + 2 * k, 2);
+      const uint32_t who = m_multi ? entry & 0xfffu : entry;
+      buf[k] = m_multi ? entry >> 12 : 0;
+      perm = who >= from && who - from < count && !seen[who - from]++ && buf[k] < m_sys->buffers;
+      order[k] = who - from;
+    }
+    if (!perm) {  // no usable log: the contributions in order, one buffer (exact for integers)
+      ++bad_order;
       for (uint32_t k = 0; k < count; ++k) {
-        const uint32_t j = buf[k];
-        acc[j] = used[j]++ ? combine(m_job, acc[j], value(order[k])) : value(order[k]);
-      }
-      uint32_t first = 0;
-      while (!used[first]) ++first;
-      uint32_t result = acc[first];
-      for (uint32_t j = first + 1; j < m_sys->buffers; ++j)
-        if (used[j]) result = combine(m_job, result, acc[j]);
-      return result;
-    };
-    const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
-    for (uint64_t b = 0; b < m_job.blocks(); ++b) {
-      const uint64_t first = b * m_job.block_elems, last = std::min<uint64_t>(first + m_job.block_elems, m_job.elems);
-      for (uint64_t e = first; e < last; ++e) {
-        if (!m_sys->fat_tree()) {
-          compare(e, reduce(0, b, 0, n, [&](uint32_t k) { return input(k, e); }));
-          continue;
-        }
-        std::vector<uint32_t> partial(L);
-        for (uint32_t l = 0; l < L; ++l)
-          partial[l] = reduce(l, b, l * H, H, [&](uint32_t k) { return input(l * H + k, e); });
-        compare(e, reduce(L + b % S, b, 0, L, [&](uint32_t k) { return partial[k]; }));
+        order[k] = k;
+        buf[k] = 0;
       }
     }
+    // Each buffer applies its contributions in order, the first copied; then buffer 0 takes the others in turn.
+    std::vector<uint32_t> acc(m_sys->buffers);
+    std::vector<uint8_t> used(m_sys->buffers, 0);
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t j = buf[k];
+      acc[j] = used[j]++ ? combine(job, acc[j], value(order[k])) : value(order[k]);
+    }
+    uint32_t first = 0;
+    while (!used[first]) ++first;
+    uint32_t result = acc[first];
+    for (uint32_t j = first + 1; j < m_sys->buffers; ++j)
+      if (used[j]) result = combine(job, result, acc[j]);
+    return result;
+  };
+  const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
+  for (uint64_t b = 0; b < job.blocks(); ++b) {
+    const uint64_t first = b * job.block_elems, last = std::min<uint64_t>(first + job.block_elems, job.elems);
+    for (uint64_t e = first; e < last; ++e) {
+      if (!m_sys->fat_tree()) {
+        compare(e, reduce(0, b, 0, n, [&](uint32_t k) { return input(k, e); }));
+        continue;
+      }
+      std::vector<uint32_t> partial(L);
+      for (uint32_t l = 0; l < L; ++l)
+        partial[l] = reduce(l, b, l * H, H, [&](uint32_t k) { return input(l * H + k, e); });
+      compare(e, reduce(L + (job.block_base + b) % S, b, 0, L, [&](uint32_t k) { return partial[k]; }));
+    }
+  }
+  return bad;
+}
+
+systems::Outcome FlareScenario::check() {
+  systems::Outcome out;
+  out.checked = true;
+  uint64_t bad = 0, bad_order = 0;
+  if (m_sparse) {
+    bad_order = check_sparse(bad);
+  } else if (m_training) {
+    for (FlareTraining::Record& r : m_training->records()) {
+      Vectors in, res;
+      for (uint32_t h = 0; h < r.input.size(); ++h) {
+        in.push_back(&r.input[h]);
+        res.push_back(&r.result[h]);
+      }
+      r.mismatched = r.input.size() == m_job.hosts && r.result.size() == m_job.hosts
+                         ? check_dense(r.job, in, res, bad_order)
+                         : r.job.elems * m_job.hosts;
+      bad += r.mismatched;
+    }
+  } else {
+    Vectors in, res;
+    for (const auto& h : m_sys->host) {
+      in.push_back(&h->input());
+      res.push_back(&h->result());
+    }
+    bad = check_dense(m_job, in, res, bad_order);
   }
   uint64_t errors = 0;
   for (const auto& h : m_sys->host) errors += h->protocol_errors.get();
@@ -751,12 +826,30 @@ void FlareScenario::report(const systems::Outcome&) {
   }
   const double bytes = double(m_job.elems * m_job.esize);
   const uint32_t n = m_job.hosts;
+  if (m_training) {  // the host that finished last: its times (as the NPU platforms report a training run)
+    uint32_t crit = 0;
+    for (uint32_t h = 1; h < n; ++h)
+      if (m_training->loop().times(h).end > m_training->loop().times(crit).end) crit = h;
+    const training::NpuTimes& tm = m_training->loop().times(crit);
+    end = std::max(end, tm.end);
+    m_stats.iteration_ps.set(tm.end / m_training->iterations());
+    m_stats.compute_ps.set(tm.compute);
+    m_stats.exposed_comm_ps.set(tm.exposed);
+    m_stats.comm_busy_ps.set(tm.comm_busy);
+    m_stats.exposed_comm_pct.set(tm.end ? 100.0 * double(tm.exposed) / double(tm.end) : 0.0);
+    uint64_t total = 0;
+    for (const FlareTraining::Record& r : m_training->records()) total += r.bytes;
+    m_stats.collectives.set(m_training->records().size());
+    m_stats.collective_bytes.set(total);
+    m_stats.blocks.set(m_training->total_blocks());
+  } else {
+    m_stats.algbw_GBps.set(end ? bytes / (end / 1000.0) : 0.0);
+    m_stats.busbw_GBps.set(m_stats.algbw_GBps.get() * 2.0 * (n - 1) / n);
+    m_stats.blocks.set(m_job.blocks());
+  }
   m_stats.simulated_ps.set(end);
-  m_stats.algbw_GBps.set(end ? bytes / (end / 1000.0) : 0.0);
-  m_stats.busbw_GBps.set(m_stats.algbw_GBps.get() * 2.0 * (n - 1) / n);
   m_stats.wire_bytes_up.set(up);
   m_stats.wire_bytes_down.set(down);
-  m_stats.blocks.set(m_job.blocks());
   // The hosts' switches (the leaves, or the one switch): tau over their runs; K cores each take tau
   // cycles per contribution, and a host's block is one of fan-in contributions there.
   const uint32_t first_level = m_sys->fat_tree() ? m_sys->leaves.get() : 1;
@@ -822,6 +915,34 @@ uint64_t FlareScenario::l2_peak() const {
 }
 
 void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary& out) {
+  if (m_training) {
+    const training::Workload& w = m_training->workload();
+    out.line("workload",
+             fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, every all-reduce checked", w.file,
+                         training::parallelism_name(w.parallelism), w.layers.size(), m_training->iterations(),
+                         m_training->iterations() == 1 ? "" : "s", core::dtype_name(m_dtype)));
+    out.line("collectives",
+             fmt::format("{} all-reduces of {} B in all, {} ({}), one at a time per host, {}-byte blocks, window {}{}",
+                         m_stats.collectives.get(), m_stats.collective_bytes.get(),
+                         m_ring ? "the host ring through the switches" : "in the switches", m_params.algorithm.get(),
+                         m_params.block_bytes.get(), m_job.window, m_job.stagger ? ", staggered" : ""));
+    out.line("result", outcome.verified
+                           ? "every host's result of every all-reduce equals the reference (bit for bit)"
+                           : fmt::format("NOT verified: {} mismatched elements", m_stats.mismatched_elements.get()));
+    const uint64_t t = m_stats.simulated_ps.get();
+    out.line("iteration",
+             fmt::format("{:.3f} us per iteration ({:.3f} us in all): compute {:.3f} us, communication busy {:.3f} "
+                         "us, exposed communication {:.3f} us ({:.1f} %)",
+                         m_stats.iteration_ps.get() / 1e6, t / 1e6, m_stats.compute_ps.get() / 1e6,
+                         m_stats.comm_busy_ps.get() / 1e6, m_stats.exposed_comm_ps.get() / 1e6,
+                         m_stats.exposed_comm_pct.get()));
+    out.line(
+        "wire",
+        fmt::format("{} B up, {} B down (all host links){}", m_stats.wire_bytes_up.get(), m_stats.wire_bytes_down.get(),
+                    m_sys->fat_tree() ? fmt::format("; {} B between leaves and spines", m_stats.wire_bytes_fabric.get())
+                                      : std::string()));
+    return;
+  }
   if (m_ring)
     out.line("allreduce", fmt::format("{} hosts x {} B of {} ({}): the host-based ring baseline, 2 x {} steps through "
                                       "the switches, packets of up to {} B",
@@ -878,6 +999,18 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
 }
 
 void FlareScenario::tables(systems::Summary& out) {
+  if (m_training) {
+    std::string t = fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "host", "bytes up", "bytes down",
+                                "compute us", "exposed us", "done us");
+    for (uint32_t h = 0; h < m_sys->host.size(); ++h) {
+      const training::NpuTimes& tm = m_training->loop().times(h);
+      t += fmt::format("  {:<8} {:>12} {:>12} {:>12.3f} {:>12.3f} {:>14.3f}\n", m_sys->host[h]->basename(),
+                       m_sys->host[h]->tx.payload_bytes.get(), m_sys->host[h]->bytes_received.get(), tm.compute / 1e6,
+                       tm.exposed / 1e6, tm.end / 1e6);
+    }
+    out.text(t);
+    return;
+  }
   std::string t =
       fmt::format("  {:<8} {:>12} {:>12} {:>10} {:>14}\n", "host", "bytes up", "bytes down", "peak win", "done us");
   for (const auto& h : m_sys->host)
@@ -915,7 +1048,7 @@ const bool flare_registered = systems::register_kind(
                   {"flare"},
                   false,
                   [](const systems::RunOptions&) { return std::make_unique<FlareScenario>(); },
-                  {"handlers", "ph", "operator", "sparse"}});
+                  {"handlers", "ph", "operator", "sparse", "iterations"}});
 }  // namespace
 
 }  // namespace fabricvp::pspin

@@ -8,6 +8,7 @@
 // bit for bit. docs/flare.md.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "models/pspin/switch.h"
 #include "models/riscv/elf.h"
 #include "systems/kind.h"
+#include "systems/pspin/flare_training.h"
 
 namespace fabricvp::pspin {
 
@@ -149,6 +151,22 @@ struct FlareStats {
                                          "--sparse: nonzero elements of the result (each host's)"};
   core::Value<uint64_t> sparse_flushes{nullptr, "workload", "sparse_flushes", "flushes",
                                        "--sparse: times a block's store was full and flushed on (all switches)"};
+  // --workload FILE: the training run (the names and meanings of the NPU platforms' training statistics)
+  core::Value<uint64_t> iteration_ps{nullptr, "workload", "iteration_ps", "ps",
+                                     "training: total_ps / iterations (total_ps: simulated_ps)"};
+  core::Value<uint64_t> compute_ps{nullptr, "workload", "compute_ps", "ps",
+                                   "training: compute time of the host that finished last"};
+  core::Value<uint64_t> exposed_comm_ps{
+      nullptr, "workload", "exposed_comm_ps", "ps",
+      "training: exposed communication, time the last host waited for a collective with no compute to run"};
+  core::Value<uint64_t> comm_busy_ps{nullptr, "workload", "comm_busy_ps", "ps",
+                                     "training: time with at least one of its collectives in flight (that host)"};
+  core::Value<double> exposed_comm_pct{nullptr, "workload", "exposed_comm_pct", "%",
+                                       "training: exposed_comm_ps / simulated_ps"};
+  core::Value<uint64_t> collectives{nullptr, "workload", "collectives", "collectives",
+                                    "training: allreduces run (each checked)"};
+  core::Value<uint64_t> collective_bytes{nullptr, "workload", "collective_bytes", "bytes",
+                                         "training: their sizes (per host, as the workload gives them), summed"};
   core::Value<bool> verified{nullptr, "workload", "verified", "",
                              "every host has every block, equal to the reference, no fault"};
 };
@@ -177,6 +195,12 @@ class FlareScenario : public systems::Scenario {
   uint64_t l2_peak() const;                 // the highest L2 packet buffer peak of the switches
   uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
   std::vector<flare::Pair> sparse_input(uint32_t host) const;
+  using Vectors = std::vector<const std::vector<uint8_t>*>;
+  // The dense reference of one allreduce (hosts' inputs and results); counts the blocks without a usable log.
+  uint64_t check_dense(const flare::Job& job, const Vectors& inputs, const Vectors& results, uint64_t& bad_order);
+  std::vector<std::map<uint64_t, const std::vector<uint8_t>*>> m_logged;  // [switch][host address]: a log write
+  std::unique_ptr<FlareTraining> m_training;
+  std::string m_workload;
   uint64_t check_sparse(uint64_t& bad);  // the sparse reference; returns the blocks whose log is unusable
   std::unique_ptr<FlareSystem> m_sys;
   FlareParams m_params;

@@ -1,0 +1,107 @@
+#include "systems/pspin/flare_training.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "models/core/param.h"
+#include "systems/pspin/flare.h"
+
+namespace fabricvp::pspin {
+
+FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std::string& file, uint32_t iterations,
+                             core::Dtype dtype, uint64_t seed)
+    : m_sys(sys), m_job(job), m_iterations(iterations), m_dtype(dtype), m_seed(seed) {
+  m_w = training::load_workload(file);
+  // The hosts serve all-reduce only: in the switches, or the ring between them.
+  uint64_t blocks = 0;
+  for (const training::Layer& l : m_w.layers)
+    for (uint32_t p = 0; p < 3; ++p) {
+      const training::Pass& ps = l.pass[p];
+      if (ps.comm == training::Comm::none) continue;
+      if (ps.comm != training::Comm::allreduce)
+        throw core::ConfigError(fmt::format(
+            "{}: layer {} ({}) has a {} collective in its {} pass: Flare hosts serve ALLREDUCE (in the switches, or "
+            "the host ring with flare.algorithm=ring)",
+            file, l.name, &l - m_w.layers.data(), training::comm_name(ps.comm), training::pass_name(p)));
+      blocks += (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) /
+                job.block_elems;
+    }
+  m_total_blocks = blocks * iterations;
+  if (m_total_blocks > UINT32_MAX)
+    throw core::ConfigError(fmt::format("{} x {} iterations: {} blocks, more than the 2^32 block ids of a run", file,
+                                        iterations, m_total_blocks));
+  m_hosts.resize(job.hosts);
+  for (uint32_t h = 0; h < job.hosts; ++h) sys.host[h]->on_done([this, h] { host_done(h); });
+  m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
+}
+
+FlareTraining::~FlareTraining() = default;  // (the hosts may be gone: no callback runs after the simulation)
+
+uint64_t FlareTraining::now() const { return m_sys.host_actions.time(); }
+
+void FlareTraining::at(uint32_t, uint64_t t, std::function<void()> fn) { m_sys.host_actions.at(t, std::move(fn)); }
+
+void FlareTraining::start() { m_loop->start(); }
+
+bool FlareTraining::done() const {
+  if (!m_loop->done()) return false;
+  for (const Record& r : m_records)
+    if (r.hosts_done != m_job.hosts) return false;
+  return true;
+}
+
+void FlareTraining::collective(const training::Call& call, std::function<void()> done) {
+  HostState& hs = m_hosts.at(call.npu);
+  const uint32_t k = hs.calls++;
+  if (k == m_records.size()) {  // the first host to issue it
+    Record r;
+    r.iteration = call.iteration;
+    r.layer = call.layer;
+    r.pass = call.pass;
+    r.bytes = call.bytes;
+    r.job = m_job;
+    r.job.elems = std::max<uint64_t>(1, (call.bytes + m_job.esize - 1) / m_job.esize);
+    r.job.reduction = k % 0xffff + 1;
+    r.job.block_base = k == 0 ? 0 : m_records[k - 1].job.block_base + static_cast<uint32_t>(m_records[k - 1].job.blocks());
+    r.input.resize(m_job.hosts);
+    r.result.resize(m_job.hosts);
+    m_records.push_back(std::move(r));
+  }
+  Record& r = m_records.at(k);
+  if (r.iteration != call.iteration || r.layer != call.layer || r.pass != call.pass || r.bytes != call.bytes)
+    throw std::logic_error(fmt::format("host{} issued collective {} as layer {} pass {}, another host as layer {} pass {}",
+                                       call.npu, k, call.layer, call.pass, r.layer, r.pass));
+  r.issue_ps = std::min(r.issue_ps, now());
+  hs.queue.emplace_back(k, std::move(done));
+  if (!hs.busy) start_next(call.npu);
+}
+
+void FlareTraining::start_next(uint32_t h) {
+  HostState& hs = m_hosts[h];
+  auto [k, done] = std::move(hs.queue.front());
+  hs.queue.pop_front();
+  hs.busy = true;
+  hs.current = k;
+  hs.done = std::move(done);
+  const Record& r = m_records[k];
+  std::vector<uint8_t> in(r.job.elems * r.job.esize);
+  core::random_elements(m_dtype, (m_seed * 1000003 + h) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull), in.data(),
+                        in.size(), 0, m_job.hosts);
+  m_sys.host[h]->start(r.job, std::move(in));
+}
+
+void FlareTraining::host_done(uint32_t h) {
+  HostState& hs = m_hosts[h];
+  Record& r = m_records[hs.current];
+  r.input[h] = m_sys.host[h]->take_input();
+  r.result[h] = m_sys.host[h]->take_result();
+  ++r.hosts_done;
+  r.end_ps = std::max(r.end_ps, now());
+  hs.busy = false;
+  std::function<void()> done = std::move(hs.done);
+  if (!hs.queue.empty()) start_next(h);
+  done();
+}
+
+}  // namespace fabricvp::pspin

@@ -1,0 +1,85 @@
+// A training workload (sw/training, docs/workloads.md) on the hosts of a
+// Flare platform: every host is an NPU of one data-parallel dimension, and
+// the collective service runs each all-reduce as one Flare allreduce of real
+// bytes, in the switches (flare.algorithm single, multiple or tree) or as
+// the host ring through them (ring). A host runs its collectives one at a
+// time, in the order the loop issues them (every host issues the same
+// sequence); the allreduces of a run number their blocks one after the
+// other (flare::Job::block_base). Every allreduce's inputs and results are
+// kept for the run's check (FlareScenario::check). docs/flare.md.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core/dtype.h"
+#include "models/flare/host.h"
+#include "sw/training/loop.h"
+#include "sw/training/workload.h"
+
+namespace fabricvp::pspin {
+
+class FlareSystem;
+
+class FlareTraining : public training::Platform {
+ public:
+  /// `job`: the settings every allreduce shares (dtype, op, blocks, window, stagger, ring, fan-in).
+  FlareTraining(FlareSystem& sys, const flare::Job& job, const std::string& file, uint32_t iterations,
+                core::Dtype dtype, uint64_t seed);
+  ~FlareTraining() override;
+
+  uint32_t npus() const override { return m_job.hosts; }
+  std::vector<uint32_t> dim_sizes() const override { return {m_job.hosts}; }
+  uint64_t now() const override;
+  void at(uint32_t npu, uint64_t t, std::function<void()> fn) override;
+  void collective(const training::Call& call, std::function<void()> done) override;
+
+  void start();
+  bool done() const;
+  std::string progress() const { return m_loop->progress(); }
+  double fraction_done() const { return m_loop->fraction_done(); }
+
+  /// One allreduce of the run (the k-th every host issues).
+  struct Record {
+    uint32_t iteration = 0, layer = 0, pass = 0;
+    uint64_t bytes = 0;  ///< as the workload gives it; the allreduce moves whole elements
+    flare::Job job;
+    uint64_t issue_ps = UINT64_MAX, end_ps = 0;  ///< first host issued, last host had its result
+    uint32_t hosts_done = 0;
+    std::vector<std::vector<uint8_t>> input, result;  ///< per host
+    uint64_t mismatched = 0;
+  };
+  std::vector<Record>& records() { return m_records; }
+  const std::vector<Record>& records() const { return m_records; }
+  const training::Workload& workload() const { return m_w; }
+  const training::TrainingLoop& loop() const { return *m_loop; }
+  uint32_t iterations() const { return m_iterations; }
+  /// Blocks of every allreduce of the run, summed (each switch logs them).
+  uint64_t total_blocks() const { return m_total_blocks; }
+
+ private:
+  void start_next(uint32_t host);
+  void host_done(uint32_t host);
+  FlareSystem& m_sys;
+  flare::Job m_job;
+  training::Workload m_w;
+  std::unique_ptr<training::TrainingLoop> m_loop;
+  uint32_t m_iterations;
+  core::Dtype m_dtype;
+  uint64_t m_seed;
+  std::vector<Record> m_records;
+  struct HostState {
+    std::deque<std::pair<uint32_t, std::function<void()>>> queue;  // record, the loop's callback
+    uint32_t calls = 0;                                              // collectives it issued
+    bool busy = false;
+    uint32_t current = 0;
+    std::function<void()> done;
+  };
+  std::vector<HostState> m_hosts;
+  uint64_t m_total_blocks = 0;
+};
+
+}  // namespace fabricvp::pspin
