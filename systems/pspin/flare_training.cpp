@@ -24,8 +24,7 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
             "{}: layer {} ({}) has a {} collective in its {} pass: Flare hosts serve ALLREDUCE (in the switches, or "
             "the host ring with flare.algorithm=ring)",
             file, l.name, &l - m_w.layers.data(), training::comm_name(ps.comm), training::pass_name(p)));
-      blocks += (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) /
-                job.block_elems;
+      blocks += (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) / job.block_elems;
     }
   m_total_blocks = blocks * iterations;
   if (m_total_blocks > UINT32_MAX)
@@ -63,15 +62,17 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
     r.job = m_job;
     r.job.elems = std::max<uint64_t>(1, (call.bytes + m_job.esize - 1) / m_job.esize);
     r.job.reduction = k % 0xffff + 1;
-    r.job.block_base = k == 0 ? 0 : m_records[k - 1].job.block_base + static_cast<uint32_t>(m_records[k - 1].job.blocks());
+    r.job.block_base =
+        k == 0 ? 0 : m_records[k - 1].job.block_base + static_cast<uint32_t>(m_records[k - 1].job.blocks());
     r.input.resize(m_job.hosts);
     r.result.resize(m_job.hosts);
     m_records.push_back(std::move(r));
   }
   Record& r = m_records.at(k);
   if (r.iteration != call.iteration || r.layer != call.layer || r.pass != call.pass || r.bytes != call.bytes)
-    throw std::logic_error(fmt::format("host{} issued collective {} as layer {} pass {}, another host as layer {} pass {}",
-                                       call.npu, k, call.layer, call.pass, r.layer, r.pass));
+    throw std::logic_error(
+        fmt::format("host{} issued collective {} as layer {} pass {}, another host as layer {} pass {}", call.npu, k,
+                    call.layer, call.pass, r.layer, r.pass));
   r.issue_ps = std::min(r.issue_ps, now());
   hs.queue.emplace_back(k, std::move(done));
   if (!hs.busy) start_next(call.npu);

@@ -73,7 +73,7 @@ class FlareTraining : public training::Platform {
   std::vector<Record> m_records;
   struct HostState {
     std::deque<std::pair<uint32_t, std::function<void()>>> queue;  // record, the loop's callback
-    uint32_t calls = 0;                                              // collectives it issued
+    uint32_t calls = 0;                                            // collectives it issued
     bool busy = false;
     uint32_t current = 0;
     std::function<void()> done;
