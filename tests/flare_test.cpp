@@ -465,6 +465,17 @@ TEST(Flare, SparseBlocksInEveryStoreAndTypeEqualTheReferenceAlsoWhenTheStoreFill
   }
 }
 
+TEST(Flare, DenseSparseBlocksOfManyPacketsFinishWithinThePlatformsWatchdog) {
+  // Every element nonzero: 8 packets per host per block, 32 per block waiting for its lock one after the other.
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 16KiB --dtype int32 --sparse 1 -p flare.span=1024 " +
+                    "-p flare.sparse_format=array -q -o " + (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["workload"]["verified"], true);
+  EXPECT_EQ(stats["workload"]["sparse_pairs_out"], 4096);
+}
+
 TEST(Flare, SparseBlocksAggregateAtTheLeavesThenTheSpinesAndAWrongStoreIsCaught) {
   TempDir dir;
   const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml";

@@ -533,8 +533,15 @@ void FlareScenario::finish() {
   const std::vector<uint8_t>& r = m_sparse || m_training ? pairs : m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
                    std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
-  for (const auto& s : m_sys->switches)
-    for (const Fault& f : s->fault_log()) {
+  // Each switch's first faults, then how many more (a stuck block can stop thousands of handlers).
+  constexpr size_t kShown = 8;
+  for (const auto& s : m_sys->switches) {
+    const auto& faults = s->fault_log();
+    size_t watchdog = 0;
+    for (size_t k = 0; k < faults.size(); ++k) {
+      const Fault& f = faults[k];
+      watchdog += f.what == "watchdog";
+      if (k >= kShown) continue;
       core::HardwareError e;
       e.where = f.core;
       e.time_ps = f.time_ps;
@@ -542,6 +549,22 @@ void FlareScenario::finish() {
           fmt::format("handler {} faulted: {} at pc 0x{:08x}, address 0x{:08x}", f.handler, f.what, f.pc, f.addr);
       core::Context::get().hw_error(e);
     }
+    if (faults.size() > kShown || watchdog) {
+      core::HardwareError e;
+      e.where = s->name();
+      e.time_ps = faults.back().time_ps;
+      e.message = fmt::format(
+          "{} handler faults in all{}{}", faults.size(),
+          faults.size() > kShown ? fmt::format(" ({} not shown)", faults.size() - kShown) : std::string(),
+          watchdog ? fmt::format(
+                         "; {} ran longer than {}.watchdog_cycles ({}): the kernels' contributions to one block wait "
+                         "for its lock one after the other, so a block of many packets (many hosts, or dense sparse "
+                         "blocks) can outlast it; raise it, or send fewer packets per block (docs/flare.md)",
+                         watchdog, s->name(), s->watchdog_cycles.get())
+                   : std::string());
+      core::Context::get().hw_error(e);
+    }
+  }
   if (m_training && !m_training->done()) {
     core::HardwareError e;
     e.where = "workload";

@@ -193,6 +193,7 @@ class FlareScenario : public systems::Scenario {
  private:
   Switch& sw() { return *m_sys->switches[0]; }
   uint64_t l2_peak() const;                 // the highest L2 packet buffer peak of the switches
+  std::string not_verified() const;         // the summary's result line of a run that failed its check
   uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
   std::vector<flare::Pair> sparse_input(uint32_t host) const;
   using Vectors = std::vector<const std::vector<uint8_t>*>;
