@@ -604,6 +604,11 @@ TEST(Flare, BadSettingsAreClearErrors) {
   EXPECT_NE(r.out.find("--workload gnmt: a Flare platform runs an allreduce in the switch, or a training workload"),
             std::string::npos)
       << r.out;
+  r = run(" --sparse 0.1 -p flare.span=65536 -p flare.sparse_format=twolevel -p flare.entries=8");
+  EXPECT_NE(r.out.find("flare.span 65536 with flare.sparse_format twolevel of 8 entries: a switch could send up to "
+                       "69633 packets for one block"),
+            std::string::npos)
+      << r.out;
   r = run(" --sparse 0.1 -p flare.algorithm=tree");
   EXPECT_NE(r.out.find("flare.algorithm tree: with --sparse the blocks are reduced by the sparse kernel"),
             std::string::npos)

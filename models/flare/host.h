@@ -131,6 +131,8 @@ class Host : public core::Module, public core::Actor {
   bool done() const { return m_job.ring ? m_ring_received == m_ring_packets : m_received == m_blocks; }
   const std::vector<uint8_t>& result() const { return m_result; }
   const std::vector<uint8_t>& input() const { return m_input; }
+  /// Ring packets kept for an allreduce that never came (counted as protocol errors by the check).
+  uint64_t kept_packets() const { return m_early.size(); }
   /// Blocks sent and not answered, now.
   uint32_t in_flight() const { return static_cast<uint32_t>(m_sent - m_received); }
   /// Blocks (ring: packets) received, and how many it takes.

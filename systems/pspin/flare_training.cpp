@@ -13,17 +13,20 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
                              core::Dtype dtype, uint64_t seed)
     : m_sys(sys), m_job(job), m_iterations(iterations), m_dtype(dtype), m_seed(seed) {
   m_w = training::load_workload(file);
-  // The hosts serve all-reduce only: in the switches, or the ring between them.
+  m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
+  // The hosts serve all-reduce only: in the switches, or the ring between them. Only the passes whose collective
+  // spans the hosts' one dimension run one (the loop skips the others).
   uint64_t blocks = 0;
-  for (const training::Layer& l : m_w.layers)
+  for (uint32_t li = 0; li < m_w.layers.size(); ++li)
     for (uint32_t p = 0; p < 3; ++p) {
+      const training::Layer& l = m_w.layers[li];
       const training::Pass& ps = l.pass[p];
-      if (ps.comm == training::Comm::none) continue;
+      if (ps.comm == training::Comm::none || m_loop->dims(li, p).empty()) continue;
       if (ps.comm != training::Comm::allreduce)
         throw core::ConfigError(fmt::format(
             "{}: layer {} ({}) has a {} collective in its {} pass: Flare hosts serve ALLREDUCE (in the switches, or "
             "the host ring with flare.algorithm=ring)",
-            file, l.name, &l - m_w.layers.data(), training::comm_name(ps.comm), training::pass_name(p)));
+            file, l.name, li, training::comm_name(ps.comm), training::pass_name(p)));
       blocks += (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) / job.block_elems;
     }
   m_total_blocks = blocks * iterations;
@@ -32,7 +35,6 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
                                         iterations, m_total_blocks));
   m_hosts.resize(job.hosts);
   for (uint32_t h = 0; h < job.hosts; ++h) sys.host[h]->on_done([this, h] { host_done(h); });
-  m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
 }
 
 FlareTraining::~FlareTraining() = default;  // (the hosts may be gone: no callback runs after the simulation)
