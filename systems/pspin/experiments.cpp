@@ -157,17 +157,12 @@ int flare_scale(const ExperimentOptions& opt) {
 // the 64-host fat tree: time and bytes on the wire (sweeps/experiments/flare-fattree.yaml).
 int flare_fattree(const ExperimentOptions& opt) {
   const systems::SweepResult r = systems::run_experiment_sweep(opt);
-  auto param = [](const systems::SweepPoint& p, const std::string& key) {
-    for (const auto& [k, v] : p.params)
-      if (k == key) return v;
-    return std::string();
-  };
   // Each point: its size, and its kernel (flare.algorithm, or "sparse D" with --sparse).
   std::vector<std::string> sizes, labels;
   for (const systems::SweepPoint& p : r.points) {
-    sizes.push_back(param(p, "--bytes"));
-    const std::string d = param(p, "--sparse");
-    labels.push_back(d.empty() ? param(p, "flare.algorithm") : "sparse " + d);
+    sizes.push_back(systems::param_or(p, "--bytes", ""));
+    const std::string d = systems::param_or(p, "--sparse", "");
+    labels.push_back(d.empty() ? systems::param_or(p, "flare.algorithm", "") : "sparse " + d);
     if (sizes.back().empty() || labels.back().empty())
       throw core::ConfigError(
           fmt::format("{}: flare-fattree takes --bytes and flare.algorithm (or --sparse) at every point", r.spec.file));

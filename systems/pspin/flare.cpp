@@ -798,37 +798,33 @@ uint64_t FlareScenario::check_sparse(uint64_t& bad) {
   };
   for (uint64_t b = 0; b < m_job.blocks(); ++b) {
     bool ok = true;
+    std::vector<Packets> sent(n);  // what each host sent of block b
+    for (uint32_t h = 0; h < n; ++h) sent[h] = host_packets(h, b);
     Packets top;
     if (!m_sys->fat_tree()) {
-      std::vector<Packets> in(n);
-      for (uint32_t h = 0; h < n; ++h) in[h] = host_packets(h, b);
-      top = replay(0, b, 0, in, ok);
+      top = replay(0, b, 0, sent, ok);
     } else {
       std::vector<Packets> up(L);
-      for (uint32_t l = 0; l < L; ++l) {
-        std::vector<Packets> in(H);
-        for (uint32_t k = 0; k < H; ++k) in[k] = host_packets(l * H + k, b);
-        up[l] = replay(l, b, l * H, in, ok);
-      }
+      for (uint32_t l = 0; l < L; ++l)
+        up[l] = replay(l, b, l * H, std::vector<Packets>(sent.begin() + l * H, sent.begin() + (l + 1) * H), ok);
       top = replay(L + b % S, b, 0, up, ok);
     }
     if (!ok) ++unusable;
-    // What every host does with the packets: the first of an offset stored, the others combined, in order.
+    // Packets' pairs into a result: the first of an offset stored, the others combined, in order.
+    auto reduce_into = [&](std::map<uint32_t, uint32_t>& acc, const Packets& packets) {
+      for (const auto& pk : packets)
+        for (const flare::Pair& p : pk) {
+          auto [at, fresh] = acc.emplace(p.index, p.value);
+          if (!fresh) at->second = combine(m_job, at->second, p.value);
+        }
+    };
+    // What every host does with the result packets.
     std::map<uint32_t, uint32_t> want;
-    for (const auto& pk : top)
-      for (const flare::Pair& p : pk) {
-        auto [at, fresh] = want.emplace(p.index, p.value);
-        if (!fresh) at->second = combine(m_job, at->second, p.value);
-      }
+    reduce_into(want, top);
     // Integers: the order does not matter, so also the plain reduction of the inputs (independent of the replay).
     if (m_job.dtype == kInt32 && m_job.op != kUser) {
       std::map<uint32_t, uint32_t> plain;
-      for (uint32_t h = 0; h < n; ++h)
-        for (const auto& pk : host_packets(h, b))
-          for (const flare::Pair& p : pk) {
-            auto [at, fresh] = plain.emplace(p.index, p.value);
-            if (!fresh) at->second = combine(m_job, at->second, p.value);
-          }
+      for (const Packets& packets : sent) reduce_into(plain, packets);
       if (plain != want) {  // the elements that differ (either has one the other lacks, or other bits)
         for (const auto& [off, v] : plain) {
           auto at = want.find(off);
