@@ -85,8 +85,8 @@ void Hart::set_priv(Priv p) {
 }
 
 void Hart::flush_windows() {
-  rd_ = Window{};
-  wr_ = Window{};
+  rd_ = rd_prev_ = Window{};
+  wr_ = wr_prev_ = Window{};
   fetch_ = FetchWindow{};
 }
 
@@ -232,30 +232,37 @@ bool Hart::access_slow(uint32_t a, unsigned size, uint32_t& v, bool is_store) {
     ++count;
     return true;
   }
+  // The window replaced stays as the second one (a handler alternating
+  // between two buffers); whatever invalidates windows empties both.
   Window& cached = is_store ? wr_ : rd_;
+  (is_store ? wr_prev_ : rd_prev_) = cached;
   cached = w;
-  uint8_t* p = cached.host + (a - cached.lo);
+  return access_window(cached, a, size, v, is_store, count);
+}
+
+bool Hart::access_window(const Window& w, uint32_t a, unsigned size, uint32_t& v, bool is_store, uint64_t& count) {
+  uint8_t* p = w.host + (a - w.lo);
   if (is_store) {
     std::memcpy(p, &v, size);
   } else {
     v = 0;
     std::memcpy(&v, p, size);
   }
-  if (cached.banks) cycle_ = cached.banks->access(a - cached.bank_base, cycle_, 1);
-  cycle_ += cached.cycles;
+  if (w.banks) cycle_ = w.banks->access(a - w.bank_base, cycle_, 1);
+  cycle_ += w.cycles;
   ++count;
   return true;
 }
 
 template <typename T>
 inline bool Hart::load(uint32_t a, uint32_t& v) {
-  const uint32_t off = a - rd_.lo;
-  if (off < rd_.span && (a & (sizeof(T) - 1)) == 0) {
+  const Window* w = a - rd_.lo < rd_.span ? &rd_ : a - rd_prev_.lo < rd_prev_.span ? &rd_prev_ : nullptr;
+  if (w && (a & (sizeof(T) - 1)) == 0) {
     T t;
-    std::memcpy(&t, rd_.host + off, sizeof(T));
+    std::memcpy(&t, w->host + (a - w->lo), sizeof(T));
     v = static_cast<uint32_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>>(t));
-    if (rd_.banks) cycle_ = rd_.banks->access(a - rd_.bank_base, cycle_, 1);
-    cycle_ += rd_.cycles;
+    if (w->banks) cycle_ = w->banks->access(a - w->bank_base, cycle_, 1);
+    cycle_ += w->cycles;
     ++loads_;
     return true;
   }
@@ -268,12 +275,12 @@ inline bool Hart::load(uint32_t a, uint32_t& v) {
 
 template <typename T>
 inline bool Hart::store(uint32_t a, uint32_t v) {
-  const uint32_t off = a - wr_.lo;
-  if (off < wr_.span && (a & (sizeof(T) - 1)) == 0) {
+  Window* w = a - wr_.lo < wr_.span ? &wr_ : a - wr_prev_.lo < wr_prev_.span ? &wr_prev_ : nullptr;
+  if (w && (a & (sizeof(T) - 1)) == 0) {
     const T t = static_cast<T>(v);
-    std::memcpy(wr_.host + off, &t, sizeof(T));
-    if (wr_.banks) cycle_ = wr_.banks->access(a - wr_.bank_base, cycle_, 1);
-    cycle_ += wr_.cycles;
+    std::memcpy(w->host + (a - w->lo), &t, sizeof(T));
+    if (w->banks) cycle_ = w->banks->access(a - w->bank_base, cycle_, 1);
+    cycle_ += w->cycles;
     ++stores_;
     return true;
   }

@@ -191,6 +191,7 @@ class Hart {
   bool load_slow(uint32_t a, unsigned size, uint32_t& v);
   bool store_slow(uint32_t a, unsigned size, uint32_t v);
   bool access_slow(uint32_t a, unsigned size, uint32_t& v, bool is_store);
+  bool access_window(const Window& w, uint32_t a, unsigned size, uint32_t& v, bool is_store, uint64_t& count);
   uint8_t* amo_slot(uint32_t a, bool is_lr);
   bool refill(Window& w, uint32_t a, uint8_t access, const Region*& region);
   bool pmp_window(uint32_t a, uint8_t access, Priv p, uint32_t& lo, uint64_t& hi) const;
@@ -226,6 +227,7 @@ class Hart {
   uint64_t loads_ = 0, stores_ = 0, amos_ = 0;
 
   Window rd_, wr_;
+  Window rd_prev_, wr_prev_;  ///< the windows rd_ and wr_ last replaced (a handler alternating two buffers)
   FetchWindow fetch_;
 
   // CSRs
