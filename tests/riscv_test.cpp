@@ -15,6 +15,7 @@
 
 #include "harness.h"
 #include "models/riscv/bare_metal.h"
+#include "models/riscv/fpu.h"
 #include "models/riscv/hart.h"
 #include "models/riscv/isa.h"
 #include "models/riscv/memory.h"
@@ -404,3 +405,57 @@ TEST(RiscvHart, MisalignedAmoAndLrTrapMisalignedAccessesWork) {
 }
 
 }  // namespace
+
+// ---- the F extension's round-to-nearest fast path
+
+/// fadd.s / fsub.s / fmul.s at round-to-nearest-even skip the host's
+/// floating-point environment when the result can neither be tiny nor
+/// overflow; every result and flag must be what the host's path gives.
+TEST(RiscvFpu, FastPathEqualsTheHostPath) {
+  std::mt19937 rng(7);
+  auto bits = [&](uint32_t sign, uint32_t exp, uint32_t man) { return sign << 31 | exp << 23 | (man & 0x7fffffu); };
+  // exponent fields where the fast path's conditions change: zero and
+  // subnormal, around the smallest normal, around 28 apart, near overflow
+  const uint32_t edges[] = {0, 1, 2, 3, 24, 25, 26, 27, 28, 29, 30, 31, 100, 126, 127, 128, 200, 253, 254, 255};
+  std::vector<uint32_t> special;
+  for (uint32_t e : edges)
+    for (uint32_t m : {0u, 1u, 0x400000u, 0x7fffffu, 0x000001u | 0x400000u})
+      for (uint32_t sg : {0u, 1u}) special.push_back(bits(sg, e, m));
+  uint64_t cases = 0;
+  auto check = [&](uint32_t a, uint32_t b) {
+    for (int mul = 0; mul < 2; ++mul) {
+      uint32_t f_fast = 0, f_host = 0;
+      const uint32_t r_fast = mul ? riscv::fpu::mul_s(a, b, 0, f_fast) : riscv::fpu::add_s(a, b, 0, f_fast);
+      const uint32_t r_host =
+          mul ? riscv::fpu::mul_s(a, b, 0, f_host, false) : riscv::fpu::add_s(a, b, 0, f_host, false);
+      ++cases;
+      ASSERT_EQ(r_fast, r_host) << std::hex << (mul ? "mul " : "add ") << a << " " << b;
+      ASSERT_EQ(f_fast, f_host) << std::hex << (mul ? "mul " : "add ") << a << " " << b;
+    }
+  };
+  for (uint32_t a : special)
+    for (uint32_t b : special) check(a, b);
+  for (int i = 0; i < 400000; ++i) {
+    const uint32_t a = rng();
+    uint32_t b;
+    switch (i % 4) {
+      case 0: b = rng(); break;                                                         // anything
+      case 1: b = bits(rng() & 1, (a >> 23 & 0xff) + (rng() % 61) - 30, rng()); break;  // close exponents
+      case 2: b = a ^ 0x80000000u ^ (rng() & 0xf); break;                               // cancellation
+      default: b = bits(rng() & 1, rng() % 8, rng()); break;                            // tiny operands
+    }
+    check(a, b);
+    // a result at the smallest normal or the largest finite: products of
+    // operands whose exponents sum to either end
+    const uint32_t ea = 1 + rng() % 253;
+    check(bits(rng() & 1, ea, rng()), bits(rng() & 1, (127 + 1 - ea + 256) % 256, rng()));
+    check(bits(rng() & 1, ea, rng()), bits(rng() & 1, (127 + 254 - ea + 256) % 256, rng()));
+  }
+  // ordinary values, exact and inexact
+  uint32_t fl = 0;
+  EXPECT_EQ(riscv::fpu::add_s(0x3f800000u, 0x40000000u, 0, fl), 0x40400000u);  // 1 + 2 = 3
+  EXPECT_EQ(fl, 0u);
+  EXPECT_EQ(riscv::fpu::mul_s(0x3f800001u, 0x3f800001u, 0, fl), 0x3f800002u);  // (1 + u)^2 rounds to 1 + 2u
+  EXPECT_EQ(fl, 1u);                                                           // inexact
+  EXPECT_GT(cases, 2'000'000u);
+}
