@@ -8,8 +8,9 @@
 
 namespace fabricvp::riscv {
 
-Banks::Banks(unsigned count, unsigned word_bytes) : count_(count), shift_(0), banks_(count) {
+Banks::Banks(unsigned count, unsigned word_bytes) : count_(count), mask_(0), shift_(0), banks_(count) {
   if (count == 0) throw std::invalid_argument("a banked memory needs at least one bank");
+  if ((count & (count - 1)) == 0) mask_ = count - 1;
   if (word_bytes == 0 || (word_bytes & (word_bytes - 1)) != 0)
     throw std::invalid_argument(fmt::format("bank word of {} bytes is not a power of two", word_bytes));
   while ((1u << shift_) < word_bytes) ++shift_;
@@ -47,10 +48,12 @@ void Banks::set_busy(Bank& b, uint64_t cycle) {
 }
 
 uint64_t Banks::access(uint32_t offset, uint64_t cycle, unsigned hold) {
-  Bank& b = banks_[(offset >> shift_) % count_];
+  const uint32_t word = offset >> shift_;
+  Bank& b = banks_[mask_ || count_ == 1 ? word & mask_ : word % count_];
   ++accesses_;
   uint64_t t = cycle;
-  for (;;) {
+  // Cycles from next_free on were never taken: no search needed there.
+  while (t < b.next_free) {
     bool free = true;
     for (unsigned k = 0; k < hold; ++k) {
       if (is_busy(b, t + k)) {
@@ -62,6 +65,7 @@ uint64_t Banks::access(uint32_t offset, uint64_t cycle, unsigned hold) {
     ++t;
   }
   for (unsigned k = 0; k < hold; ++k) set_busy(b, t + k);
+  b.next_free = std::max(b.next_free, t + hold);
   if (t != cycle) {
     ++conflicts_;
     stall_cycles_ += t - cycle;

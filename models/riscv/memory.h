@@ -38,13 +38,15 @@ class Banks {
  private:
   static constexpr unsigned kWindow = 256;  // cycles of history per bank (power of two)
   struct Bank {
-    uint64_t base = 0;  // cycle of bit 0 of busy
+    uint64_t base = 0;       // cycle of bit 0 of busy
+    uint64_t next_free = 0;  // every cycle from here on is free (the latest taken + 1)
     uint64_t busy[kWindow / 64] = {};
   };
   bool is_busy(Bank& b, uint64_t cycle);
   void set_busy(Bank& b, uint64_t cycle);
 
   unsigned count_;
+  unsigned mask_;  // count_ - 1 when count_ is a power of two (then no division), else 0
   unsigned shift_;
   std::vector<Bank> banks_;
   uint64_t accesses_ = 0;
