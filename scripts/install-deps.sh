@@ -30,6 +30,7 @@ packages=(
   munge                 # Slurm's authentication
   clang                 # the sanitizer build of make test, and the fuzz targets
   libclang-rt-dev       # libFuzzer and clang's sanitizer runtimes (tests/fuzz)
+  libglpk-dev           # integer programs: exact SiP-Ring and SiP-OCS allocations (sw/optical)
 )
 
 missing=()

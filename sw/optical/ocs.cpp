@@ -1,0 +1,291 @@
+#include "sw/optical/ocs.h"
+
+#include <fmt/format.h>
+#include <glpk.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+namespace fabricvp::optical {
+
+namespace {
+
+constexpr uint32_t kNone = OcsConfig::kNone;
+
+/// The demands merged per (src, dst), validated.
+std::map<std::pair<uint32_t, uint32_t>, double> merged(uint32_t gpus, const std::vector<Demand>& tm) {
+  std::map<std::pair<uint32_t, uint32_t>, double> m;
+  for (size_t n = 0; n < tm.size(); ++n) {
+    const Demand& d = tm[n];
+    if (d.src >= gpus || d.dst >= gpus)
+      throw std::invalid_argument(
+          fmt::format("demand {}: GPU {} -> {} is outside the {} GPUs", n, d.src, d.dst, gpus));
+    if (d.src == d.dst) throw std::invalid_argument(fmt::format("demand {}: GPU {} sends to itself", n, d.src));
+    if (!(d.bytes > 0) || !std::isfinite(d.bytes))
+      throw std::invalid_argument(fmt::format("demand {}: GPU {} -> {}: {} bytes (must be positive and finite)", n,
+                                              d.src, d.dst, d.bytes));
+    m[{d.src, d.dst}] += d.bytes;
+  }
+  return m;
+}
+
+/// Splits a bipartite multigraph of maximum degree <= q (count[p] circuits for
+/// pair p) into q matchings: returns out[k][i] per switch.
+std::vector<std::vector<uint32_t>> colour(uint32_t gpus, uint32_t q,
+                                          const std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>>& count) {
+  // at_tx[i][k]: receiver of GPU i's circuit on switch k; at_rx[j][k]: its transmitter
+  std::vector<std::vector<uint32_t>> at_tx(gpus, std::vector<uint32_t>(q, kNone));
+  std::vector<std::vector<uint32_t>> at_rx(gpus, std::vector<uint32_t>(q, kNone));
+  auto free_at = [q](const std::vector<uint32_t>& slots) {
+    for (uint32_t k = 0; k < q; ++k)
+      if (slots[k] == kNone) return k;
+    return kNone;
+  };
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> path;  // (tx, rx, switch)
+  for (const auto& [pair, n] : count) {
+    const auto [i, j] = pair;
+    for (uint32_t c = 0; c < n; ++c) {
+      const uint32_t a = free_at(at_tx[i]), b = free_at(at_rx[j]);
+      if (a == kNone || b == kNone) throw std::logic_error("OCS colouring: a GPU has more than Q circuits");
+      if (at_rx[j][a] != kNone) {
+        // a is taken at receiver j: swap a and b along the path from j that
+        // alternates a (receiver to transmitter) and b (transmitter to receiver);
+        // it cannot reach transmitter i (bipartite, a free at i), so afterwards a is free at both.
+        path.clear();
+        uint32_t rx = j;
+        for (;;) {
+          const uint32_t tx = at_rx[rx][a];
+          if (tx == kNone) break;
+          path.emplace_back(tx, rx, a);
+          const uint32_t next = at_tx[tx][b];
+          if (next == kNone) break;
+          path.emplace_back(tx, next, b);
+          rx = next;
+        }
+        for (const auto& [t, r, k] : path) at_tx[t][k] = at_rx[r][k] = kNone;
+        for (const auto& [t, r, k] : path) {
+          const uint32_t swapped = k == a ? b : a;
+          at_tx[t][swapped] = r;
+          at_rx[r][swapped] = t;
+        }
+      }
+      at_tx[i][a] = j;
+      at_rx[j][a] = i;
+    }
+  }
+  std::vector<std::vector<uint32_t>> out(q, std::vector<uint32_t>(gpus, kNone));
+  for (uint32_t i = 0; i < gpus; ++i)
+    for (uint32_t k = 0; k < q; ++k) out[k][i] = at_tx[i][k];
+  return out;
+}
+
+}  // namespace
+
+uint32_t OcsConfig::circuits(uint32_t i, uint32_t j) const {
+  uint32_t n = 0;
+  for (const auto& sw : out)
+    if (i < sw.size() && sw[i] == j) ++n;
+  return n;
+}
+
+std::vector<std::string> check_ocs(const OcsConfig& config, const std::vector<Demand>& tm) {
+  std::vector<std::string> bad;
+  for (uint32_t k = 0; k < config.switches(); ++k) {
+    const auto& sw = config.out[k];
+    if (sw.size() != config.gpus) {
+      bad.push_back(fmt::format("switch {}: {} ports configured, the switch has {}", k, sw.size(), config.gpus));
+      continue;
+    }
+    std::vector<uint32_t> tx_of(config.gpus, kNone);
+    for (uint32_t i = 0; i < config.gpus; ++i) {
+      const uint32_t j = sw[i];
+      if (j == kNone) continue;
+      if (j >= config.gpus) {
+        bad.push_back(fmt::format("switch {}: GPU {} connected to GPU {}, outside the {} GPUs", k, i, j, config.gpus));
+      } else if (j == i) {
+        bad.push_back(fmt::format("switch {}: GPU {} connected to itself", k, i));
+      } else if (tx_of[j] != kNone) {
+        bad.push_back(
+            fmt::format("switch {}: the receiver of GPU {} has two circuits (from GPU {} and GPU {})", k, j, tx_of[j], i));
+      } else {
+        tx_of[j] = i;
+      }
+    }
+  }
+  for (const Demand& d : tm)
+    if (d.src < config.gpus && d.dst < config.gpus && d.bytes > 0 && config.circuits(d.src, d.dst) == 0)
+      bad.push_back(fmt::format("GPU {} -> {} ({} bytes) has no circuit", d.src, d.dst, d.bytes));
+  return bad;
+}
+
+double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>& tm) {
+  const auto m = merged(config.gpus, tm);
+  double best = m.empty() ? 0.0 : INFINITY;
+  for (const auto& [pair, bytes] : m) best = std::min(best, config.circuits(pair.first, pair.second) / bytes);
+  return best;
+}
+
+OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm) {
+  if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
+  const auto m = merged(gpus, tm);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::vector<double> bytes;
+  std::vector<uint32_t> peers_out(gpus, 0), peers_in(gpus, 0);
+  for (const auto& [pair, b] : m) {
+    pairs.push_back(pair);
+    bytes.push_back(b);
+    ++peers_out[pair.first];
+    ++peers_in[pair.second];
+  }
+  for (uint32_t g = 0; g < gpus; ++g)
+    if (peers_out[g] > q || peers_in[g] > q)
+      throw std::invalid_argument(
+          fmt::format("GPU {} sends to {} and receives from {} GPUs: more than the {} circuits a GPU has on {} "
+                      "switches (degree)",
+                      g, peers_out[g], peers_in[g], q, q));
+
+  // Circuits pair p needs for a target of m0 circuits per bytes0 bytes: the
+  // least n with n / bytes[p] >= m0 / bytes0 (at least 1).
+  auto need = [&](size_t p, uint32_t m0, double bytes0) {
+    const double x = m0 * bytes[p] / bytes0;
+    double n = std::ceil(x);
+    if (n - x > 1 - 1e-12 * std::max(1.0, x)) n -= 1;  // x an integer up to rounding
+    return static_cast<uint32_t>(std::max(1.0, std::min(n, static_cast<double>(q) + 1)));
+  };
+  auto feasible = [&](uint32_t m0, double bytes0, std::vector<uint32_t>* counts) {
+    std::vector<uint32_t> out(gpus, 0), in(gpus, 0), c(pairs.size());
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      c[p] = need(p, m0, bytes0);
+      if ((out[pairs[p].first] += c[p]) > q || (in[pairs[p].second] += c[p]) > q) return false;
+    }
+    if (counts) *counts = std::move(c);
+    return true;
+  };
+  // candidate targets m / bytes[p], ascending; the feasible ones are a prefix
+  std::vector<std::pair<uint32_t, size_t>> cand;  // (m, pair)
+  for (size_t p = 0; p < pairs.size(); ++p)
+    for (uint32_t k = 1; k <= q; ++k) cand.emplace_back(k, p);
+  std::sort(cand.begin(), cand.end(), [&](const auto& a, const auto& b) {
+    return a.first * bytes[b.second] < b.first * bytes[a.second];  // a.m / a.bytes < b.m / b.bytes
+  });
+  std::vector<uint32_t> counts(pairs.size(), 1);  // the smallest candidate is always feasible (degree checked)
+  size_t lo = 0, hi = cand.size();                // cand[lo - 1] feasible (lo = 0: none tried), cand[hi] not
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (feasible(cand[mid].first, bytes[cand[mid].second], nullptr))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 0) feasible(cand[lo - 1].first, bytes[cand[lo - 1].second], &counts);
+
+  // Ports left over: one more circuit at a time to the pair with the fewest
+  // circuits per byte among those whose two ends have a port free.
+  std::vector<uint32_t> out(gpus, 0), in(gpus, 0);
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    out[pairs[p].first] += counts[p];
+    in[pairs[p].second] += counts[p];
+  }
+  auto rate_greater = [&](size_t a, size_t b) {
+    // min-heap on counts / bytes, ties to the lower pair index
+    const double ra = counts[a] * bytes[b], rb = counts[b] * bytes[a];
+    return ra != rb ? ra > rb : a > b;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(rate_greater)> heap(rate_greater);
+  for (size_t p = 0; p < pairs.size(); ++p) heap.push(p);
+  while (!heap.empty()) {
+    const size_t p = heap.top();
+    heap.pop();
+    if (out[pairs[p].first] < q && in[pairs[p].second] < q) {
+      ++counts[p];
+      ++out[pairs[p].first];
+      ++in[pairs[p].second];
+      heap.push(p);
+    }
+  }
+
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>> count;
+  for (size_t p = 0; p < pairs.size(); ++p) count.emplace_back(pairs[p], counts[p]);
+  OcsConfig config;
+  config.gpus = gpus;
+  config.out = colour(gpus, q, count);
+  return config;
+}
+
+OcsConfig ocs_ilp(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm, double time_limit_s) {
+  if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
+  const auto m = merged(gpus, tm);
+  OcsConfig config;
+  config.gpus = gpus;
+  config.out.assign(q, std::vector<uint32_t>(gpus, kNone));
+  if (m.empty()) return config;
+  double top = 0;
+  for (const auto& [pair, b] : m) top = std::max(top, b);
+
+  std::unique_ptr<glp_prob, void (*)(glp_prob*)> lp(glp_create_prob(), glp_delete_prob);
+  glp_prob* P = lp.get();
+  glp_set_obj_dir(P, GLP_MAX);
+  // column 1: z (circuits per byte x the largest demand); then P[p][k]
+  const int pairs = static_cast<int>(m.size());
+  glp_add_cols(P, 1 + pairs * static_cast<int>(q));
+  glp_set_col_bnds(P, 1, GLP_LO, 0.0, 0.0);
+  glp_set_obj_coef(P, 1, 1.0);
+  auto col = [q](int p, uint32_t k) { return 2 + p * static_cast<int>(q) + static_cast<int>(k); };
+  for (int p = 0; p < pairs; ++p)
+    for (uint32_t k = 0; k < q; ++k) glp_set_col_kind(P, col(p, k), GLP_BV);
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0};
+  auto add_row = [&](int type, double lb, double ub, const std::vector<std::pair<int, double>>& terms) {
+    const int r = glp_add_rows(P, 1);
+    glp_set_row_bnds(P, r, type, lb, ub);
+    for (const auto& [c, v] : terms) {
+      ia.push_back(r);
+      ja.push_back(c);
+      ar.push_back(v);
+    }
+  };
+  // sum_k P[p][k] - z * bytes_p / top >= 0
+  std::vector<std::pair<uint32_t, uint32_t>> pair_of;
+  int p = 0;
+  std::vector<std::vector<std::pair<int, double>>> tx_rows(static_cast<size_t>(gpus) * q),
+      rx_rows(static_cast<size_t>(gpus) * q);
+  for (const auto& [pair, b] : m) {
+    std::vector<std::pair<int, double>> terms{{1, -b / top}};
+    for (uint32_t k = 0; k < q; ++k) {
+      terms.emplace_back(col(p, k), 1.0);
+      tx_rows[static_cast<size_t>(pair.first) * q + k].emplace_back(col(p, k), 1.0);
+      rx_rows[static_cast<size_t>(pair.second) * q + k].emplace_back(col(p, k), 1.0);
+    }
+    add_row(GLP_LO, 0.0, 0.0, terms);
+    pair_of.push_back(pair);
+    ++p;
+  }
+  // each switch a partial permutation
+  for (const auto& rows : {&tx_rows, &rx_rows})
+    for (const auto& terms : *rows)
+      if (terms.size() > 1) add_row(GLP_UP, 0.0, 1.0, terms);
+  glp_load_matrix(P, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+
+  glp_iocp parm;
+  glp_init_iocp(&parm);
+  parm.presolve = GLP_ON;
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.tm_lim = static_cast<int>(std::min(time_limit_s * 1000.0, 2e9));
+  const int rc = glp_intopt(P, &parm);
+  if (rc != 0 || glp_mip_status(P) != GLP_OPT)
+    throw std::runtime_error(fmt::format("GLPK: no optimal OCS configuration for {} GPUs on {} switches within {} s "
+                                         "(glp_intopt {}, status {})",
+                                         gpus, q, time_limit_s, rc, glp_mip_status(P)));
+  for (int n = 0; n < pairs; ++n)
+    for (uint32_t k = 0; k < q; ++k)
+      if (glp_mip_col_val(P, col(n, k)) > 0.5) config.out[k][pair_of[n].first] = pair_of[n].second;
+  return config;
+}
+
+}  // namespace fabricvp::optical

@@ -1,0 +1,120 @@
+// sw/optical: the SiP-ML control plane (seed 003 §3.3, Appendix A).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "sw/optical/ocs.h"
+
+using namespace fabricvp;
+using optical::Demand;
+using optical::OcsConfig;
+
+namespace {
+
+/// A random traffic matrix on n GPUs where every GPU sends to at most `peers`
+/// others and receives from at most `peers` (a degree the switches can serve).
+std::vector<Demand> random_tm(uint32_t n, uint32_t peers, std::mt19937& rng) {
+  std::vector<Demand> tm;
+  std::vector<uint32_t> in(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::set<uint32_t> to;
+    for (uint32_t t = 0; t < 4 * peers && to.size() < peers; ++t) {
+      const uint32_t j = rng() % n;
+      if (j != i && in[j] < peers && !to.count(j)) {
+        to.insert(j);
+        ++in[j];
+        tm.push_back({i, j, static_cast<double>(1 + rng() % 1000) * 4096});
+      }
+    }
+  }
+  return tm;
+}
+
+}  // namespace
+
+TEST(OpticalOcs, OneShotIsLegalAndMatchesTheIlpOptimum) {
+  std::mt19937 rng(11);
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const uint32_t n = 4 + rng() % 5, q = 1 + rng() % 3, peers = 1 + rng() % q;
+    const std::vector<Demand> tm = random_tm(n, peers, rng);
+    if (tm.empty()) continue;
+    const OcsConfig fast = optical::ocs_one_shot(n, q, tm);
+    const OcsConfig exact = optical::ocs_ilp(n, q, tm, 30);
+    EXPECT_TRUE(optical::check_ocs(fast, tm).empty()) << optical::check_ocs(fast, tm).front();
+    EXPECT_TRUE(optical::check_ocs(exact, tm).empty()) << optical::check_ocs(exact, tm).front();
+    const double a = optical::min_circuits_per_byte(fast, tm), b = optical::min_circuits_per_byte(exact, tm);
+    EXPECT_NEAR(a, b, 1e-12 * b) << "trial " << trial << ": " << n << " GPUs, " << q << " switches";
+    ++compared;
+  }
+  EXPECT_GE(compared, 30);
+}
+
+TEST(OpticalOcs, RingTrafficGetsEveryCircuitOfItsPair) {
+  // each GPU sends to its successor only: all Q circuits go to that pair
+  const uint32_t n = 16, q = 4;
+  std::vector<Demand> tm;
+  for (uint32_t i = 0; i < n; ++i) tm.push_back({i, (i + 1) % n, 1e6});
+  const OcsConfig c = optical::ocs_one_shot(n, q, tm);
+  EXPECT_TRUE(optical::check_ocs(c, tm).empty());
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(c.circuits(i, (i + 1) % n), q);
+  // the larger of two demands gets more circuits
+  std::vector<Demand> two{{0, 1, 3e6}, {0, 2, 1e6}};
+  const OcsConfig d = optical::ocs_one_shot(3, 4, two);
+  EXPECT_EQ(d.circuits(0, 1), 3u);
+  EXPECT_EQ(d.circuits(0, 2), 1u);
+}
+
+TEST(OpticalOcs, ThousandGpusOnSixteenSwitchesIsFastAndLegal) {
+  // Algorithm 1's shape: GPU i talks to i + 1 .. i + 15 (mod k) in its model-parallel group of 64 and to its
+  // data-parallel ring neighbour 64 GPUs on
+  const uint32_t n = 1024, q = 16, k = 64;
+  std::vector<Demand> tm;
+  std::mt19937 rng(3);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t group = i / k * k;
+    for (uint32_t d = 1; d < q; ++d) tm.push_back({i, group + (i - group + d) % k, (1.0 + rng() % 64) * 65536});
+    tm.push_back({i, (i + k) % n, 25.6e6 * 4});
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const OcsConfig c = optical::ocs_one_shot(n, q, tm);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(optical::check_ocs(c, tm).empty());
+  EXPECT_GT(optical::min_circuits_per_byte(c, tm), 0.0);
+  EXPECT_LT(s, 10.0);  // a guard against a pathological search, not a benchmark
+}
+
+TEST(OpticalOcs, CheckerFindsEveryKindOfViolation) {
+  OcsConfig c;
+  c.gpus = 4;
+  c.out = {{1, 0, OcsConfig::kNone, 1}, {2, 2, 2, 7}};  // switch 0: two circuits into GPU 1; switch 1: GPU 2 to
+                                                       // itself, 7 out of range, receiver 2 twice
+  const auto bad = optical::check_ocs(c, {{3, 0, 100}});
+  std::string all;
+  for (const auto& b : bad) all += b + "\n";
+  EXPECT_NE(all.find("switch 0: the receiver of GPU 1 has two circuits"), std::string::npos) << all;
+  EXPECT_NE(all.find("switch 1: GPU 2 connected to itself"), std::string::npos) << all;
+  EXPECT_NE(all.find("outside the 4 GPUs"), std::string::npos) << all;
+  EXPECT_NE(all.find("GPU 3 -> 0 (100 bytes) has no circuit"), std::string::npos) << all;
+}
+
+TEST(OpticalOcs, BadTrafficIsAClearError) {
+  auto msg = [](const std::vector<Demand>& tm, uint32_t n = 4, uint32_t q = 2) {
+    try {
+      optical::ocs_one_shot(n, q, tm);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg({{0, 4, 1}}).find("outside the 4 GPUs"), std::string::npos);
+  EXPECT_NE(msg({{2, 2, 1}}).find("sends to itself"), std::string::npos);
+  EXPECT_NE(msg({{0, 1, 0}}).find("must be positive and finite"), std::string::npos);
+  EXPECT_NE(msg({{0, 1, NAN}}).find("must be positive and finite"), std::string::npos);
+  EXPECT_NE(msg({{0, 1, 1}, {0, 2, 1}, {0, 3, 1}}).find("more than the 2 circuits"), std::string::npos);
+}
