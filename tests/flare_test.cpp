@@ -589,6 +589,11 @@ TEST(Flare, BadSettingsAreClearErrors) {
   EXPECT_NE(r.out.find("flare.entries 100: the hash table takes a power of 2"), std::string::npos) << r.out;
   r = run(" --sparse 0.1 -p flare.span=100");
   EXPECT_NE(r.out.find("flare.span 100: not a multiple of 32 elements"), std::string::npos) << r.out;
+  r = run(" --bytes 16MiB --sparse 0.5 -p sys.switch0.host_mem_MiB=1");
+  EXPECT_NE(r.out.find("--sparse 0.5: sys.switch0's order log (1081040 B: 8 per packet applied, 135130 packets from "
+                       "its hosts) does not fit sys.switch0.host_mem_MiB (1 MiB)"),
+            std::string::npos)
+      << r.out;
   const std::string w = small_workload(dir.path.string(), "ALLTOALL");
   r = run(" --workload " + w);
   EXPECT_NE(r.out.find("layer conv2 (1) has a ALLTOALL collective in its wg pass: Flare hosts serve ALLREDUCE"),

@@ -93,7 +93,7 @@ TEST(OpticalOcs, CheckerFindsEveryKindOfViolation) {
   OcsConfig c;
   c.gpus = 4;
   c.out = {{1, 0, OcsConfig::kNone, 1}, {2, 2, 2, 7}};  // switch 0: two circuits into GPU 1; switch 1: GPU 2 to
-                                                       // itself, 7 out of range, receiver 2 twice
+                                                        // itself, 7 out of range, receiver 2 twice
   const auto bad = optical::check_ocs(c, {{3, 0, 100}});
   std::string all;
   for (const auto& b : bad) all += b + "\n";

@@ -24,12 +24,11 @@ std::map<std::pair<uint32_t, uint32_t>, double> merged(uint32_t gpus, const std:
   for (size_t n = 0; n < tm.size(); ++n) {
     const Demand& d = tm[n];
     if (d.src >= gpus || d.dst >= gpus)
-      throw std::invalid_argument(
-          fmt::format("demand {}: GPU {} -> {} is outside the {} GPUs", n, d.src, d.dst, gpus));
+      throw std::invalid_argument(fmt::format("demand {}: GPU {} -> {} is outside the {} GPUs", n, d.src, d.dst, gpus));
     if (d.src == d.dst) throw std::invalid_argument(fmt::format("demand {}: GPU {} sends to itself", n, d.src));
     if (!(d.bytes > 0) || !std::isfinite(d.bytes))
-      throw std::invalid_argument(fmt::format("demand {}: GPU {} -> {}: {} bytes (must be positive and finite)", n,
-                                              d.src, d.dst, d.bytes));
+      throw std::invalid_argument(
+          fmt::format("demand {}: GPU {} -> {}: {} bytes (must be positive and finite)", n, d.src, d.dst, d.bytes));
     m[{d.src, d.dst}] += d.bytes;
   }
   return m;
@@ -37,8 +36,8 @@ std::map<std::pair<uint32_t, uint32_t>, double> merged(uint32_t gpus, const std:
 
 /// Splits a bipartite multigraph of maximum degree <= q (count[p] circuits for
 /// pair p) into q matchings: returns out[k][i] per switch.
-std::vector<std::vector<uint32_t>> colour(uint32_t gpus, uint32_t q,
-                                          const std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>>& count) {
+std::vector<std::vector<uint32_t>> colour(
+    uint32_t gpus, uint32_t q, const std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>>& count) {
   // at_tx[i][k]: receiver of GPU i's circuit on switch k; at_rx[j][k]: its transmitter
   std::vector<std::vector<uint32_t>> at_tx(gpus, std::vector<uint32_t>(q, kNone));
   std::vector<std::vector<uint32_t>> at_rx(gpus, std::vector<uint32_t>(q, kNone));
@@ -111,8 +110,8 @@ std::vector<std::string> check_ocs(const OcsConfig& config, const std::vector<De
       } else if (j == i) {
         bad.push_back(fmt::format("switch {}: GPU {} connected to itself", k, i));
       } else if (tx_of[j] != kNone) {
-        bad.push_back(
-            fmt::format("switch {}: the receiver of GPU {} has two circuits (from GPU {} and GPU {})", k, j, tx_of[j], i));
+        bad.push_back(fmt::format("switch {}: the receiver of GPU {} has two circuits (from GPU {} and GPU {})", k, j,
+                                  tx_of[j], i));
       } else {
         tx_of[j] = i;
       }
@@ -279,9 +278,10 @@ OcsConfig ocs_ilp(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm, doub
   parm.tm_lim = static_cast<int>(std::min(time_limit_s * 1000.0, 2e9));
   const int rc = glp_intopt(P, &parm);
   if (rc != 0 || glp_mip_status(P) != GLP_OPT)
-    throw std::runtime_error(fmt::format("GLPK: no optimal OCS configuration for {} GPUs on {} switches within {} s "
-                                         "(glp_intopt {}, status {})",
-                                         gpus, q, time_limit_s, rc, glp_mip_status(P)));
+    throw std::runtime_error(
+        fmt::format("GLPK: no optimal OCS configuration for {} GPUs on {} switches within {} s "
+                    "(glp_intopt {}, status {})",
+                    gpus, q, time_limit_s, rc, glp_mip_status(P)));
   for (int n = 0; n < pairs; ++n)
     for (uint32_t k = 0; k < q; ++k)
       if (glp_mip_col_val(P, col(n, k)) > 0.5) config.out[k][pair_of[n].first] = pair_of[n].second;
