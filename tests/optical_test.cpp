@@ -117,4 +117,7 @@ TEST(OpticalOcs, BadTrafficIsAClearError) {
   EXPECT_NE(msg({{0, 1, 0}}).find("must be positive and finite"), std::string::npos);
   EXPECT_NE(msg({{0, 1, NAN}}).find("must be positive and finite"), std::string::npos);
   EXPECT_NE(msg({{0, 1, 1}, {0, 2, 1}, {0, 3, 1}}).find("more than the 2 circuits"), std::string::npos);
+  EXPECT_NE(msg({{0, 1, INFINITY}}).find("must be positive and finite"), std::string::npos);
+  EXPECT_THROW(optical::ocs_ilp(4, 2, {{0, 1, 1}, {0, 2, 1}, {0, 3, 1}}), std::invalid_argument);
+  EXPECT_THROW(optical::ocs_ilp(4, 2, {{0, 1, 1}}, -1), std::invalid_argument);
 }

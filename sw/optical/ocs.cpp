@@ -26,12 +26,27 @@ std::map<std::pair<uint32_t, uint32_t>, double> merged(uint32_t gpus, const std:
     if (d.src >= gpus || d.dst >= gpus)
       throw std::invalid_argument(fmt::format("demand {}: GPU {} -> {} is outside the {} GPUs", n, d.src, d.dst, gpus));
     if (d.src == d.dst) throw std::invalid_argument(fmt::format("demand {}: GPU {} sends to itself", n, d.src));
-    if (!(d.bytes > 0) || !std::isfinite(d.bytes))
-      throw std::invalid_argument(
-          fmt::format("demand {}: GPU {} -> {}: {} bytes (must be positive and finite)", n, d.src, d.dst, d.bytes));
+    if (!(d.bytes > 0) || !(d.bytes <= 1e18))
+      throw std::invalid_argument(fmt::format(
+          "demand {}: GPU {} -> {}: {} bytes (must be positive and finite, at most 1e18)", n, d.src, d.dst, d.bytes));
     m[{d.src, d.dst}] += d.bytes;
   }
   return m;
+}
+
+/// Throws unless every GPU sends to and receives from at most q GPUs.
+void check_degree(uint32_t gpus, uint32_t q, const std::map<std::pair<uint32_t, uint32_t>, double>& m) {
+  std::vector<uint32_t> peers_out(gpus, 0), peers_in(gpus, 0);
+  for (const auto& [pair, b] : m) {
+    ++peers_out[pair.first];
+    ++peers_in[pair.second];
+  }
+  for (uint32_t g = 0; g < gpus; ++g)
+    if (peers_out[g] > q || peers_in[g] > q)
+      throw std::invalid_argument(
+          fmt::format("GPU {} sends to {} and receives from {} GPUs: more than the {} circuits a GPU has on {} "
+                      "switches (degree)",
+                      g, peers_out[g], peers_in[g], q, q));
 }
 
 /// Splits a bipartite multigraph of maximum degree <= q (count[p] circuits for
@@ -133,29 +148,22 @@ double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>&
 OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm) {
   if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
   const auto m = merged(gpus, tm);
+  check_degree(gpus, q, m);
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   std::vector<double> bytes;
-  std::vector<uint32_t> peers_out(gpus, 0), peers_in(gpus, 0);
   for (const auto& [pair, b] : m) {
     pairs.push_back(pair);
     bytes.push_back(b);
-    ++peers_out[pair.first];
-    ++peers_in[pair.second];
   }
-  for (uint32_t g = 0; g < gpus; ++g)
-    if (peers_out[g] > q || peers_in[g] > q)
-      throw std::invalid_argument(
-          fmt::format("GPU {} sends to {} and receives from {} GPUs: more than the {} circuits a GPU has on {} "
-                      "switches (degree)",
-                      g, peers_out[g], peers_in[g], q, q));
 
   // Circuits pair p needs for a target of m0 circuits per bytes0 bytes: the
   // least n with n / bytes[p] >= m0 / bytes0 (at least 1).
   auto need = [&](size_t p, uint32_t m0, double bytes0) {
-    const double x = m0 * bytes[p] / bytes0;
-    double n = std::ceil(x);
-    if (n - x > 1 - 1e-12 * std::max(1.0, x)) n -= 1;  // x an integer up to rounding
-    return static_cast<uint32_t>(std::max(1.0, std::min(n, static_cast<double>(q) + 1)));
+    // decided with the candidates' own cross-multiplication, so the rounding agrees with their order
+    double n = std::min(std::ceil(m0 * bytes[p] / bytes0), static_cast<double>(q) + 1);
+    while (n <= q && n * bytes0 < m0 * bytes[p]) n += 1;
+    while (n > 1 && (n - 1) * bytes0 >= m0 * bytes[p]) n -= 1;
+    return static_cast<uint32_t>(std::max(1.0, n));
   };
   auto feasible = [&](uint32_t m0, double bytes0, std::vector<uint32_t>* counts) {
     std::vector<uint32_t> out(gpus, 0), in(gpus, 0), c(pairs.size());
@@ -219,7 +227,10 @@ OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm)
 
 OcsConfig ocs_ilp(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm, double time_limit_s) {
   if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
+  if (!(time_limit_s > 0))
+    throw std::invalid_argument(fmt::format("ILP time limit {} s: must be positive", time_limit_s));
   const auto m = merged(gpus, tm);
+  check_degree(gpus, q, m);
   OcsConfig config;
   config.gpus = gpus;
   config.out.assign(q, std::vector<uint32_t>(gpus, kNone));

@@ -49,13 +49,13 @@ double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>&
 /// colouring by alternating paths). Ports left over go, one circuit at a
 /// time, to the demand with the fewest circuits per byte. Throws
 /// std::invalid_argument on a bad matrix (a GPU out of range, a GPU sending to
-/// itself, bytes not positive and finite) or one no configuration serves
+/// itself, bytes not positive or above 1e18) or one no configuration serves
 /// (a GPU with more than Q peers in either direction).
 OcsConfig ocs_one_shot(uint32_t gpus, uint32_t switches, const std::vector<Demand>& tm);
 
 /// The ILP of Appendix A.2 itself, solved by GLPK's branch and cut (small N and
-/// Q: it cross-checks ocs_one_shot). Throws std::runtime_error if GLPK finds
-/// no optimum within time_limit_s.
+/// Q: it cross-checks ocs_one_shot). Refuses what ocs_one_shot refuses; throws
+/// std::runtime_error if GLPK finds no optimum within time_limit_s.
 OcsConfig ocs_ilp(uint32_t gpus, uint32_t switches, const std::vector<Demand>& tm, double time_limit_s = 60);
 
 }  // namespace fabricvp::optical
