@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sw/optical/ocs.h"
+#include "sw/optical/ring.h"
 
 using namespace fabricvp;
 using optical::Demand;
@@ -120,4 +121,45 @@ TEST(OpticalOcs, BadTrafficIsAClearError) {
   EXPECT_NE(msg({{0, 1, INFINITY}}).find("must be positive and finite"), std::string::npos);
   EXPECT_THROW(optical::ocs_ilp(4, 2, {{0, 1, 1}, {0, 2, 1}, {0, 3, 1}}), std::invalid_argument);
   EXPECT_THROW(optical::ocs_ilp(4, 2, {{0, 1, 1}}, -1), std::invalid_argument);
+}
+
+// ---- SiP-Ring
+
+TEST(OpticalRing, LegalWavelengthReuseAndEveryViolation) {
+  const optical::RingSpec ring{8, 2, 3};
+  using optical::Lightpath;
+  // wavelength 0 reused on disjoint clockwise arcs, both fibers used, a GPU on two wavelengths
+  const std::vector<Lightpath> ok{{0, 2, true, 0},  {2, 5, true, 0}, {5, 0, true, 0},
+                                  {0, 6, false, 1}, {1, 2, true, 1}, {3, 1, false, 0}};
+  const auto none = optical::check_ring(ring, ok);
+  EXPECT_TRUE(none.empty()) << none.front();
+  EXPECT_EQ(optical::ring_hops(ring, 5, 0, true), 3u);
+  EXPECT_EQ(optical::ring_hops(ring, 0, 6, false), 2u);
+
+  const std::vector<Lightpath> wrong{
+      {0, 3, true, 0},   // 0: legal alone
+      {2, 4, true, 0},   // 1: overlaps 0 on the segment leaving GPU 2
+      {0, 7, false, 0},  // 2: GPU 0 already sends on wavelength 0 (other fiber)
+      {1, 5, true, 1},   // 3: 4 hops > reach 3
+      {4, 4, true, 1},   // 4: to itself
+      {6, 3, false, 2},  // 5: wavelength 2 of 2
+      {9, 1, true, 1},   // 6: GPU 9 of 8
+      {7, 3, true, 1},   // 7: 4 hops, beyond the reach (and over path 3's segments)
+      {2, 3, false, 1},  // 8: 7 hops counter-clockwise (2 -> 1 -> 0 -> 7 -> ... -> 3), beyond reach
+      {6, 4, false, 0},  // 9: GPU 4 already receives on wavelength 0 (path 1)
+  };
+  std::string all;
+  for (const auto& b : optical::check_ring(ring, wrong)) all += b + "\n";
+  for (const char* want : {"lightpath 1 (GPU 2 -> 4 clockwise, wavelength 0): the segment leaving GPU 2 already "
+                           "carries this wavelength (lightpath 0",
+                           "lightpath 2 (GPU 0 -> 7 counter-clockwise, wavelength 0): GPU 0 already sends on this "
+                           "wavelength (lightpath 0",
+                           "lightpath 3 (GPU 1 -> 5 clockwise, wavelength 1): 4 hops, beyond the reach of 3",
+                           "lightpath 4 (GPU 4 -> 4 clockwise, wavelength 1): to itself",
+                           "lightpath 5 (GPU 6 -> 3 counter-clockwise, wavelength 2): the ring has 2 wavelengths",
+                           "lightpath 6 (GPU 9 -> 1 clockwise, wavelength 1): outside the 8 GPUs",
+                           "lightpath 8 (GPU 2 -> 3 counter-clockwise, wavelength 1): 7 hops, beyond the reach of 3",
+                           "lightpath 9 (GPU 6 -> 4 counter-clockwise, wavelength 0): GPU 4 already receives on this "
+                           "wavelength (lightpath 1"})
+    EXPECT_NE(all.find(want), std::string::npos) << want << "\n---\n" << all;
 }
