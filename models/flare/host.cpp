@@ -248,9 +248,8 @@ void Host::pump() {
       send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(m_job.block_base + b));
       continue;
     }
-    // its pairs in the block's range, kSparsePairs a packet, at least one packet
     const uint64_t first = m_sparse_first[b], n = m_sparse_first[b + 1] - first;
-    const uint32_t packets = static_cast<uint32_t>(std::max<uint64_t>(1, (n + kSparsePairs - 1) / kSparsePairs));
+    const uint32_t packets = sparse_packets_of(b);
     for (uint32_t k = 0; k < packets; ++k) {
       const uint64_t at = first + uint64_t(k) * kSparsePairs;
       const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kSparsePairs, first + n - at));
@@ -259,6 +258,18 @@ void Host::pump() {
            static_cast<uint32_t>(b));
     }
   }
+}
+
+uint32_t Host::sparse_packets_of(uint64_t b) const {
+  // its pairs in the block's range, kSparsePairs a packet, at least one packet
+  const uint64_t n = m_sparse_first[b + 1] - m_sparse_first[b];
+  return static_cast<uint32_t>(std::max<uint64_t>(1, (n + kSparsePairs - 1) / kSparsePairs));
+}
+
+uint64_t Host::sparse_packets() const {
+  uint64_t total = 0;
+  for (uint64_t b = 0; b < m_blocks; ++b) total += sparse_packets_of(b);
+  return total;
 }
 
 void Host::start_sparse(const Job& job, std::vector<Pair> input) {

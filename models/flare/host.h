@@ -122,6 +122,8 @@ class Host : public core::Module, public core::Actor {
   void start_sparse(const Job& job, std::vector<Pair> input);
   /// Sparse: the host's nonzero elements, and its result: block b's pairs (offsets in its range), in offset order.
   const std::vector<Pair>& sparse_input() const { return m_sparse_in; }
+  /// Packets this host sends for its sparse vector (after start_sparse).
+  uint64_t sparse_packets() const;
   const std::vector<std::vector<Pair>>& sparse_result() const { return m_sparse_result; }
   /// Sparse: the first of the host's pairs in block b (b = blocks: all of them).
   uint64_t sparse_first(uint64_t b) const { return m_sparse_first[b]; }
@@ -154,6 +156,7 @@ class Host : public core::Module, public core::Actor {
   std::function<void()> m_on_done;
   std::vector<std::vector<uint8_t>> m_early;  // ring packets of a later allreduce
   std::string sparse_arrived(std::vector<uint8_t>&& p);
+  uint32_t sparse_packets_of(uint64_t block) const;
   std::vector<Pair> m_sparse_in;
   std::vector<uint64_t> m_sparse_first;
   std::vector<std::vector<Pair>> m_sparse_result;

@@ -492,13 +492,8 @@ void FlareScenario::load() {
     // The hosts' switches log 8 bytes per packet they apply (sparse.c): their hosts' packets, known now, must
     // fit their host memory. (A spine applies the leaves' packets, which depend on the stores' flushes.)
     std::vector<uint64_t> packets(m_sys->fat_tree() ? m_sys->leaves.get() : 1, 0);
-    for (uint32_t host = 0; host < m_job.hosts; ++host) {
-      std::vector<uint32_t> per_block(m_job.blocks(), 0);
-      for (const flare::Pair& p : m_sys->host[host]->sparse_input()) ++per_block[p.index / m_sys->span];
-      for (uint32_t n : per_block)
-        packets[host / m_sys->hosts_per_leaf()] +=
-            std::max<uint64_t>(1, (n + flare::kSparsePairs - 1) / flare::kSparsePairs);
-    }
+    for (uint32_t host = 0; host < m_job.hosts; ++host)
+      packets[host / m_sys->hosts_per_leaf()] += m_sys->host[host]->sparse_packets();
     for (size_t i = 0; i < packets.size(); ++i) {
       const Switch& sw = *m_sys->switches[i];
       if (packets[i] * 8 > sw.host_mem_MiB.get() << 20)
