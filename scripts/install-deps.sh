@@ -31,6 +31,7 @@ packages=(
   clang                 # the sanitizer build of make test, and the fuzz targets
   libclang-rt-dev       # libFuzzer and clang's sanitizer runtimes (tests/fuzz)
   libglpk-dev           # integer programs: exact SiP-Ring and SiP-OCS allocations (sw/optical)
+  liblemon-dev          # network simplex: SiP-Ring wavelength planning (sw/optical)
 )
 
 missing=()

@@ -133,8 +133,8 @@ TEST(OpticalRing, LegalWavelengthReuseAndEveryViolation) {
                                   {0, 6, false, 1}, {1, 2, true, 1}, {3, 1, false, 0}};
   const auto none = optical::check_ring(ring, ok);
   EXPECT_TRUE(none.empty()) << none.front();
-  EXPECT_EQ(optical::ring_hops(ring, 5, 0, true), 3u);
-  EXPECT_EQ(optical::ring_hops(ring, 0, 6, false), 2u);
+  EXPECT_EQ(optical::ring_hops(ring.gpus, 5, 0, true), 3u);
+  EXPECT_EQ(optical::ring_hops(ring.gpus, 0, 6, false), 2u);
 
   const std::vector<Lightpath> wrong{
       {0, 3, true, 0},   // 0: legal alone
@@ -162,4 +162,122 @@ TEST(OpticalRing, LegalWavelengthReuseAndEveryViolation) {
                            "lightpath 9 (GPU 6 -> 4 counter-clockwise, wavelength 0): GPU 4 already receives on this "
                            "wavelength (lightpath 1"})
     EXPECT_NE(all.find(want), std::string::npos) << want << "\n---\n" << all;
+  // the degree: GPU 0 sends to two peers, GPU 3 hears from two, on a ring of degree 1
+  const optical::RingSpec narrow{8, 4, 3, 1};
+  const auto deg = optical::check_ring(narrow, {{0, 1, true, 0}, {0, 2, true, 1}, {1, 3, true, 2}, {5, 3, false, 3}});
+  ASSERT_EQ(deg.size(), 2u);
+  EXPECT_EQ(deg[0], "GPU 0 sends to 2 peers, more than the degree 1");
+  EXPECT_EQ(deg[1], "GPU 3 receives from 2 peers, more than the degree 1");
+  EXPECT_TRUE(optical::check_ring(narrow, {{0, 1, true, 0}, {0, 1, true, 1}}).empty());
+}
+
+// ---- SiP-Ring wavelength planning (min-cost flow, LEMON's network simplex)
+
+namespace {
+
+/// Lightpaths from src to dst in an allocation.
+uint32_t lit(const std::vector<optical::Lightpath>& paths, uint32_t src, uint32_t dst) {
+  uint32_t n = 0;
+  for (const auto& l : paths) n += l.src == src && l.dst == dst;
+  return n;
+}
+
+}  // namespace
+
+TEST(OpticalRingPlan, RingAllReduceTrafficGetsEveryWavelength) {
+  // each GPU sends to its clockwise neighbour: one pattern lights every segment, on every wavelength
+  const optical::RingSpec ring{16, 8, 16, 16};
+  std::vector<Demand> tm;
+  for (uint32_t i = 0; i < 16; ++i) tm.push_back({i, (i + 1) % 16, 1 << 20});
+  optical::RingPlanInfo info;
+  const auto paths = optical::ring_plan(ring, tm, &info);
+  const auto bad = optical::check_ring(ring, paths);
+  ASSERT_TRUE(bad.empty()) << bad.front();
+  for (uint32_t i = 0; i < 16; ++i) EXPECT_EQ(lit(paths, i, (i + 1) % 16), 8u) << i;
+  EXPECT_EQ(info.patterns, 1u);
+  EXPECT_EQ(info.wavelengths_clockwise, 8u);
+  // both ways around (a bidirectional ring all-reduce): the fibers split W in proportion to their bytes
+  for (uint32_t i = 0; i < 16; ++i) tm.push_back({i, (i + 15) % 16, 1 << 20});
+  const auto both = optical::ring_plan(ring, tm, &info);
+  EXPECT_TRUE(optical::check_ring(ring, both).empty());
+  EXPECT_EQ(info.wavelengths_clockwise, 4u);
+  EXPECT_EQ(info.wavelengths_counter, 4u);
+  for (uint32_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(lit(both, i, (i + 1) % 16), 4u);
+    EXPECT_EQ(lit(both, i, (i + 15) % 16), 4u);
+  }
+}
+
+TEST(OpticalRingPlan, LightpathsAcrossTheCutArePlannedAsOnePattern) {
+  // 4 -> 1 crosses the cut (the segment into GPU 0); with 1 -> 4 it tiles the
+  // ring, so the best wavelength pattern lights both: the flow must start where
+  // 4 -> 1 lands (Appendix A.1's multi-edge cut)
+  const optical::RingSpec ring{6, 5, 3, 4};
+  const std::vector<Demand> tm{{4, 1, 1000}, {1, 4, 1000}};
+  optical::RingPlanInfo info;
+  const auto paths = optical::ring_plan(ring, tm, &info);
+  EXPECT_TRUE(optical::check_ring(ring, paths).empty());
+  EXPECT_EQ(lit(paths, 4, 1), 5u);
+  EXPECT_EQ(lit(paths, 1, 4), 5u);
+  EXPECT_EQ(info.patterns, 1u);
+}
+
+TEST(OpticalRingPlan, RandomTrafficIsLegalServedAndDeterministic) {
+  std::mt19937 rng(7);
+  int planned = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const uint32_t n = 4 + rng() % 28, reach = 1 + rng() % std::min<uint32_t>(n / 2, 8);
+    const uint32_t degree = 1 + rng() % 4;
+    const optical::RingSpec ring{n, 2 * degree * (1 + reach) + static_cast<uint32_t>(rng() % 16), reach, degree};
+    std::vector<Demand> tm;
+    std::vector<uint32_t> in(n, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      std::set<uint32_t> to;
+      for (uint32_t t = 0; t < 4 * degree && to.size() < degree; ++t) {
+        const uint32_t h = 1 + rng() % reach;
+        const uint32_t j = rng() % 2 ? (i + h) % n : (i + n - h) % n;
+        if (j != i && in[j] < degree && !to.count(j)) {
+          to.insert(j);
+          ++in[j];
+          tm.push_back({i, j, static_cast<double>(1 + rng() % 100) * 4096});
+        }
+      }
+    }
+    optical::RingPlanInfo info;
+    std::vector<optical::Lightpath> paths;
+    try {
+      paths = optical::ring_plan(ring, tm, &info);
+    } catch (const std::invalid_argument& e) {
+      // only "more patterns than wavelengths" may refuse this traffic
+      EXPECT_NE(std::string(e.what()).find("distinct wavelength patterns"), std::string::npos) << e.what();
+      continue;
+    }
+    ++planned;
+    const auto bad = optical::check_ring(ring, paths);
+    ASSERT_TRUE(bad.empty()) << "trial " << trial << ": " << bad.front();
+    for (const Demand& d : tm) EXPECT_GE(lit(paths, d.src, d.dst), 1u) << "trial " << trial;
+    EXPECT_GT(info.min_wavelengths_per_byte, 0);
+    const auto again = optical::ring_plan(ring, tm);
+    ASSERT_EQ(again.size(), paths.size());
+    for (size_t i = 0; i < paths.size(); ++i)
+      EXPECT_TRUE(again[i].src == paths[i].src && again[i].dst == paths[i].dst &&
+                  again[i].wavelength == paths[i].wavelength && again[i].clockwise == paths[i].clockwise);
+  }
+  EXPECT_GE(planned, 50);  // W is generous: refusals are the exception
+}
+
+TEST(OpticalRingPlan, TrafficTheRingCannotCarryIsAClearError) {
+  auto msg = [](const optical::RingSpec& r, const std::vector<Demand>& tm) {
+    try {
+      optical::ring_plan(r, tm);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg({16, 4, 3, 4}, {{0, 8, 1}}), "GPU 0 -> GPU 8: 8 hops away on the nearer fiber, beyond the reach of 3");
+  EXPECT_EQ(msg({16, 4, 3, 1}, {{0, 1, 1}, {0, 2, 1}}),
+            "GPU 0 sends to 2 and receives from 0 GPUs: more than the degree 1");
+  EXPECT_NE(msg({16, 4, 3, 4}, {{0, 0, 1}}).find("sends to itself"), std::string::npos);
+  EXPECT_NE(msg({16, 1, 3, 4}, {{0, 1, 1}, {1, 0, 1}}).find("at least 2 wavelengths"), std::string::npos);
 }

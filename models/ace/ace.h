@@ -107,16 +107,10 @@ class Ace final : public core::Module, public npu::CommBackend {
     std::vector<int32_t> slot_of;  // per chunk: SRAM slot, -1
     std::vector<int32_t> fsm_of;   // per chunk: FSM holding it, -1
   };
-  class AfiIn : public npu::AfiFwIf {
+  class AfiIn : public npu::AfiBlockingTarget {
    public:
     explicit AfiIn(Ace& a) : m_ace(a) {}
     void b_transport(npu::Message& m, sc_core::sc_time& delay) override;
-    tlm::tlm_sync_enum nb_transport_fw(npu::Message& m, tlm::tlm_phase&, sc_core::sc_time& t) override {
-      b_transport(m, t);
-      return tlm::TLM_COMPLETED;
-    }
-    bool get_direct_mem_ptr(npu::Message&, tlm::tlm_dmi&) override { return false; }
-    unsigned int transport_dbg(npu::Message&) override { return 0; }
 
    private:
     Ace& m_ace;

@@ -98,11 +98,6 @@ void LinkChannel::b_transport(Message& m, sc_core::sc_time& delay) {
   m_to->b_transport(m, d);
 }
 
-tlm::tlm_sync_enum LinkChannel::nb_transport_fw(Message& m, tlm::tlm_phase&, sc_core::sc_time& t) {
-  b_transport(m, t);
-  return tlm::TLM_COMPLETED;
-}
-
 FabricLink::FabricLink(const sc_core::sc_module_name& nm, const Defaults& d, uint32_t a, uint32_t a_port, uint32_t b,
                        uint32_t b_port)
     : core::Module(nm, "npu.link"),

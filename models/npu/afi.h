@@ -89,6 +89,18 @@ using AfiBwIf = tlm::tlm_bw_transport_if<afi_protocol>;
 using AfiInitiator = tlm::tlm_initiator_socket<32, afi_protocol, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
 using AfiTarget = tlm::tlm_target_socket<32, afi_protocol, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
 
+/// A blocking-only forward interface: implement b_transport; a non-blocking
+/// call is served as a blocking one, and there is no DMI or debug access.
+class AfiBlockingTarget : public AfiFwIf {
+ public:
+  tlm::tlm_sync_enum nb_transport_fw(Message& m, tlm::tlm_phase&, sc_core::sc_time& t) override {
+    b_transport(m, t);
+    return tlm::TLM_COMPLETED;
+  }
+  bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
+  unsigned int transport_dbg(Message&) override { return 0; }
+};
+
 /// Blocking-only backward interface (nothing comes back on a link).
 class AfiNoBw : public AfiBwIf {
  public:
@@ -102,7 +114,7 @@ class FabricLink;
 
 /// One direction of a link: the serializer (core::SerialChannel: messages,
 /// payload bytes, packets, busy time, utilization) and the sender's output buffer.
-class LinkChannel : public core::SerialChannel, public AfiFwIf {
+class LinkChannel : public core::SerialChannel, public AfiBlockingTarget {
  public:
   struct Names {
     const char* dir;
@@ -111,9 +123,6 @@ class LinkChannel : public core::SerialChannel, public AfiFwIf {
   };
   LinkChannel(FabricLink& link, const Names& names, uint32_t rx_port);
   void b_transport(Message& m, sc_core::sc_time& delay) override;
-  tlm::tlm_sync_enum nb_transport_fw(Message&, tlm::tlm_phase&, sc_core::sc_time&) override;
-  bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
-  unsigned int transport_dbg(Message&) override { return 0; }
 
   AfiTarget in;      ///< bound by the sending AFI port
   AfiInitiator out;  ///< bound to the receiving AFI port

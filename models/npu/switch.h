@@ -36,16 +36,10 @@ class FabricSwitch : public core::Module, public core::Actor {
   core::Counter messages, bytes;
 
  private:
-  class Rx : public AfiFwIf {
+  class Rx : public AfiBlockingTarget {
    public:
     explicit Rx(FabricSwitch& s) : m_sw(s) {}
     void b_transport(Message& m, sc_core::sc_time& delay) override;
-    tlm::tlm_sync_enum nb_transport_fw(Message& m, tlm::tlm_phase&, sc_core::sc_time& t) override {
-      b_transport(m, t);
-      return tlm::TLM_COMPLETED;
-    }
-    bool get_direct_mem_ptr(Message&, tlm::tlm_dmi&) override { return false; }
-    unsigned int transport_dbg(Message&) override { return 0; }
 
    private:
     FabricSwitch& m_sw;

@@ -18,22 +18,6 @@ namespace {
 
 constexpr uint32_t kNone = OcsConfig::kNone;
 
-/// The demands merged per (src, dst), validated.
-std::map<std::pair<uint32_t, uint32_t>, double> merged(uint32_t gpus, const std::vector<Demand>& tm) {
-  std::map<std::pair<uint32_t, uint32_t>, double> m;
-  for (size_t n = 0; n < tm.size(); ++n) {
-    const Demand& d = tm[n];
-    if (d.src >= gpus || d.dst >= gpus)
-      throw std::invalid_argument(fmt::format("demand {}: GPU {} -> {} is outside the {} GPUs", n, d.src, d.dst, gpus));
-    if (d.src == d.dst) throw std::invalid_argument(fmt::format("demand {}: GPU {} sends to itself", n, d.src));
-    if (!(d.bytes > 0) || !(d.bytes <= 1e18))
-      throw std::invalid_argument(fmt::format(
-          "demand {}: GPU {} -> {}: {} bytes (must be positive and finite, at most 1e18)", n, d.src, d.dst, d.bytes));
-    m[{d.src, d.dst}] += d.bytes;
-  }
-  return m;
-}
-
 /// Throws unless every GPU sends to and receives from at most q GPUs.
 void check_degree(uint32_t gpus, uint32_t q, const std::map<std::pair<uint32_t, uint32_t>, double>& m) {
   std::vector<uint32_t> peers_out(gpus, 0), peers_in(gpus, 0);
@@ -101,11 +85,19 @@ std::vector<std::vector<uint32_t>> colour(
 
 }  // namespace
 
-uint32_t OcsConfig::circuits(uint32_t i, uint32_t j) const {
-  uint32_t n = 0;
-  for (const auto& sw : out)
-    if (i < sw.size() && sw[i] == j) ++n;
-  return n;
+std::map<std::pair<uint32_t, uint32_t>, double> merge_demands(uint32_t gpus, const std::vector<Demand>& tm) {
+  std::map<std::pair<uint32_t, uint32_t>, double> m;
+  for (size_t n = 0; n < tm.size(); ++n) {
+    const Demand& d = tm[n];
+    if (d.src >= gpus || d.dst >= gpus)
+      throw std::invalid_argument(fmt::format("demand {}: GPU {} -> {} is outside the {} GPUs", n, d.src, d.dst, gpus));
+    if (d.src == d.dst) throw std::invalid_argument(fmt::format("demand {}: GPU {} sends to itself", n, d.src));
+    if (!(d.bytes > 0) || !(d.bytes <= 1e18))
+      throw std::invalid_argument(fmt::format(
+          "demand {}: GPU {} -> {}: {} bytes (must be positive and finite, at most 1e18)", n, d.src, d.dst, d.bytes));
+    m[{d.src, d.dst}] += d.bytes;
+  }
+  return m;
 }
 
 std::vector<std::string> check_ocs(const OcsConfig& config, const std::vector<Demand>& tm) {
@@ -139,7 +131,7 @@ std::vector<std::string> check_ocs(const OcsConfig& config, const std::vector<De
 }
 
 double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>& tm) {
-  const auto m = merged(config.gpus, tm);
+  const auto m = merge_demands(config.gpus, tm);
   double best = m.empty() ? 0.0 : INFINITY;
   for (const auto& [pair, bytes] : m) best = std::min(best, config.circuits(pair.first, pair.second) / bytes);
   return best;
@@ -147,7 +139,7 @@ double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>&
 
 OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm) {
   if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
-  const auto m = merged(gpus, tm);
+  const auto m = merge_demands(gpus, tm);
   check_degree(gpus, q, m);
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   std::vector<double> bytes;
@@ -229,7 +221,7 @@ OcsConfig ocs_ilp(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm, doub
   if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
   if (!(time_limit_s > 0))
     throw std::invalid_argument(fmt::format("ILP time limit {} s: must be positive", time_limit_s));
-  const auto m = merged(gpus, tm);
+  const auto m = merge_demands(gpus, tm);
   check_degree(gpus, q, m);
   OcsConfig config;
   config.gpus = gpus;

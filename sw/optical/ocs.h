@@ -8,8 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "models/optical/config.h"
 
 namespace fabricvp::optical {
 
@@ -19,16 +23,10 @@ struct Demand {
   double bytes = 0;
 };
 
-struct OcsConfig {
-  static constexpr uint32_t kNone = UINT32_MAX;
-  uint32_t gpus = 0;
-  /// out[k][i]: the GPU whose receiver switch k connects GPU i's transmitter to (kNone: no circuit)
-  std::vector<std::vector<uint32_t>> out;
-
-  uint32_t switches() const { return static_cast<uint32_t>(out.size()); }
-  /// circuits from GPU i to GPU j over all switches
-  uint32_t circuits(uint32_t i, uint32_t j) const;
-};
+/// The demands merged per (src, dst). Throws std::invalid_argument naming the
+/// demand for a GPU out of range, a GPU sending to itself, or bytes not
+/// positive and finite (at most 1e18).
+std::map<std::pair<uint32_t, uint32_t>, double> merge_demands(uint32_t gpus, const std::vector<Demand>& tm);
 
 /// Every violation of the OCS's rules (empty: legal): each switch a partial
 /// permutation of the GPUs (a transmitter and a receiver on at most one

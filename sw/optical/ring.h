@@ -10,27 +10,49 @@
 #include <string>
 #include <vector>
 
+#include "models/optical/config.h"
+#include "sw/optical/ocs.h"
+
 namespace fabricvp::optical {
-
-struct RingSpec {
-  uint32_t gpus = 0;
-  uint32_t wavelengths = 0;  ///< W per GPU and per fiber
-  uint32_t reach = 16;       ///< furthest peer, in hops
-};
-
-struct Lightpath {
-  uint32_t src = 0, dst = 0;
-  bool clockwise = true;  ///< fiber: src -> src + 1 -> ... -> dst, else src -> src - 1 -> ... -> dst
-  uint32_t wavelength = 0;
-};
-
-/// Hops from src to dst along the fiber (1..gpus - 1).
-uint32_t ring_hops(const RingSpec& ring, uint32_t src, uint32_t dst, bool clockwise);
 
 /// Every violation of the ring's rules (empty: legal): GPUs and wavelength in
 /// range, no lightpath to itself or beyond the reach, no fiber segment
 /// carrying a wavelength twice, no GPU sending or receiving on one wavelength
-/// to or from more than one peer.
+/// to or from more than one peer, no GPU sending to or receiving from more
+/// than `degree` peers.
 std::vector<std::string> check_ring(const RingSpec& ring, const std::vector<Lightpath>& paths);
+
+/// What ring_plan did (reports, tests).
+struct RingPlanInfo {
+  uint32_t wavelengths_clockwise = 0, wavelengths_counter = 0;  ///< the split of W between the fibers
+  uint32_t iterations = 0;                                      ///< min-cost-flow rounds (Appendix A.1 step 3)
+  uint32_t solves = 0;                  ///< network-simplex runs (one per start of a round's wavelength)
+  uint32_t patterns = 0;                ///< distinct wavelength patterns in the allocation
+  double min_wavelengths_per_byte = 0;  ///< the ILP's objective for the result: min lightpaths(i, j) / TM(i, j)
+};
+
+/// SiP-Ring wavelength allocation by min-cost flow (seed 003 Appendix A.1),
+/// solved by LEMON's network simplex:
+///   - each demand takes the fiber on which its peer is nearer (clockwise on a
+///     tie) and must be within the reach; a GPU may have at most `degree`
+///     peers each way; the W wavelengths are split between the two fibers in
+///     proportion to their bytes (disjoint wavelength numbers, so a GPU's
+///     transmitter of one wavelength serves one peer);
+///   - one wavelength around one fiber is a unit of flow from a cut of the
+///     ring back to it through lightpaths (arcs u -> v of the demands, cost
+///     -1 / remaining bytes) and unlit segments (cost 0); a lightpath across
+///     the cut is the multi-edge-cut case: the flow then starts where that
+///     lightpath lands and ends where it starts (one solve per landing point
+///     and one for a cut crossed by nothing, the cheapest wins);
+///   - each round's pattern serves a step of every demand on it (step: the
+///     largest demand / the fiber's wavelengths) until every demand is
+///     served; the fiber's wavelengths go to the patterns in proportion to
+///     how often they were chosen (largest remainder; every demand keeps at
+///     least one lightpath).
+/// Throws std::invalid_argument for a bad matrix (GPU out of range or to
+/// itself, bytes not positive and finite), a demand beyond the reach either
+/// way, a GPU with more than `degree` peers, or more distinct patterns needed
+/// than a fiber has wavelengths.
+std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>& tm, RingPlanInfo* info = nullptr);
 
 }  // namespace fabricvp::optical
