@@ -36,6 +36,14 @@ void NpuScenario::report(const systems::Outcome& out) {
       ++m_util_n[m_sys->link_dim[k]];
     }
   }
+  for (uint32_t d = 0; d < m_sys->dim.size(); ++d)  // optical planes: a pair's circuits count as one direction
+    for (const auto& plane : m_sys->dim[d]->planes) {
+      m_net += plane->bytes.get();
+      plane->for_each_pair([&](uint32_t, uint32_t, uint32_t, uint64_t busy) {
+        m_util_sum[d] += core::percent_of_run(busy);
+        ++m_util_n[d];
+      });
+    }
   const uint64_t t = m_completion;
   m_traffic.emplace();
   TrafficStats& ts = *m_traffic;
@@ -231,6 +239,15 @@ void NpuScenario::tables(systems::Summary& sum) {
   for (uint32_t d = 0; d < m_sys->ndims(); ++d) {
     all_dims.push_back(d);
     double lo = 100, hi = 0, rate = 0;
+    const bool optical = d < m_sys->dim.size() && !m_sys->dim[d]->planes.empty();
+    for (size_t i = 0; optical && i < m_sys->dim[d]->planes.size(); ++i) {
+      const auto& plane = m_sys->dim[d]->planes[i];
+      rate = plane->shape().gbps / 8;  // a GPU's bandwidth over all its circuits
+      plane->for_each_pair([&](uint32_t, uint32_t, uint32_t, uint64_t busy) {
+        lo = std::min(lo, core::percent_of_run(busy));
+        hi = std::max(hi, core::percent_of_run(busy));
+      });
+    }
     for (size_t k = 0; k < links.size(); ++k) {
       if (m_sys->link_dim[k] != d) continue;
       rate = links[k]->payload_GBps();
@@ -242,8 +259,10 @@ void NpuScenario::tables(systems::Summary& sum) {
       }
     }
     if (m_util_n[d] == 0) continue;
-    sum.text(fmt::format("  {:<12} {:>6} {:>12.2f} {:>9.1f}% {:>9.1f}% {:>9.1f}%", m_sys->dim_name(d), m_util_n[d],
-                         rate, m_util_sum[d] / m_util_n[d], lo, hi));
+    const std::string label =
+        !optical ? m_sys->dim_name(d) : fmt::format("{} {}", m_sys->dim_name(d), m_sys->dim_params[d]->fabric.get());
+    sum.text(fmt::format("  {:<12} {:>6} {:>12.2f} {:>9.1f}% {:>9.1f}% {:>9.1f}%", label, m_util_n[d], rate,
+                         m_util_sum[d] / m_util_n[d], lo, hi));
   }
   uint32_t dirs = 0;
   for (uint32_t n : m_util_n) dirs += n;
@@ -277,6 +296,17 @@ int NpuScenario::topology(const std::string& platform, uint32_t, nlohmann::json&
         if (!example) example = sys.all_links[i];
       }
     j["links_per_dimension"][sys.dim_name(d)] = count;
+    for (size_t i = 0; d < sys.dim.size() && i < sys.dim[d]->planes.size(); ++i) {
+      const auto& plane = sys.dim[d]->planes[i];
+      j["optical_planes"].push_back({{"name", plane->name()},
+                                     {"fabric", sys.dim_params[d]->fabric.get()},
+                                     {"gpus", plane->ports()},
+                                     {"gbps_per_gpu", plane->shape().gbps}});
+      if (i == 0)
+        fmt::print("  {:<10} {} optical plane(s) of {} GPUs ({}), {:.0f} Gbit/s per GPU (e.g. {})\n", sys.dim_name(d),
+                   sys.dim[d]->planes.size(), plane->ports(), sys.dim_params[d]->fabric.get(), plane->shape().gbps,
+                   plane->name());
+    }
     if (!sys.is_torus()) {
       const auto& ds = sys.fabric.dims()[d];
       j["dimensions"].push_back({{"type", collectives::ndim::dim_type_name(ds.type)},

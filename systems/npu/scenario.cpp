@@ -43,6 +43,11 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
     opt.refuse("group", "a training workload's parallelism decides the groups of its collectives");
     m_train =
         std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype, opt.kind_options.count("data") > 0);
+    if (!m_sys->optical_planes().empty()) {
+      std::vector<optical::Demand> demand;
+      m_train->optical_demand(demand);
+      m_sys->configure_optical(demand);
+    }
     return;
   }
   if (opt.kind_options.count("data"))
@@ -89,6 +94,13 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
                       core::human_bytes(capacity)));
     for (const Group& c : s.comms) s.plans.push_back(m_sys->plans(c, s.kind, s.dtype, s.elems, s.root));
     s.handles.resize(s.comms.size());
+  }
+  // Optical planes: one-shot circuits for every collective of the run.
+  if (!m_sys->optical_planes().empty()) {
+    std::vector<optical::Demand> demand;
+    for (const Spec& s : m_specs)
+      for (size_t k = 0; k < s.comms.size(); ++k) m_sys->optical_demand(s.comms[k], s.plans[k], 1, demand);
+    m_sys->configure_optical(demand);
   }
 }
 

@@ -89,9 +89,11 @@ class NpuScenario final : public systems::Scenario {
   NpuScenario();
 
   std::string headline() const override {
-    if (!m_sys->is_torus())
-      return fmt::format("{} NPUs, {} fabric, {} links", m_sys->npus.size(), m_sys->fabric.describe(),
-                         m_sys->all_links.size());
+    if (!m_sys->is_torus()) {
+      const size_t planes = m_sys->optical_planes().size();
+      return fmt::format("{} NPUs, {} fabric, {} links{}", m_sys->npus.size(), m_sys->fabric.describe(),
+                         m_sys->all_links.size(), planes ? fmt::format(", {} optical planes", planes) : std::string());
+    }
     const auto& s = m_sys->shape;
     return fmt::format("{} NPUs, {}x{}x{} torus, {} links", m_sys->npus.size(), s.size[0], s.size[1], s.size[2],
                        m_sys->all_links.size());

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "models/ace/rtl_datapath.h"
+#include "sw/optical/ring.h"
 
 namespace fabricvp::npusys {
 
@@ -50,7 +52,12 @@ DimParams::DimParams(const std::string& p)
       latency_ns(prefix.c_str(), "latency_ns", 500.0, "ns", "link latency, end of serialization to the receiver", 0.0,
                  1e9),
       efficiency(prefix.c_str(), "efficiency", 1.0, "", "data flits / all flits on this dimension's links", 0.01, 1.0),
-      packet_bytes(prefix.c_str(), "packet_bytes", 256, "bytes", "payload per packet (counted)", 1u, 1u << 20) {}
+      packet_bytes(prefix.c_str(), "packet_bytes", 256, "bytes", "payload per packet (counted)", 1u, 1u << 20),
+      fabric(prefix.c_str(), "fabric", "electrical", "",
+             "what joins a Switch dimension's NPUs: electrical (a packet switch per link), ocs (SiP-OCS: optical "
+             "circuit switches, sys.dim<d>.ocs<g>) or ring (SiP-Ring: a wavelength ring, sys.dim<d>.ring<g>) "
+             "(seed 003; docs/sipml.md)",
+             {"electrical", "ocs", "ring"}) {}
 
 ndim::DimSpec DimParams::spec() const {
   ndim::DimSpec s;
@@ -58,6 +65,18 @@ ndim::DimSpec DimParams::spec() const {
     throw core::ConfigError(fmt::format("{}.type: '{}' is not a dimension type", prefix, type.get()));
   s.size = npus.get();
   s.links = links.get();
+  if (fabric.get() != "electrical") {
+    if (s.type != ndim::DimType::sw)
+      throw core::ConfigError(
+          fmt::format("{}.fabric: '{}' is a plane every NPU of the dimension reaches through one "
+                      "port: the dimension's type must be Switch, not {}",
+                      prefix, fabric.get(), type.get()));
+    if (s.links != 1)
+      throw core::ConfigError(
+          fmt::format("{}.links: {}: an optical fabric is one port per GPU (its transceivers "
+                      "are the fabric's: sys.dim<d>.ocs<g>.switches, the ring's wavelengths)",
+                      prefix, s.links));
+  }
   return s;
 }
 
@@ -108,6 +127,24 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
         if (sh.coord(g, d) != 0) continue;  // one switch (per link) per group, named by its lowest NPU
         std::vector<uint32_t> members;
         for (uint32_t x = 0; x < n; ++x) members.push_back(sh.with(g, d, x));
+        if (p.fabric.get() != "electrical") {
+          optical::FabricShape fs;
+          fs.npus = members;
+          fs.afi_port = sh.port(d, 0);
+          fs.gbps = p.GBps.get() * 8 * p.efficiency.get();
+          fs.latency_ps = static_cast<uint64_t>(std::llround(p.latency_ns.get() * 1000));
+          fs.port_of = [&sh, d](uint32_t dst) { return sh.coord(dst, d); };
+          if (p.fabric.get() == "ocs")
+            planes.push_back(std::make_unique<optical::OcsFabric>(fmt::format("ocs{}", g).c_str(), std::move(fs)));
+          else
+            planes.push_back(std::make_unique<optical::RingFabric>(fmt::format("ring{}", g).c_str(), std::move(fs)));
+          optical::CircuitFabric& f = *planes.back();
+          for (uint32_t x = 0; x < n; ++x) {
+            sys.npus[members[x]]->tx(sh.port(d, 0)).bind(f.rx(x));
+            f.tx(x).bind(sys.npus[members[x]]->rx(sh.port(d, 0)));
+          }
+          continue;
+        }
         for (uint32_t k = 0; k < ds.links; ++k) {
           switches.push_back(
               std::make_unique<npu::FabricSwitch>(fmt::format("switch{}_{}", g, k).c_str(), sys.actions, members,
@@ -130,6 +167,7 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
 }
 
 Dim::~Dim() {
+  core::destroy_newest_first(planes);
   core::destroy_newest_first(links);
   core::destroy_newest_first(switches);
 }
@@ -391,6 +429,93 @@ std::string System::algorithm_text(npu::CollectiveKind kind) const {
   for (ndim::Algorithm a : o.algorithms) s += (s.empty() ? "" : ",") + std::string(ndim::algorithm_name(a));
   if (kind == npu::CollectiveKind::allreduce) s += fmt::format(" ({})", choices.algorithm.get());
   return s;
+}
+
+std::vector<optical::CircuitFabric*> System::optical_planes() const {
+  std::vector<optical::CircuitFabric*> out;
+  for (const auto& dm : dim)
+    for (const auto& p : dm->planes) out.push_back(p.get());
+  return out;
+}
+
+void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
+                            double times, std::vector<optical::Demand>& out) const {
+  if (optical_planes().empty()) return;
+  std::vector<bool> optical_dim(ndims(), false);
+  for (uint32_t d = 0; d < dim.size(); ++d) optical_dim[d] = !dim[d]->planes.empty();
+  for (uint32_t r = 0; r < g.size() && r < plans.size(); ++r) {
+    const npu::CollectivePlan& plan = *plans[r];
+    const uint32_t npu = g.npus[r];
+    std::map<uint32_t, uint64_t> elems;  // next NPU -> elements sent to it over an optical plane
+    for (uint32_t c = 0; c < plan.chunks(); ++c) {
+      const auto chunk = plan.chunk(c);
+      for (uint32_t p = 0; p < plan.phases(); ++p)
+        for (uint32_t q = 0; q < plan.rings(p); ++q) {
+          const npu::RingRole role = plan.ring(p, q);
+          if (!role.active()) continue;
+          uint32_t d = 0, local = 0;
+          fabric.port_dim(role.port, d, local);
+          if (!optical_dim[d]) continue;
+          uint64_t e = role.sends_first ? chunk->first_send_elems(p, q) : 0;
+          for (uint32_t t = 0; t < role.receives; ++t) {
+            const npu::Step st = chunk->shape(p, q, t);
+            if (st.forward) e += (st.forward_local ? st.elems : 0) + st.passthrough;
+          }
+          if (e) elems[role.next] += e;
+        }
+    }
+    for (const auto& [next, e] : elems) out.push_back({npu, next, static_cast<double>(e) * plan.esize() * times});
+  }
+}
+
+void System::configure_optical(const std::vector<optical::Demand>& demand) {
+  for (uint32_t d = 0; d < dim.size(); ++d) {
+    for (const auto& plane : dim[d]->planes) {
+      const auto& members = plane->shape().npus;
+      const uint32_t first = members.front();
+      std::map<std::pair<uint32_t, uint32_t>, double> pairs;  // (port, port) -> bytes
+      for (const optical::Demand& x : demand)
+        if (fabric.with(x.src, d, 0) == first && fabric.with(x.dst, d, 0) == first && x.src != x.dst)
+          pairs[{fabric.coord(x.src, d), fabric.coord(x.dst, d)}] += x.bytes;
+      std::vector<optical::Demand> tm;
+      for (const auto& [pq, b] : pairs)
+        if (b > 0) tm.push_back({pq.first, pq.second, b});
+      const uint32_t n = plane->ports();
+      std::vector<std::string> bad;
+      if (auto* ocs = dynamic_cast<optical::OcsFabric*>(plane.get())) {
+        optical::OcsConfig cfg;
+        try {
+          cfg = optical::ocs_one_shot(n, ocs->degree(), tm);
+        } catch (const std::invalid_argument& e) {
+          throw core::ConfigError(fmt::format("{}: the run's traffic cannot be served by {} circuit switches: {}",
+                                              plane->name(), ocs->degree(), e.what()));
+        }
+        bad = optical::check_ocs(cfg, tm);
+        if (bad.empty()) bad = ocs->install(cfg);
+      } else {
+        auto* ring = dynamic_cast<optical::RingFabric*>(plane.get());
+        std::vector<optical::Lightpath> paths;
+        try {
+          paths = optical::ring_plan(ring->spec(), tm);
+        } catch (const std::invalid_argument& e) {
+          throw core::ConfigError(
+              fmt::format("{}: the run's traffic cannot be served by the ring: {}", plane->name(), e.what()));
+        }
+        bad = optical::check_ring(ring->spec(), paths);
+        for (const optical::Demand& x : tm)
+          if (bad.empty() && !ring->circuits(x.src, x.dst)) {
+            bool served = false;
+            for (const auto& l : paths) served |= l.src == x.src && l.dst == x.dst;
+            if (!served) bad.push_back(fmt::format("no lightpath from GPU {} to GPU {}", x.src, x.dst));
+          }
+        if (bad.empty()) bad = ring->install(paths);
+      }
+      if (!bad.empty())
+        throw std::logic_error(
+            fmt::format("{}: the control plane's configuration is illegal: {}{}", plane->name(), bad.front(),
+                        bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : std::string()));
+    }
+  }
 }
 
 }  // namespace fabricvp::npusys

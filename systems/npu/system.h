@@ -40,8 +40,10 @@
 #include "models/npu/afi.h"
 #include "models/npu/npu.h"
 #include "models/npu/switch.h"
+#include "models/optical/fabric.h"
 #include "sw/collectives/ndim.h"
 #include "sw/collectives/torus.h"
+#include "sw/optical/ocs.h"
 
 namespace fabricvp::npusys {
 
@@ -66,6 +68,7 @@ struct DimParams {
   core::Param<uint32_t> npus, links;
   core::Param<double> GBps, latency_ns, efficiency;
   core::Param<uint32_t> packet_bytes;
+  core::Param<std::string> fabric;
   collectives::ndim::DimSpec spec() const;
 };
 
@@ -78,6 +81,8 @@ class Dim : public core::Module {
   ~Dim() override;
   std::vector<std::unique_ptr<npu::FabricSwitch>> switches;
   std::vector<std::unique_ptr<npu::FabricLink>> links;
+  /// fabric ocs or ring: one optical plane per group (sys.dim<d>.ocs<g>, .ring<g>), in place of switches and links.
+  std::vector<std::unique_ptr<optical::CircuitFabric>> planes;
 };
 
 /// The NPUs a collective runs on: a communicator (ranked members).
@@ -140,6 +145,21 @@ class System : public core::Module {
                  const std::function<void(uint32_t, uint64_t, const uint8_t*, const uint8_t*)>& bad) const;
   /// "all-reduce ring, ring; optimization enhanced" (reports).
   std::string algorithm_text(npu::CollectiveKind kind) const;
+
+  // Optical planes (DimParams::fabric ocs or ring, seed 003): their circuits
+  // are planned for the run's traffic before it starts (one-shot).
+  /// Every optical plane of the fabric.
+  std::vector<optical::CircuitFabric*> optical_planes() const;
+  /// Add to `out` what the members of a collective on group g send each
+  /// other across optical planes, `times` over: every message of every chunk,
+  /// phase and ring of their plans (bytes by NPU id).
+  void optical_demand(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
+                      double times, std::vector<optical::Demand>& out) const;
+  /// Plan every optical plane's configuration for `demand` (sw/optical),
+  /// check it with sw/optical's checker and install it (the plane checks it
+  /// again). Throws core::ConfigError naming the plane if no configuration
+  /// can serve the traffic (more peers than the degree).
+  void configure_optical(const std::vector<optical::Demand>& demand);
 
  private:
   void build_npus(uint32_t count, uint32_t ports);

@@ -57,6 +57,28 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
 
 TrainingRun::~TrainingRun() = default;
 
+void TrainingRun::optical_demand(std::vector<optical::Demand>& out) {
+  if (m_graph)
+    throw core::ConfigError(
+        "an optical plane's circuits are planned from the run's traffic, and fabricvp does not yet derive it from "
+        "Chakra traces: run the workload in ASTRA-sim's text or YAML form (docs/sipml.md)");
+  const uint32_t es = core::dtype_bytes(m_dtype);
+  for (uint32_t l = 0; l < m_w.layers.size(); ++l)
+    for (uint32_t p = 0; p < 3; ++p) {
+      const training::Pass& pass = m_w.layers[l].pass[p];
+      const std::vector<uint32_t>& dims = m_loop->dims(l, p);
+      if (pass.comm == training::Comm::none || dims.empty() || pass.bytes == 0) continue;
+      const Groups& g = groups(dims);
+      const npu::CollectiveKind kind = kind_of(pass.comm);
+      // the sizes collective() gives the collective service
+      uint64_t elems = (pass.bytes + es - 1) / es;
+      if (kind != npu::CollectiveKind::allreduce)
+        elems = (elems + g.groups[0].size() - 1) / g.groups[0].size() * g.groups[0].size();
+      const auto& pl = plans(mask_of(dims), g, kind, elems);
+      for (size_t gi = 0; gi < g.groups.size(); ++gi) m_sys.optical_demand(g.groups[gi], pl[gi], m_iterations, out);
+    }
+}
+
 std::vector<uint32_t> TrainingRun::dim_sizes() const {
   const collectives::ndim::Shape& sh = m_logical ? *m_logical : m_sys.fabric;
   std::vector<uint32_t> s;

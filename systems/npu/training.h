@@ -58,6 +58,9 @@ class TrainingRun final : public training::Platform {
   std::string name_of_record(const CollectiveRecord& r) const;
   /// Throws std::logic_error with what is unfinished if the loop did not end.
   void finish();
+  /// Add the bytes every collective of every iteration sends across optical
+  /// planes (System::optical_demand): what their one-shot circuits are planned for.
+  void optical_demand(std::vector<optical::Demand>& out);
 
   const training::Workload& workload() const { return m_w; }
   const training::TrainingLoop& loop() const { return *m_loop; }

@@ -1,0 +1,160 @@
+// SiP-ML optical planes of an NPU fabric (seed 003; sys.dim<d>.fabric ocs or
+// ring) from the command line: a ring all-reduce on SiP-OCS, SiP-Ring and
+// the electrical switch against its closed form, the planned circuits in
+// stats.json, traffic beyond the degree or the reach refused with the plane's
+// name, bad platform input, determinism.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness.h"
+
+using namespace fabricvp;
+
+namespace {
+
+// 8 GPUs, B = 100 GB/s (800 Gbit/s: 32 wavelengths of 25), latency 500 ns;
+// memory and ALUs fast, one chunk: the network alone times the collective.
+const char* const kIdleOptical =
+    "sys:\n"
+    "  topology: ndim\n"
+    "  dims: 1\n"
+    "  dim0: {type: Switch, fabric: ocs, npus: 8, links: 1, GBps: 100, latency_ns: 500}\n"
+    "  npu*:\n"
+    "    memory: {GBps: 1000000}\n"
+    "    compute: {vector_tflops: 1000000}\n"
+    "ace: {model: none}\n"
+    "collective: {chunks: 1, align_elems: 1}\n";
+
+struct CliRun {
+  test::Result r;
+  nlohmann::json stats;
+};
+
+CliRun run(const test::TempDir& dir, const std::string& platform, const std::string& args) {
+  CliRun out;
+  out.r = test::sh("run " + platform + " -q -o " + (dir.path / "out").string() + " " + args);
+  if (out.r.code == 0) out.stats = test::load_json((dir.path / "out" / "stats.json").string());
+  return out;
+}
+
+}  // namespace
+
+TEST(SipmlPlatform, RingAllReduceMatchesItsClosedFormOnEveryFabric) {
+  test::TempDir dir;
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  const double m = 1048576, B = 100, a = 500, n = 8;  // bytes, bytes/ns, ns
+  // Optical: every circuit of a GPU goes to its ring neighbour, so a step is
+  // one serialization at B and one latency. The electrical switch stores and
+  // forwards: two links per step.
+  const double optical = 2 * (n - 1) * (m / n / B + a), electrical = 2 * (n - 1) * (2 * m / n / B + 2 * a);
+  struct Case {
+    const char* fabric;
+    double ns;
+    uint64_t circuits;  // OCS: 8 GPUs x 16 switches; ring: 8 GPUs x 32 wavelengths
+  };
+  for (const Case& c : {Case{"ocs", optical, 128}, Case{"ring", optical, 256}, Case{"electrical", electrical, 0}}) {
+    CliRun r = run(dir, p, std::string("--bytes 1MiB -p sys.dim0.fabric=") + c.fabric);
+    ASSERT_EQ(r.r.code, 0) << c.fabric << "\n" << r.r.out;
+    EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>()) << c.fabric;
+    const double got = r.stats["workload"]["simulated_ps"].get<double>() / 1000;
+    EXPECT_NEAR(got, c.ns, 16.0) << c.fabric;  // the rest: memory and ALU time of the reductions
+    EXPECT_GE(got, c.ns - 0.01) << c.fabric;
+    if (c.circuits == 0) continue;
+    const auto& plane = r.stats["sys"]["dim0"][std::string(c.fabric) + "0"];
+    EXPECT_EQ(plane["circuits"].get<uint64_t>(), c.circuits) << c.fabric;
+    EXPECT_EQ(plane["pairs"].get<uint64_t>(), 8u) << c.fabric;  // each GPU to its + neighbour
+    EXPECT_EQ(plane["bytes"].get<uint64_t>(), r.stats["workload"]["network_bytes"].get<uint64_t>());
+    EXPECT_EQ(plane["bytes"].get<uint64_t>(), static_cast<uint64_t>(2 * (n - 1) * m));  // n x 2(n-1) x m/n
+  }
+}
+
+TEST(SipmlPlatform, DirectAllReduceUsesAPairsShareOfTheCircuits) {
+  // direct: every GPU sends to all 7 others at once. OCS with 7 switches: one
+  // circuit (B/7) per pair, so a segment m/n takes m/n / (B/7) and the two
+  // phases (reduce-scatter, all-gather) each one such step plus the latency.
+  test::TempDir dir;
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  const double m = 1048576, B = 100, a = 500, n = 8;
+  CliRun r = run(dir, p,
+                 "--bytes 1MiB -p sys.dim0.ocs0.switches=7 -p collective.allreduce_implementation=direct");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+  const double want = 2 * (m / n / (B / 7) + a);
+  EXPECT_NEAR(r.stats["workload"]["simulated_ps"].get<double>() / 1000, want, 16.0);
+  EXPECT_EQ(r.stats["sys"]["dim0"]["ocs0"]["pairs"].get<uint64_t>(), 56u);
+}
+
+TEST(SipmlPlatform, TrafficBeyondTheDegreeOrReachIsRefused) {
+  test::TempDir dir;
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  // direct all-reduce: 7 peers per GPU, 4 switches
+  CliRun r = run(dir, p, "--bytes 1MiB -p sys.dim0.ocs0.switches=4 -p collective.allreduce_implementation=direct");
+  EXPECT_EQ(r.r.code, 1) << r.r.out;
+  EXPECT_NE(r.r.out.find("sys.dim0.ocs0: the run's traffic cannot be served by 4 circuit switches"), std::string::npos)
+      << r.r.out;
+  // the ring: degree 2, and a reach of 1 for peers 4 hops away
+  r = run(dir, p, "--bytes 1MiB -p sys.dim0.fabric=ring -p sys.dim0.ring0.degree=2 "
+                  "-p collective.allreduce_implementation=direct");
+  EXPECT_EQ(r.r.code, 1) << r.r.out;
+  EXPECT_NE(r.r.out.find("sys.dim0.ring0: the run's traffic cannot be served by the ring: GPU 0 sends to 7"),
+            std::string::npos)
+      << r.r.out;
+  r = run(dir, p, "--bytes 1MiB -p sys.dim0.fabric=ring -p sys.dim0.ring0.reach=3 "
+                  "-p collective.allreduce_implementation=direct");
+  EXPECT_EQ(r.r.code, 1) << r.r.out;
+  EXPECT_NE(r.r.out.find("4 hops away on the nearer fiber, beyond the reach of 3"), std::string::npos) << r.r.out;
+}
+
+TEST(SipmlPlatform, BadPlatformInputNamesTheKey) {
+  test::TempDir dir;
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  struct Case {
+    const char* args;
+    const char* want;
+  };
+  for (const Case& c : {
+           Case{"-p sys.dim0.type=Ring", "sys.dim0.fabric: 'ocs' is a plane every NPU of the dimension reaches "
+                                         "through one port: the dimension's type must be Switch, not Ring"},
+           Case{"-p sys.dim0.links=2", "sys.dim0.links: 2: an optical fabric is one port per GPU"},
+           Case{"-p sys.dim0.fabric=ring -p sys.dim0.GBps=101",
+                "sys.dim0.ring0: B = 808 Gbit/s per GPU is not a whole number of 25-Gbit/s wavelengths"},
+           Case{"-p sys.dim0.fabric=optical", "sys.dim0.fabric"},
+           Case{"-p sys.dim0.ocs0.switches=0", "sys.dim0.ocs0.switches"},
+       }) {
+    CliRun r = run(dir, p, std::string("--bytes 1MiB ") + c.args);
+    EXPECT_EQ(r.r.code, 1) << c.args << "\n" << r.r.out;
+    EXPECT_NE(r.r.out.find(c.want), std::string::npos) << c.args << "\n" << r.r.out;
+  }
+}
+
+TEST(SipmlPlatform, RunsAreDeterministic) {
+  test::TempDir dir;
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  for (const char* fabric : {"ocs", "ring"}) {
+    const std::string args = std::string("--bytes 256KiB -p collective.chunks=4 -p sys.dim0.fabric=") + fabric;
+    CliRun a = run(dir, p, args);
+    CliRun b = run(dir, p, args);
+    ASSERT_EQ(a.r.code, 0) << a.r.out;
+    ASSERT_EQ(b.r.code, 0) << b.r.out;
+    a.stats.erase("run");
+    b.stats.erase("run");
+    EXPECT_EQ(a.stats.dump(), b.stats.dump()) << fabric;
+  }
+}
+
+TEST(SipmlPlatform, TrainingWorkloadsRunOnTheOpticalPlanes) {
+  // ResNet-50 (DATA): every weight-gradient all-reduce is a ring over the 64
+  // GPUs, so the one-shot circuits join each GPU to its ring neighbour only.
+  test::TempDir dir;
+  for (const char* fabric : {"ocs", "ring"}) {
+    CliRun r = run(dir, std::string(FABRICVP_PLATFORMS) + "/sipml-" + fabric + "-64.yaml",
+                   "--workload " + std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/resnet50.yaml");
+    ASSERT_EQ(r.r.code, 0) << fabric << "\n" << r.r.out;
+    const auto& plane = r.stats["sys"]["dim0"][std::string(fabric) + "0"];
+    EXPECT_EQ(plane["pairs"].get<uint64_t>(), 64u) << fabric;
+    EXPECT_GT(plane["bytes"].get<uint64_t>(), 0u) << fabric;
+    EXPECT_EQ(plane["bytes"].get<uint64_t>(), r.stats["workload"]["network_bytes"].get<uint64_t>()) << fabric;
+  }
+}
