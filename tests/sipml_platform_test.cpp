@@ -1,6 +1,7 @@
 // SiP-ML optical planes of an NPU fabric (seed 003; sys.dim<d>.fabric ocs or
-// ring) from the command line: a ring all-reduce on SiP-OCS, SiP-Ring and
-// the electrical switch against its closed form, the planned circuits in
+// ring, and the electrical baselines flat and cluster) from the command line:
+// a ring all-reduce on every plane and ASTRA-sim's packet switch against its
+// closed form, the planned circuits in
 // stats.json, traffic beyond the degree or the reach refused with the plane's
 // name, bad platform input, determinism.
 #include <gtest/gtest.h>
@@ -46,21 +47,34 @@ TEST(SipmlPlatform, RingAllReduceMatchesItsClosedFormOnEveryFabric) {
   const std::string p = dir.file("idle.yaml", kIdleOptical);
   const double m = 1048576, B = 100, a = 500, n = 8;  // bytes, bytes/ns, ns
   // Optical: every circuit of a GPU goes to its ring neighbour, so a step is
-  // one serialization at B and one latency. The electrical switch stores and
-  // forwards: two links per step.
-  const double optical = 2 * (n - 1) * (m / n / B + a), electrical = 2 * (n - 1) * (2 * m / n / B + 2 * a);
+  // one serialization at B and one latency; Elect-Flat's ports cut through at
+  // B. Elect-Cluster (servers of 4, NICs of 400 Gbit/s = B / 2): a NIC
+  // carries one message every step, and the ring's dependencies reach it in
+  // time (one hop in four crosses it), so the NICs serialize back to back:
+  // 2 (n - 1) messages at B / 2, then one latency. ASTRA-sim's packet switch
+  // stores and forwards: two links per step.
+  const double optical = 2 * (n - 1) * (m / n / B + a), packet = 2 * (n - 1) * (2 * m / n / B + 2 * a);
+  const double cluster = 2 * (n - 1) * (m / n / (B / 2)) + a;
   struct Case {
     const char* fabric;
     double ns;
     uint64_t circuits;  // OCS: 8 GPUs x 16 switches; ring: 8 GPUs x 32 wavelengths
+    const char* extra;
   };
-  for (const Case& c : {Case{"ocs", optical, 128}, Case{"ring", optical, 256}, Case{"electrical", electrical, 0}}) {
-    CliRun r = run(dir, p, std::string("--bytes 1MiB -p sys.dim0.fabric=") + c.fabric);
+  for (const Case& c :
+       {Case{"ocs", optical, 128, ""}, Case{"ring", optical, 256, ""}, Case{"flat", optical, 0, ""},
+        Case{"cluster", cluster, 0, " -p sys.dim0.cluster0.gpus_per_server=4 -p sys.dim0.cluster0.server_Gbps=400"},
+        Case{"packet", packet, 0, ""}}) {
+    CliRun r = run(dir, p, std::string("--bytes 1MiB -p sys.dim0.fabric=") + c.fabric + c.extra);
     ASSERT_EQ(r.r.code, 0) << c.fabric << "\n" << r.r.out;
     EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>()) << c.fabric;
     const double got = r.stats["workload"]["simulated_ps"].get<double>() / 1000;
     EXPECT_NEAR(got, c.ns, 16.0) << c.fabric;  // the rest: memory and ALU time of the reductions
     EXPECT_GE(got, c.ns - 0.01) << c.fabric;
+    if (c.fabric == std::string("cluster")) {
+      EXPECT_EQ(r.stats["sys"]["dim0"]["cluster0"]["nic_bytes"].get<uint64_t>(),
+                static_cast<uint64_t>(2 * 2 * (n - 1) * m / n));  // 2 of the n messages a step, 2(n - 1) steps
+    }
     if (c.circuits == 0) continue;
     const auto& plane = r.stats["sys"]["dim0"][std::string(c.fabric) + "0"];
     EXPECT_EQ(plane["circuits"].get<uint64_t>(), c.circuits) << c.fabric;
@@ -70,20 +84,25 @@ TEST(SipmlPlatform, RingAllReduceMatchesItsClosedFormOnEveryFabric) {
   }
 }
 
-TEST(SipmlPlatform, DirectAllReduceUsesAPairsShareOfTheCircuits) {
+TEST(SipmlPlatform, DirectAllReduceUsesAPairsShareOfTheCircuitsOrPorts) {
   // direct: every GPU sends to all 7 others at once. OCS with 7 switches: one
   // circuit (B/7) per pair, so a segment m/n takes m/n / (B/7) and the two
   // phases (reduce-scatter, all-gather) each one such step plus the latency.
   test::TempDir dir;
   const std::string p = dir.file("idle.yaml", kIdleOptical);
   const double m = 1048576, B = 100, a = 500, n = 8;
-  CliRun r = run(dir, p,
-                 "--bytes 1MiB -p sys.dim0.ocs0.switches=7 -p collective.allreduce_implementation=direct");
+  CliRun r = run(dir, p, "--bytes 1MiB -p sys.dim0.ocs0.switches=7 -p collective.allreduce_implementation=direct");
   ASSERT_EQ(r.r.code, 0) << r.r.out;
   EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
   const double want = 2 * (m / n / (B / 7) + a);
   EXPECT_NEAR(r.stats["workload"]["simulated_ps"].get<double>() / 1000, want, 16.0);
   EXPECT_EQ(r.stats["sys"]["dim0"]["ocs0"]["pairs"].get<uint64_t>(), 56u);
+  // Elect-Flat: the 7 segments leave one port and reach one port back to back
+  // at B (an incast the output-queued switch serializes): the same time.
+  r = run(dir, p, "--bytes 1MiB -p sys.dim0.fabric=flat -p collective.allreduce_implementation=direct");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+  EXPECT_NEAR(r.stats["workload"]["simulated_ps"].get<double>() / 1000, want, 16.0);
 }
 
 TEST(SipmlPlatform, TrafficBeyondTheDegreeOrReachIsRefused) {
@@ -95,14 +114,16 @@ TEST(SipmlPlatform, TrafficBeyondTheDegreeOrReachIsRefused) {
   EXPECT_NE(r.r.out.find("sys.dim0.ocs0: the run's traffic cannot be served by 4 circuit switches"), std::string::npos)
       << r.r.out;
   // the ring: degree 2, and a reach of 1 for peers 4 hops away
-  r = run(dir, p, "--bytes 1MiB -p sys.dim0.fabric=ring -p sys.dim0.ring0.degree=2 "
-                  "-p collective.allreduce_implementation=direct");
+  r = run(dir, p,
+          "--bytes 1MiB -p sys.dim0.fabric=ring -p sys.dim0.ring0.degree=2 "
+          "-p collective.allreduce_implementation=direct");
   EXPECT_EQ(r.r.code, 1) << r.r.out;
   EXPECT_NE(r.r.out.find("sys.dim0.ring0: the run's traffic cannot be served by the ring: GPU 0 sends to 7"),
             std::string::npos)
       << r.r.out;
-  r = run(dir, p, "--bytes 1MiB -p sys.dim0.fabric=ring -p sys.dim0.ring0.reach=3 "
-                  "-p collective.allreduce_implementation=direct");
+  r = run(dir, p,
+          "--bytes 1MiB -p sys.dim0.fabric=ring -p sys.dim0.ring0.reach=3 "
+          "-p collective.allreduce_implementation=direct");
   EXPECT_EQ(r.r.code, 1) << r.r.out;
   EXPECT_NE(r.r.out.find("4 hops away on the nearer fiber, beyond the reach of 3"), std::string::npos) << r.r.out;
 }
@@ -115,12 +136,15 @@ TEST(SipmlPlatform, BadPlatformInputNamesTheKey) {
     const char* want;
   };
   for (const Case& c : {
-           Case{"-p sys.dim0.type=Ring", "sys.dim0.fabric: 'ocs' is a plane every NPU of the dimension reaches "
-                                         "through one port: the dimension's type must be Switch, not Ring"},
-           Case{"-p sys.dim0.links=2", "sys.dim0.links: 2: an optical fabric is one port per GPU"},
+           Case{"-p sys.dim0.type=Ring",
+                "sys.dim0.fabric: 'ocs' is a plane every NPU of the dimension reaches "
+                "through one port: the dimension's type must be Switch, not Ring"},
+           Case{"-p sys.dim0.links=2", "sys.dim0.links: 2: the 'ocs' plane is one port per GPU"},
            Case{"-p sys.dim0.fabric=ring -p sys.dim0.GBps=101",
                 "sys.dim0.ring0: B = 808 Gbit/s per GPU is not a whole number of 25-Gbit/s wavelengths"},
            Case{"-p sys.dim0.fabric=optical", "sys.dim0.fabric"},
+           Case{"-p sys.dim0.fabric=cluster -p sys.dim0.cluster0.gpus_per_server=3",
+                "sys.dim0.cluster0.gpus_per_server: 3 does not divide the plane's 8 GPUs"},
            Case{"-p sys.dim0.ocs0.switches=0", "sys.dim0.ocs0.switches"},
        }) {
     CliRun r = run(dir, p, std::string("--bytes 1MiB ") + c.args);

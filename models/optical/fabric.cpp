@@ -10,22 +10,61 @@
 
 namespace fabricvp::optical {
 
-class CircuitFabric::Rx final : public npu::AfiBlockingTarget {
+class Plane::Rx final : public npu::AfiBlockingTarget {
  public:
-  Rx(CircuitFabric& f, uint32_t port) : m_f(f), m_port(port) {}
+  Rx(Plane& f, uint32_t port) : m_f(f), m_port(port) {}
   void b_transport(npu::Message& m, sc_core::sc_time& delay) override {
     m_f.carry(m_port, m, sc_core::sc_time_stamp().value() + delay.value());
   }
 
  private:
-  CircuitFabric& m_f;
+  Plane& m_f;
   uint32_t m_port;
 };
 
-CircuitFabric::CircuitFabric(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape)
+Plane::Plane(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape)
     : core::Module(nm, kind),
       messages(this, nullptr, "messages", "messages", "messages carried"),
       bytes(this, nullptr, "bytes", "bytes", "payload bytes carried"),
+      m_shape(std::move(shape)) {
+  for (uint32_t p = 0; p < ports(); ++p) {
+    m_tx.push_back(std::make_unique<npu::AfiInitiator>(fmt::format("tx{}", p).c_str()));
+    m_rx.push_back(std::make_unique<npu::AfiTarget>(fmt::format("rx{}", p).c_str()));
+    m_rx_if.push_back(std::make_unique<Rx>(*this, p));
+    m_tx.back()->bind(m_bw);
+    m_rx.back()->bind(*m_rx_if.back());
+  }
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled()) {
+    m_pid = tr.process(name());
+    for (uint32_t p = 0; p < ports(); ++p) tr.thread(m_pid, p + 1, fmt::format("from npu{}", m_shape.npus[p]));
+  }
+}
+
+Plane::~Plane() = default;
+
+void Plane::carry(uint32_t src, npu::Message& m, uint64_t now) {
+  if (m.ready_ps < now) m.ready_ps = now;
+  const uint32_t dst = m_shape.port_of(m.dst);
+  uint64_t start = 0, end = 0;
+  if (!cross(src, dst, m.bytes, m.ready_ps, start, end)) return;
+  ++messages;
+  bytes += m.bytes;
+  m.start_ps = start;
+  m.arrival_ps = end + m_shape.latency_ps;
+  m.port = m_shape.afi_port;
+  auto& tr = core::Context::get().trace();
+  if (m_pid && tr.in_window(start, end))
+    tr.span(m_pid, src + 1, "message", "plane", start, end - start,
+            fmt::format(R"("to":"npu{}","bytes":{})", m_shape.npus[dst], m.bytes));
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  (*m_tx[dst])->b_transport(m, d);
+}
+
+// ---- circuits
+
+CircuitFabric::CircuitFabric(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape)
+    : Plane(nm, kind, std::move(shape)),
       circuits_installed(this, nullptr, "circuits", "circuits",
                          "circuits (OCS) or lightpaths (ring) in the installed configuration"),
       pairs_installed(this, nullptr, "pairs", "pairs", "ordered GPU pairs with at least one circuit"),
@@ -45,23 +84,14 @@ CircuitFabric::CircuitFabric(const sc_core::sc_module_name& nm, const char* kind
                                for (const Pair& p : out) busy = std::max(busy, p.busy_ps);
                              return core::percent_of_run(busy);
                            }),
-      m_shape(std::move(shape)),
-      m_out(m_shape.npus.size()) {
-  for (uint32_t p = 0; p < ports(); ++p) {
-    m_tx.push_back(std::make_unique<npu::AfiInitiator>(fmt::format("tx{}", p).c_str()));
-    m_rx.push_back(std::make_unique<npu::AfiTarget>(fmt::format("rx{}", p).c_str()));
-    m_rx_if.push_back(std::make_unique<Rx>(*this, p));
-    m_tx.back()->bind(m_bw);
-    m_rx.back()->bind(*m_rx_if.back());
-  }
-  auto& tr = core::Context::get().trace();
-  if (tr.enabled()) {
-    m_pid = tr.process(name());
-    for (uint32_t p = 0; p < ports(); ++p) tr.thread(m_pid, p + 1, fmt::format("from npu{}", m_shape.npus[p]));
-  }
-}
+      m_out(ports()) {}
 
 CircuitFabric::~CircuitFabric() = default;
+
+void CircuitFabric::for_each_channel(const std::function<void(uint64_t)>& f) const {
+  for (const auto& out : m_out)
+    for (const Pair& p : out) f(p.busy_ps);
+}
 
 const CircuitFabric::Pair* CircuitFabric::find(uint32_t src, uint32_t dst) const {
   for (const Pair& p : m_out[src])
@@ -103,33 +133,93 @@ void CircuitFabric::set_circuits(const std::vector<PairCircuits>& pairs, double 
   m_configured = true;
 }
 
-void CircuitFabric::carry(uint32_t src, npu::Message& m, uint64_t now) {
-  if (m.ready_ps < now) m.ready_ps = now;
-  const uint32_t dst = m_shape.port_of(m.dst);
+bool CircuitFabric::cross(uint32_t src, uint32_t dst, uint64_t n, uint64_t ready, uint64_t& start, uint64_t& end) {
   Pair* p = find(src, dst);
   if (!p) {
-    hw_error("", m.ready_ps, -1,
+    hw_error("", ready, -1,
              fmt::format("a {}-byte message from npu{} to npu{}: the installed configuration has no circuit between "
                          "them (the control plane's configuration does not serve this traffic)",
-                         m.bytes, m_shape.npus[src], m_shape.npus[dst]));
-    return;
+                         n, shape().npus[src], shape().npus[dst]));
+    return false;
   }
-  const uint64_t start = std::max(m.ready_ps, p->free_ps);
-  const uint64_t ser = p->rate.ps(m.bytes);
-  p->free_ps = start + ser;
+  start = std::max(ready, p->free_ps);
+  const uint64_t ser = p->rate.ps(n);
+  end = start + ser;
+  p->free_ps = end;
   p->busy_ps += ser;
-  p->bytes += m.bytes;
-  ++messages;
-  bytes += m.bytes;
-  m.start_ps = start;
-  m.arrival_ps = start + ser + m_shape.latency_ps;
-  m.port = m_shape.afi_port;
-  auto& tr = core::Context::get().trace();
-  if (m_pid && tr.in_window(start, start + ser))
-    tr.span(m_pid, src + 1, "message", "optical", start, ser,
-            fmt::format(R"("to":"npu{}","bytes":{},"circuits":{})", m_shape.npus[dst], m.bytes, p->count));
-  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-  (*m_tx[dst])->b_transport(m, d);
+  p->bytes += n;
+  return true;
+}
+
+// ---- electrical
+
+ElectricalFabric::ElectricalFabric(const sc_core::sc_module_name& nm, FabricShape shape, bool cluster)
+    : Plane(nm, cluster ? "optical.cluster" : "optical.flat", std::move(shape)),
+      mean_port_utilization(this, "mean_port_utilization", "%",
+                            "busy share of the run of the GPUs' ports into the switch, mean over the GPUs",
+                            [this] {
+                              uint64_t busy = 0;
+                              for (const Port& p : m_up) busy += p.busy_ps;
+                              return m_up.empty() ? 0.0 : core::percent_of_run(busy) / m_up.size();
+                            }),
+      max_nic_utilization(this, "max_nic_utilization", "%",
+                          "busy share of the run of the busiest server NIC direction (cluster)",
+                          [this] {
+                            uint64_t busy = 0;
+                            for (const auto* v : {&m_nic_out, &m_nic_in})
+                              for (const Port& p : *v) busy = std::max(busy, p.busy_ps);
+                            return core::percent_of_run(busy);
+                          }),
+      nic_bytes(this, nullptr, "nic_bytes", "bytes", "payload bytes that left a server through its NIC (cluster)") {
+  const uint32_t n = ports();
+  const core::SerialRate gpu(8, 1, this->shape().gbps);
+  m_up.assign(n, Port{gpu});
+  m_down.assign(n, Port{gpu});
+  m_per_server = n;
+  if (cluster) {
+    gpus_per_server.emplace(this, "gpus_per_server", 8, "GPUs",
+                            "GPUs per server, on the server's switch (seed 003 §4.1: 8)", 1u, 4096u);
+    server_Gbps.emplace(this, "server_Gbps", 400.0, "Gbit/s",
+                        "each direction of a server's NIC into the fabric joining the servers (seed 003: 200 or 400)",
+                        0.001, 1e6);
+    m_per_server = gpus_per_server->get();
+    if (n % m_per_server != 0)
+      throw core::ConfigError(
+          fmt::format("{}.gpus_per_server: {} does not divide the plane's {} GPUs", name(), m_per_server, n));
+    const core::SerialRate nic(8, 1, server_Gbps->get());
+    m_nic_out.assign(n / m_per_server, Port{nic});
+    m_nic_in.assign(n / m_per_server, Port{nic});
+  }
+}
+
+void ElectricalFabric::for_each_channel(const std::function<void(uint64_t)>& f) const {
+  for (const Port& p : m_up) f(p.busy_ps);
+  for (const Port& p : m_nic_out) f(p.busy_ps);
+}
+
+bool ElectricalFabric::cross(uint32_t src, uint32_t dst, uint64_t n, uint64_t ready, uint64_t& start, uint64_t& end) {
+  Port* chain[4];
+  uint32_t k = 0;
+  chain[k++] = &m_up[src];
+  const uint32_t a = src / m_per_server, b = dst / m_per_server;
+  if (a != b) {
+    chain[k++] = &m_nic_out[a];
+    chain[k++] = &m_nic_in[b];
+    nic_bytes += n;
+  }
+  chain[k++] = &m_down[dst];
+  uint64_t s = ready, e = 0;
+  for (uint32_t i = 0; i < k; ++i) {
+    Port& p = *chain[i];
+    s = std::max(s, p.free_ps);
+    const uint64_t ser = p.rate.ps(n);
+    e = std::max(s + ser, e);
+    p.busy_ps += ser;
+    p.free_ps = e;
+    if (i == 0) start = s;
+  }
+  end = e;
+  return true;
 }
 
 // ---- SiP-OCS
@@ -145,8 +235,8 @@ std::vector<std::string> OcsFabric::install(const OcsConfig& config) {
   const uint32_t n = ports();
   if (config.gpus != n) bad.push_back(fmt::format("a configuration for {} GPUs; the fabric has {}", config.gpus, n));
   if (config.switches() != switches.get())
-    bad.push_back(fmt::format("{} switch configurations; the fabric has {} switches", config.switches(),
-                              switches.get()));
+    bad.push_back(
+        fmt::format("{} switch configurations; the fabric has {} switches", config.switches(), switches.get()));
   if (!bad.empty()) return bad;
   std::vector<uint32_t> count(static_cast<size_t>(n) * n, 0);  // n <= a few thousand
   std::vector<int32_t> rx_used(n);
@@ -225,10 +315,12 @@ std::vector<std::string> RingFabric::install(const std::vector<Lightpath>& paths
         o = i;
     }
     uint32_t& t = tx[size_t(l.src) * w + l.wavelength];
-    if (t != kFree) bad.push_back(fmt::format("{}: GPU {} transmits this wavelength for lightpath {}", what(i), l.src, t));
+    if (t != kFree)
+      bad.push_back(fmt::format("{}: GPU {} transmits this wavelength for lightpath {}", what(i), l.src, t));
     t = i;
     uint32_t& r = rx[size_t(l.dst) * w + l.wavelength];
-    if (r != kFree) bad.push_back(fmt::format("{}: GPU {} receives this wavelength for lightpath {}", what(i), l.dst, r));
+    if (r != kFree)
+      bad.push_back(fmt::format("{}: GPU {} receives this wavelength for lightpath {}", what(i), l.dst, r));
     r = i;
     auto add = [](std::vector<std::pair<uint32_t, uint32_t>>& v, uint32_t x) {
       for (auto& e : v)
@@ -240,11 +332,11 @@ std::vector<std::string> RingFabric::install(const std::vector<Lightpath>& paths
   }
   for (uint32_t g = 0; g < n; ++g) {
     if (peers_out[g].size() > degree.get())
-      bad.push_back(fmt::format("GPU {} has lightpaths to {} peers, the degree is {}", g, peers_out[g].size(),
-                                degree.get()));
+      bad.push_back(
+          fmt::format("GPU {} has lightpaths to {} peers, the degree is {}", g, peers_out[g].size(), degree.get()));
     if (peers_in[g].size() > degree.get())
-      bad.push_back(fmt::format("GPU {} has lightpaths from {} peers, the degree is {}", g, peers_in[g].size(),
-                                degree.get()));
+      bad.push_back(
+          fmt::format("GPU {} has lightpaths from {} peers, the degree is {}", g, peers_in[g].size(), degree.get()));
   }
   if (!bad.empty()) return bad;
   std::vector<PairCircuits> pairs;

@@ -1,15 +1,19 @@
-// SiP-ML's circuit-switched optical fabrics (seed 003 §2, §3) as a plane of
-// an NPU fabric: every GPU's photonic interface is one AFI port into the
-// fabric, whose transceivers (D of them, or W wavelengths) reach the peers
-// the installed configuration gives it light paths to.
+// SiP-ML's fabrics (seed 003 §2, §3, §4.1) as planes of an NPU fabric: every
+// GPU reaches the plane through one AFI port; the plane's transceivers,
+// switches and NICs are its own.
 //
-//   OcsFabric   SiP-OCS: Q optical circuit switches, GPU i on port i of each;
-//               a circuit carries B / Q (B: the GPU's bandwidth).
-//   RingFabric  SiP-Ring: a ring of two fibers, W = B / 25 Gbit/s wavelengths
-//               per GPU; a lightpath carries 25 Gbit/s over at most `reach`
-//               hops, a GPU talks to at most `degree` peers.
+//   OcsFabric         SiP-OCS: Q optical circuit switches, GPU i on port i of
+//                     each; a circuit carries B / Q (B: the GPU's bandwidth).
+//   RingFabric        SiP-Ring: a ring of two fibers, W = B / 25 Gbit/s
+//                     wavelengths per GPU; a lightpath carries 25 Gbit/s over
+//                     at most `reach` hops, a GPU talks to at most `degree` peers.
+//   ElectricalFabric  the electrical baselines: Elect-Flat, an ideal
+//                     full-bisection switch (every GPU a port of B each way),
+//                     and Elect-Cluster, servers of `gpus_per_server` GPUs on
+//                     such a switch, joined through one NIC of `server_Gbps`
+//                     each way per server.
 //
-// Timing, per message (no event per byte): the circuits from the sending GPU
+// Circuit planes, per message (no event per byte): the circuits from the sending GPU
 // to the receiving one together serialize at their summed rate, one message
 // at a time in the order they are handed over (a message's bytes are striped
 // over the pair's circuits, as the transceivers of one peer work in
@@ -22,11 +26,19 @@
 // install() takes a configuration from the control plane (sw/optical) and
 // refuses an illegal one with every violation (its own check, independent
 // of sw/optical's checkers).
+//
+// Electrical planes, per message: an output-queued switch that cuts through:
+// the message crosses a chain of ports (the GPU's port into the switch, the
+// servers' NICs out and in, the receiver's port), each serializing one
+// message at a time at its rate; at port k it starts s_k = max(s_(k-1),
+// free_k), ends e_k = max(s_k + bytes / rate_k, e_(k-1)), and free_k = e_k;
+// it arrives at e_last + latency. Buffers are unbounded.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,25 +60,55 @@ struct FabricShape {
   std::function<uint32_t(uint32_t)> port_of;
 };
 
-class CircuitFabric : public core::Module {
+/// One plane: its ports, the NPUs on them, and how a message crosses it.
+class Plane : public core::Module {
  public:
-  ~CircuitFabric() override;
+  ~Plane() override;
   uint32_t ports() const { return static_cast<uint32_t>(m_shape.npus.size()); }
   npu::AfiInitiator& tx(uint32_t p) { return *m_tx[p]; }
   npu::AfiTarget& rx(uint32_t p) { return *m_rx[p]; }
   const FabricShape& shape() const { return m_shape; }
+  /// Whether the plane needs a configuration before it carries anything.
+  virtual bool configurable() const { return false; }
+  /// The busy time of every channel (a circuit plane's pairs, an electrical
+  /// plane's ports), for utilizations.
+  virtual void for_each_channel(const std::function<void(uint64_t busy_ps)>& f) const = 0;
+  /// "pairs", "ports": what for_each_channel counts.
+  virtual const char* channels() const = 0;
+
+  core::Counter messages, bytes;
+
+ protected:
+  Plane(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape);
+  /// Serialize `bytes` from port src to port dst, ready at `ready`: the start
+  /// of its serialization and the end of it at the receiver's side; false
+  /// (after raising a hardware error) if the plane cannot carry it.
+  virtual bool cross(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t ready, uint64_t& start, uint64_t& end) = 0;
+
+ private:
+  class Rx;
+  void carry(uint32_t src_port, npu::Message& m, uint64_t now);
+  FabricShape m_shape;
+  std::vector<std::unique_ptr<npu::AfiInitiator>> m_tx;
+  std::vector<std::unique_ptr<npu::AfiTarget>> m_rx;
+  std::vector<std::unique_ptr<Rx>> m_rx_if;
+  npu::AfiNoBw m_bw;
+  uint32_t m_pid = 0;  // trace process (0: off)
+};
+
+/// A plane of circuits between GPU pairs (SiP-OCS, SiP-Ring).
+class CircuitFabric : public Plane {
+ public:
+  ~CircuitFabric() override;
   /// Circuits installed from port src to port dst, and their summed rate in Gbit/s.
   uint32_t circuits(uint32_t src, uint32_t dst) const;
   double pair_gbps(uint32_t src, uint32_t dst) const;
   bool configured() const { return m_configured; }
-  /// f(src port, dst port, circuits, busy ps) for every pair with circuits.
-  template <typename F>
-  void for_each_pair(F&& f) const {
-    for (uint32_t src = 0; src < m_out.size(); ++src)
-      for (const Pair& p : m_out[src]) f(src, p.dst, p.count, p.busy_ps);
-  }
+  bool configurable() const override { return true; }
+  void for_each_channel(const std::function<void(uint64_t)>& f) const override;
+  const char* channels() const override { return "pairs"; }
 
-  core::Counter messages, bytes, circuits_installed, pairs_installed, configurations;
+  core::Counter circuits_installed, pairs_installed, configurations;
   core::Derived mean_pair_utilization, max_pair_utilization;
 
  protected:
@@ -76,25 +118,45 @@ class CircuitFabric : public core::Module {
     uint32_t src, dst, count;
   };
   void set_circuits(const std::vector<PairCircuits>& pairs, double circuit_gbps);
+  bool cross(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t ready, uint64_t& start, uint64_t& end) override;
 
  private:
-  class Rx;
   struct Pair {
     uint32_t dst = 0, count = 0;
     core::SerialRate rate;
     uint64_t free_ps = 0, busy_ps = 0, bytes = 0;
   };
-  void carry(uint32_t src_port, npu::Message& m, uint64_t now);
   Pair* find(uint32_t src, uint32_t dst);
   const Pair* find(uint32_t src, uint32_t dst) const;
-  FabricShape m_shape;
   std::vector<std::vector<Pair>> m_out;  // per source port: its pairs (at most D, scanned)
-  std::vector<std::unique_ptr<npu::AfiInitiator>> m_tx;
-  std::vector<std::unique_ptr<npu::AfiTarget>> m_rx;
-  std::vector<std::unique_ptr<Rx>> m_rx_if;
-  npu::AfiNoBw m_bw;
   bool m_configured = false;
-  uint32_t m_pid = 0;  // trace process (0: off)
+};
+
+/// Elect-Flat (sys.dim<d>.flat<g>) and Elect-Cluster (sys.dim<d>.cluster<g>).
+class ElectricalFabric final : public Plane {
+ public:
+  /// `cluster`: servers joined through their NICs (else one flat switch).
+  ElectricalFabric(const sc_core::sc_module_name& nm, FabricShape shape, bool cluster);
+  std::optional<core::Param<uint32_t>> gpus_per_server;
+  std::optional<core::Param<double>> server_Gbps;
+  uint32_t servers() const { return static_cast<uint32_t>(m_nic_out.size()); }
+  void for_each_channel(const std::function<void(uint64_t)>& f) const override;
+  const char* channels() const override { return "ports"; }
+
+  core::Derived mean_port_utilization, max_nic_utilization;
+  core::Counter nic_bytes;
+
+ protected:
+  bool cross(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t ready, uint64_t& start, uint64_t& end) override;
+
+ private:
+  struct Port {
+    core::SerialRate rate;
+    uint64_t free_ps = 0, busy_ps = 0;
+  };
+  std::vector<Port> m_up, m_down;         // per GPU: into the switch, out of it
+  std::vector<Port> m_nic_out, m_nic_in;  // per server (cluster)
+  uint32_t m_per_server = 0;
 };
 
 /// SiP-OCS (sys.dim<d>.ocs<g>): `switches` circuit switches.

@@ -131,8 +131,8 @@ std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>
     const bool clockwise = cw <= ccw;
     const uint32_t hops = clockwise ? cw : ccw;
     if (hops > ring.reach)
-      throw std::invalid_argument(fmt::format("GPU {} -> GPU {}: {} hops away on the nearer fiber, beyond the reach of {}",
-                                              src, dst, hops, ring.reach));
+      throw std::invalid_argument(fmt::format(
+          "GPU {} -> GPU {}: {} hops away on the nearer fiber, beyond the reach of {}", src, dst, hops, ring.reach));
     const uint32_t f = clockwise ? 0 : 1;
     const uint32_t from = clockwise ? src : (n - src) % n;  // counter-clockwise: position = -GPU mod n
     fiber[f].push_back(Arc{from, hops, bytes, bytes, src, dst});

@@ -36,10 +36,10 @@ void NpuScenario::report(const systems::Outcome& out) {
       ++m_util_n[m_sys->link_dim[k]];
     }
   }
-  for (uint32_t d = 0; d < m_sys->dim.size(); ++d)  // optical planes: a pair's circuits count as one direction
+  for (uint32_t d = 0; d < m_sys->dim.size(); ++d)  // planes: a pair's circuits, or a port, count as one direction
     for (const auto& plane : m_sys->dim[d]->planes) {
       m_net += plane->bytes.get();
-      plane->for_each_pair([&](uint32_t, uint32_t, uint32_t, uint64_t busy) {
+      plane->for_each_channel([&](uint64_t busy) {
         m_util_sum[d] += core::percent_of_run(busy);
         ++m_util_n[d];
       });
@@ -243,7 +243,7 @@ void NpuScenario::tables(systems::Summary& sum) {
     for (size_t i = 0; optical && i < m_sys->dim[d]->planes.size(); ++i) {
       const auto& plane = m_sys->dim[d]->planes[i];
       rate = plane->shape().gbps / 8;  // a GPU's bandwidth over all its circuits
-      plane->for_each_pair([&](uint32_t, uint32_t, uint32_t, uint64_t busy) {
+      plane->for_each_channel([&](uint64_t busy) {
         lo = std::min(lo, core::percent_of_run(busy));
         hi = std::max(hi, core::percent_of_run(busy));
       });

@@ -43,7 +43,7 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
     opt.refuse("group", "a training workload's parallelism decides the groups of its collectives");
     m_train =
         std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype, opt.kind_options.count("data") > 0);
-    if (!m_sys->optical_planes().empty()) {
+    if (m_sys->plans_circuits()) {
       std::vector<optical::Demand> demand;
       m_train->optical_demand(demand);
       m_sys->configure_optical(demand);
@@ -96,7 +96,7 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
     s.handles.resize(s.comms.size());
   }
   // Optical planes: one-shot circuits for every collective of the run.
-  if (!m_sys->optical_planes().empty()) {
+  if (m_sys->plans_circuits()) {
     std::vector<optical::Demand> demand;
     for (const Spec& s : m_specs)
       for (size_t k = 0; k < s.comms.size(); ++k) m_sys->optical_demand(s.comms[k], s.plans[k], 1, demand);

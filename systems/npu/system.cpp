@@ -53,11 +53,12 @@ DimParams::DimParams(const std::string& p)
                  1e9),
       efficiency(prefix.c_str(), "efficiency", 1.0, "", "data flits / all flits on this dimension's links", 0.01, 1.0),
       packet_bytes(prefix.c_str(), "packet_bytes", 256, "bytes", "payload per packet (counted)", 1u, 1u << 20),
-      fabric(prefix.c_str(), "fabric", "electrical", "",
-             "what joins a Switch dimension's NPUs: electrical (a packet switch per link), ocs (SiP-OCS: optical "
-             "circuit switches, sys.dim<d>.ocs<g>) or ring (SiP-Ring: a wavelength ring, sys.dim<d>.ring<g>) "
-             "(seed 003; docs/sipml.md)",
-             {"electrical", "ocs", "ring"}) {}
+      fabric(prefix.c_str(), "fabric", "packet", "",
+             "what joins a Switch dimension's NPUs: packet (ASTRA-sim's store-and-forward switch per link), or a "
+             "plane of seed 003 (docs/sipml.md): ocs (SiP-OCS, sys.dim<d>.ocs<g>), ring (SiP-Ring, "
+             "sys.dim<d>.ring<g>), flat (Elect-Flat, sys.dim<d>.flat<g>), cluster (Elect-Cluster, "
+             "sys.dim<d>.cluster<g>)",
+             {"packet", "ocs", "ring", "flat", "cluster"}) {}
 
 ndim::DimSpec DimParams::spec() const {
   ndim::DimSpec s;
@@ -65,7 +66,7 @@ ndim::DimSpec DimParams::spec() const {
     throw core::ConfigError(fmt::format("{}.type: '{}' is not a dimension type", prefix, type.get()));
   s.size = npus.get();
   s.links = links.get();
-  if (fabric.get() != "electrical") {
+  if (fabric.get() != "packet") {
     if (s.type != ndim::DimType::sw)
       throw core::ConfigError(
           fmt::format("{}.fabric: '{}' is a plane every NPU of the dimension reaches through one "
@@ -73,9 +74,9 @@ ndim::DimSpec DimParams::spec() const {
                       prefix, fabric.get(), type.get()));
     if (s.links != 1)
       throw core::ConfigError(
-          fmt::format("{}.links: {}: an optical fabric is one port per GPU (its transceivers "
-                      "are the fabric's: sys.dim<d>.ocs<g>.switches, the ring's wavelengths)",
-                      prefix, s.links));
+          fmt::format("{}.links: {}: the '{}' plane is one port per GPU (its transceivers, switches and NICs are the "
+                      "plane's)",
+                      prefix, s.links, fabric.get()));
   }
   return s;
 }
@@ -127,18 +128,22 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
         if (sh.coord(g, d) != 0) continue;  // one switch (per link) per group, named by its lowest NPU
         std::vector<uint32_t> members;
         for (uint32_t x = 0; x < n; ++x) members.push_back(sh.with(g, d, x));
-        if (p.fabric.get() != "electrical") {
+        if (p.fabric.get() != "packet") {
           optical::FabricShape fs;
           fs.npus = members;
           fs.afi_port = sh.port(d, 0);
           fs.gbps = p.GBps.get() * 8 * p.efficiency.get();
           fs.latency_ps = static_cast<uint64_t>(std::llround(p.latency_ns.get() * 1000));
           fs.port_of = [&sh, d](uint32_t dst) { return sh.coord(dst, d); };
-          if (p.fabric.get() == "ocs")
-            planes.push_back(std::make_unique<optical::OcsFabric>(fmt::format("ocs{}", g).c_str(), std::move(fs)));
+          const std::string kind = p.fabric.get(), plane_name = fmt::format("{}{}", kind, g);
+          if (kind == "ocs")
+            planes.push_back(std::make_unique<optical::OcsFabric>(plane_name.c_str(), std::move(fs)));
+          else if (kind == "ring")
+            planes.push_back(std::make_unique<optical::RingFabric>(plane_name.c_str(), std::move(fs)));
           else
-            planes.push_back(std::make_unique<optical::RingFabric>(fmt::format("ring{}", g).c_str(), std::move(fs)));
-          optical::CircuitFabric& f = *planes.back();
+            planes.push_back(
+                std::make_unique<optical::ElectricalFabric>(plane_name.c_str(), std::move(fs), kind == "cluster"));
+          optical::Plane& f = *planes.back();
           for (uint32_t x = 0; x < n; ++x) {
             sys.npus[members[x]]->tx(sh.port(d, 0)).bind(f.rx(x));
             f.tx(x).bind(sys.npus[members[x]]->rx(sh.port(d, 0)));
@@ -431,18 +436,28 @@ std::string System::algorithm_text(npu::CollectiveKind kind) const {
   return s;
 }
 
-std::vector<optical::CircuitFabric*> System::optical_planes() const {
-  std::vector<optical::CircuitFabric*> out;
+std::vector<optical::Plane*> System::optical_planes() const {
+  std::vector<optical::Plane*> out;
   for (const auto& dm : dim)
     for (const auto& p : dm->planes) out.push_back(p.get());
   return out;
 }
 
+bool System::plans_circuits() const {
+  for (const optical::Plane* p : optical_planes())
+    if (p->configurable()) return true;
+  return false;
+}
+
 void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
                             double times, std::vector<optical::Demand>& out) const {
-  if (optical_planes().empty()) return;
   std::vector<bool> optical_dim(ndims(), false);
-  for (uint32_t d = 0; d < dim.size(); ++d) optical_dim[d] = !dim[d]->planes.empty();
+  bool any = false;
+  for (uint32_t d = 0; d < dim.size(); ++d) {
+    optical_dim[d] = !dim[d]->planes.empty() && dim[d]->planes[0]->configurable();
+    any |= optical_dim[d];
+  }
+  if (!any) return;
   for (uint32_t r = 0; r < g.size() && r < plans.size(); ++r) {
     const npu::CollectivePlan& plan = *plans[r];
     const uint32_t npu = g.npus[r];
@@ -471,6 +486,7 @@ void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<co
 void System::configure_optical(const std::vector<optical::Demand>& demand) {
   for (uint32_t d = 0; d < dim.size(); ++d) {
     for (const auto& plane : dim[d]->planes) {
+      if (!plane->configurable()) continue;
       const auto& members = plane->shape().npus;
       const uint32_t first = members.front();
       std::map<std::pair<uint32_t, uint32_t>, double> pairs;  // (port, port) -> bytes

@@ -81,8 +81,8 @@ class Dim : public core::Module {
   ~Dim() override;
   std::vector<std::unique_ptr<npu::FabricSwitch>> switches;
   std::vector<std::unique_ptr<npu::FabricLink>> links;
-  /// fabric ocs or ring: one optical plane per group (sys.dim<d>.ocs<g>, .ring<g>), in place of switches and links.
-  std::vector<std::unique_ptr<optical::CircuitFabric>> planes;
+  /// fabric ocs, ring, flat or cluster: one plane per group (sys.dim<d>.ocs<g>, ...), in place of switches and links.
+  std::vector<std::unique_ptr<optical::Plane>> planes;
 };
 
 /// The NPUs a collective runs on: a communicator (ranked members).
@@ -146,10 +146,12 @@ class System : public core::Module {
   /// "all-reduce ring, ring; optimization enhanced" (reports).
   std::string algorithm_text(npu::CollectiveKind kind) const;
 
-  // Optical planes (DimParams::fabric ocs or ring, seed 003): their circuits
-  // are planned for the run's traffic before it starts (one-shot).
-  /// Every optical plane of the fabric.
-  std::vector<optical::CircuitFabric*> optical_planes() const;
+  // Planes of seed 003 (DimParams::fabric ocs, ring, flat, cluster): the
+  // optical ones' circuits are planned for the run's traffic before it starts (one-shot).
+  /// Every plane of the fabric.
+  std::vector<optical::Plane*> optical_planes() const;
+  /// Some plane needs a configuration planned for the run's traffic (ocs, ring).
+  bool plans_circuits() const;
   /// Add to `out` what the members of a collective on group g send each
   /// other across optical planes, `times` over: every message of every chunk,
   /// phase and ring of their plans (bytes by NPU id).
