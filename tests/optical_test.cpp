@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -175,6 +177,27 @@ TEST(OpticalRing, LegalWavelengthReuseAndEveryViolation) {
 
 namespace {
 
+/// Random traffic on a ring of n GPUs: every GPU sends to at most `degree`
+/// peers within `reach` hops either way (and hears from at most `degree`),
+/// 1..units x 4 KiB each.
+std::vector<Demand> random_ring_tm(uint32_t n, uint32_t reach, uint32_t degree, uint32_t units, std::mt19937& rng) {
+  std::vector<Demand> tm;
+  std::vector<uint32_t> in(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::set<uint32_t> to;
+    for (uint32_t t = 0; t < 4 * degree && to.size() < degree; ++t) {
+      const uint32_t h = 1 + rng() % reach;
+      const uint32_t j = rng() % 2 ? (i + h) % n : (i + n - h) % n;
+      if (j != i && in[j] < degree && !to.count(j)) {
+        to.insert(j);
+        ++in[j];
+        tm.push_back({i, j, static_cast<double>(1 + rng() % units) * 4096});
+      }
+    }
+  }
+  return tm;
+}
+
 /// Lightpaths from src to dst in an allocation.
 uint32_t lit(const std::vector<optical::Lightpath>& paths, uint32_t src, uint32_t dst) {
   uint32_t n = 0;
@@ -229,27 +252,14 @@ TEST(OpticalRingPlan, RandomTrafficIsLegalServedAndDeterministic) {
     const uint32_t n = 4 + rng() % 28, reach = 1 + rng() % std::min<uint32_t>(n / 2, 8);
     const uint32_t degree = 1 + rng() % 4;
     const optical::RingSpec ring{n, 2 * degree * (1 + reach) + static_cast<uint32_t>(rng() % 16), reach, degree};
-    std::vector<Demand> tm;
-    std::vector<uint32_t> in(n, 0);
-    for (uint32_t i = 0; i < n; ++i) {
-      std::set<uint32_t> to;
-      for (uint32_t t = 0; t < 4 * degree && to.size() < degree; ++t) {
-        const uint32_t h = 1 + rng() % reach;
-        const uint32_t j = rng() % 2 ? (i + h) % n : (i + n - h) % n;
-        if (j != i && in[j] < degree && !to.count(j)) {
-          to.insert(j);
-          ++in[j];
-          tm.push_back({i, j, static_cast<double>(1 + rng() % 100) * 4096});
-        }
-      }
-    }
+    const std::vector<Demand> tm = random_ring_tm(n, reach, degree, 100, rng);
     optical::RingPlanInfo info;
     std::vector<optical::Lightpath> paths;
     try {
       paths = optical::ring_plan(ring, tm, &info);
     } catch (const std::invalid_argument& e) {
-      // only "more patterns than wavelengths" may refuse this traffic
-      EXPECT_NE(std::string(e.what()).find("distinct wavelength patterns"), std::string::npos) << e.what();
+      // only a demand no wavelength is left for may refuse this traffic
+      EXPECT_NE(std::string(e.what()).find("no wavelength is free"), std::string::npos) << e.what();
       continue;
     }
     ++planned;
@@ -280,4 +290,48 @@ TEST(OpticalRingPlan, TrafficTheRingCannotCarryIsAClearError) {
             "GPU 0 sends to 2 and receives from 0 GPUs: more than the degree 1");
   EXPECT_NE(msg({16, 4, 3, 4}, {{0, 0, 1}}).find("sends to itself"), std::string::npos);
   EXPECT_NE(msg({16, 1, 3, 4}, {{0, 1, 1}, {1, 0, 1}}).find("at least 2 wavelengths"), std::string::npos);
+}
+
+TEST(OpticalRingPlan, MinCostFlowIsWithinItsGapOfTheIlp) {
+  // Small rings (4-7 GPUs, 2-5 wavelengths), random traffic: the ILP's
+  // optimum (GLPK) against the min-cost-flow allocation, objective min
+  // lightpaths / bytes. Measured (docs/sipml.md): mean 0.90 of the optimum,
+  // worst 0.50, 19 of 27 optimal; 3 of 30 matrices refused by the planner.
+  std::mt19937 rng(11);
+  double worst = 1, sum = 0;
+  int n_cases = 0, optimal = 0, refused = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const uint32_t n = 4 + rng() % 4, reach = 1 + rng() % (n / 2), degree = 1 + rng() % 2;
+    const optical::RingSpec ring{n, 2 + static_cast<uint32_t>(rng() % 4), reach, degree};
+    const std::vector<Demand> tm = random_ring_tm(n, reach, degree, 8, rng);
+    optical::RingPlanInfo info;
+    std::vector<optical::Lightpath> plan;
+    try {
+      plan = optical::ring_plan(ring, tm, &info);
+    } catch (const std::invalid_argument&) {
+      ++refused;  // no wavelength left for a demand: the ILP may still serve it
+      continue;
+    }
+    const auto ilp = optical::ring_ilp(ring, tm, 60);
+    ASSERT_TRUE(optical::check_ring(ring, ilp).empty()) << "trial " << trial;
+    double best = -1;
+    std::map<std::pair<uint32_t, uint32_t>, double> bytes;
+    for (const Demand& x : tm) bytes[{x.src, x.dst}] += x.bytes;
+    for (const auto& [pair, b] : bytes) {
+      const double r = lit(ilp, pair.first, pair.second) / b;
+      if (best < 0 || r < best) best = r;
+    }
+    ASSERT_GT(best, 0) << "trial " << trial;
+    const double ratio = info.min_wavelengths_per_byte / best;
+    EXPECT_LE(ratio, 1 + 1e-9) << "trial " << trial << ": the heuristic cannot beat the optimum";
+    worst = std::min(worst, ratio);
+    sum += ratio;
+    optimal += ratio > 1 - 1e-9;
+    ++n_cases;
+  }
+  ASSERT_GE(n_cases, 20);
+  std::printf("min-cost flow / ILP optimum over %d rings: mean %.3f, worst %.3f, %d optimal, %d refused\n", n_cases,
+              sum / n_cases, worst, optimal, refused);
+  EXPECT_GE(worst, 0.5);           // the documented gap
+  EXPECT_GE(sum / n_cases, 0.85);  // ... and on average
 }

@@ -1,7 +1,7 @@
 #include "sw/optical/ocs.h"
+#include "sw/optical/mip.h"
 
 #include <fmt/format.h>
-#include <glpk.h>
 
 #include <algorithm>
 #include <cmath>
@@ -230,64 +230,39 @@ OcsConfig ocs_ilp(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm, doub
   double top = 0;
   for (const auto& [pair, b] : m) top = std::max(top, b);
 
-  std::unique_ptr<glp_prob, void (*)(glp_prob*)> lp(glp_create_prob(), glp_delete_prob);
-  glp_prob* P = lp.get();
-  glp_set_obj_dir(P, GLP_MAX);
-  // column 1: z (circuits per byte x the largest demand); then P[p][k]
+  Mip mip;
+  // z (circuits per byte x the largest demand), then P[p][k]
   const int pairs = static_cast<int>(m.size());
-  glp_add_cols(P, 1 + pairs * static_cast<int>(q));
-  glp_set_col_bnds(P, 1, GLP_LO, 0.0, 0.0);
-  glp_set_obj_coef(P, 1, 1.0);
-  auto col = [q](int p, uint32_t k) { return 2 + p * static_cast<int>(q) + static_cast<int>(k); };
-  for (int p = 0; p < pairs; ++p)
-    for (uint32_t k = 0; k < q; ++k) glp_set_col_kind(P, col(p, k), GLP_BV);
-  std::vector<int> ia{0}, ja{0};
-  std::vector<double> ar{0};
-  auto add_row = [&](int type, double lb, double ub, const std::vector<std::pair<int, double>>& terms) {
-    const int r = glp_add_rows(P, 1);
-    glp_set_row_bnds(P, r, type, lb, ub);
-    for (const auto& [c, v] : terms) {
-      ia.push_back(r);
-      ja.push_back(c);
-      ar.push_back(v);
-    }
-  };
+  const int z = mip.continuous(1.0);
+  const int first = mip.binaries(pairs * static_cast<int>(q));
+  auto col = [q, first](int p, uint32_t k) { return first + p * static_cast<int>(q) + static_cast<int>(k); };
   // sum_k P[p][k] - z * bytes_p / top >= 0
   std::vector<std::pair<uint32_t, uint32_t>> pair_of;
   int p = 0;
   std::vector<std::vector<std::pair<int, double>>> tx_rows(static_cast<size_t>(gpus) * q),
       rx_rows(static_cast<size_t>(gpus) * q);
   for (const auto& [pair, b] : m) {
-    std::vector<std::pair<int, double>> terms{{1, -b / top}};
+    std::vector<std::pair<int, double>> terms{{z, -b / top}};
     for (uint32_t k = 0; k < q; ++k) {
       terms.emplace_back(col(p, k), 1.0);
       tx_rows[static_cast<size_t>(pair.first) * q + k].emplace_back(col(p, k), 1.0);
       rx_rows[static_cast<size_t>(pair.second) * q + k].emplace_back(col(p, k), 1.0);
     }
-    add_row(GLP_LO, 0.0, 0.0, terms);
+    mip.row(GLP_LO, 0.0, 0.0, terms);
     pair_of.push_back(pair);
     ++p;
   }
   // each switch a partial permutation
   for (const auto& rows : {&tx_rows, &rx_rows})
     for (const auto& terms : *rows)
-      if (terms.size() > 1) add_row(GLP_UP, 0.0, 1.0, terms);
-  glp_load_matrix(P, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
-
-  glp_iocp parm;
-  glp_init_iocp(&parm);
-  parm.presolve = GLP_ON;
-  parm.msg_lev = GLP_MSG_OFF;
-  parm.tm_lim = static_cast<int>(std::min(time_limit_s * 1000.0, 2e9));
-  const int rc = glp_intopt(P, &parm);
-  if (rc != 0 || glp_mip_status(P) != GLP_OPT)
-    throw std::runtime_error(
-        fmt::format("GLPK: no optimal OCS configuration for {} GPUs on {} switches within {} s "
-                    "(glp_intopt {}, status {})",
-                    gpus, q, time_limit_s, rc, glp_mip_status(P)));
+      if (terms.size() > 1) mip.row(GLP_UP, 0.0, 1.0, terms);
+  std::string why;
+  if (!mip.solve(time_limit_s, why))
+    throw std::runtime_error(fmt::format(
+        "GLPK: no optimal OCS configuration for {} GPUs on {} switches within {} s ({})", gpus, q, time_limit_s, why));
   for (int n = 0; n < pairs; ++n)
     for (uint32_t k = 0; k < q; ++k)
-      if (glp_mip_col_val(P, col(n, k)) > 0.5) config.out[k][pair_of[n].first] = pair_of[n].second;
+      if (mip.value(col(n, k)) > 0.5) config.out[k][pair_of[n].first] = pair_of[n].second;
   return config;
 }
 

@@ -28,6 +28,8 @@ struct RingPlanInfo {
   uint32_t iterations = 0;                                      ///< min-cost-flow rounds (Appendix A.1 step 3)
   uint32_t solves = 0;                  ///< network-simplex runs (one per start of a round's wavelength)
   uint32_t patterns = 0;                ///< distinct wavelength patterns in the allocation
+  uint32_t repaired = 0;                ///< demands the patterns left unlit, given a free wavelength after
+  uint32_t filled = 0;                  ///< lightpaths added by the fill (the worst-off demand, free wavelengths)
   double min_wavelengths_per_byte = 0;  ///< the ILP's objective for the result: min lightpaths(i, j) / TM(i, j)
 };
 
@@ -47,12 +49,28 @@ struct RingPlanInfo {
 ///   - each round's pattern serves a step of every demand on it (step: the
 ///     largest demand / the fiber's wavelengths) until every demand is
 ///     served; the fiber's wavelengths go to the patterns in proportion to
-///     how often they were chosen (largest remainder; every demand keeps at
-///     least one lightpath).
+///     how often they were chosen (largest remainder); with more patterns
+///     than wavelengths, the ones that light demands the others do not come
+///     first, and a demand still unlit gets the first wavelength free along
+///     its path;
+///   - fill: the demand with the fewest lightpaths per byte takes a
+///     wavelength still free along its path (either fiber within the reach)
+///     until the worst-off demand cannot gain one.
 /// Throws std::invalid_argument for a bad matrix (GPU out of range or to
 /// itself, bytes not positive and finite), a demand beyond the reach either
-/// way, a GPU with more than `degree` peers, or more distinct patterns needed
-/// than a fiber has wavelengths.
+/// way, a GPU with more than `degree` peers, or a demand for which no
+/// wavelength is free after the others.
 std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>& tm, RingPlanInfo* info = nullptr);
+
+/// The ILP of Appendix A.1 itself, solved by GLPK's branch and cut (small
+/// rings: it measures how far ring_plan is from the optimum): maximize
+/// min over the demands of lightpaths(i, j) / TM(i, j), a demand's lightpaths
+/// on either fiber within the reach and on any wavelength, under the ring
+/// constraint (a wavelength once per fiber segment) and the node constraint
+/// (a GPU sends, and receives, each wavelength to or from one peer). Refuses
+/// a bad matrix, a demand beyond the reach both ways, or a GPU with more than
+/// `degree` peers (std::invalid_argument); throws std::runtime_error if GLPK
+/// finds no optimum within time_limit_s.
+std::vector<Lightpath> ring_ilp(const RingSpec& ring, const std::vector<Demand>& tm, double time_limit_s = 60);
 
 }  // namespace fabricvp::optical

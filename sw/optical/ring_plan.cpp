@@ -169,7 +169,8 @@ std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>
     // Step 4: wavelengths in proportion to the rounds (largest remainder), at
     // least one per pattern. With more patterns than wavelengths, the most
     // chosen ones that light a demand no more chosen one lights are kept
-    // first, then the most chosen of the rest.
+    // first, then the most chosen of the rest; demands left without a
+    // lightpath are repaired below.
     std::vector<std::pair<const std::vector<uint32_t>*, uint32_t>> all;  // pattern, rounds
     for (const auto& [arcs, rounds] : p.chosen) all.push_back({&arcs, rounds});
     std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -183,10 +184,7 @@ std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>
       kept[i] = true;
       pats.push_back(all[i]);
     }
-    if (pats.size() > w[f])
-      throw std::invalid_argument(
-          fmt::format("the {} fiber's traffic needs {} distinct wavelength patterns; it has {} wavelengths",
-                      f == 0 ? "clockwise" : "counter-clockwise", pats.size(), w[f]));
+    if (pats.size() > w[f]) pats.resize(w[f]);
     for (size_t i = 0; i < all.size() && pats.size() < w[f]; ++i)
       if (!kept[i]) pats.push_back(all[i]);
     uint32_t rounds = 0;
@@ -211,6 +209,79 @@ std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>
       for (uint32_t c = 0; c < count[i]; ++c, ++next_wavelength)
         for (uint32_t a : *pats[i].first)
           paths.push_back(Lightpath{fiber[f][a].src, fiber[f][a].dst, f == 0, next_wavelength});
+  }
+  // Repair: a demand without a lightpath gets the first wavelength (of either
+  // range) free at its GPUs' transmitter and receiver and on every segment
+  // of its path.
+  const uint32_t W = ring.wavelengths;
+  std::vector<bool> seg(2 * static_cast<size_t>(n) * W), tx(static_cast<size_t>(n) * W), rx(tx.size());
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> count;
+  auto light = [&](const Lightpath& l, bool set) {
+    const uint32_t hops = ring_hops(n, l.src, l.dst, l.clockwise);
+    bool free = !tx[size_t(l.src) * W + l.wavelength] && !rx[size_t(l.dst) * W + l.wavelength];
+    for (uint32_t h = 0, g = l.src; h < hops; ++h, g = l.clockwise ? (g + 1) % n : (g + n - 1) % n) {
+      const size_t i = ((l.clockwise ? 0 : size_t(n)) + g) * W + l.wavelength;
+      free = free && !seg[i];
+      if (set) seg[i] = true;
+    }
+    if (set) tx[size_t(l.src) * W + l.wavelength] = rx[size_t(l.dst) * W + l.wavelength] = true;
+    return free;
+  };
+  for (const Lightpath& l : paths) {
+    light(l, true);
+    ++count[{l.src, l.dst}];
+  }
+  for (uint32_t f = 0; f < 2; ++f)
+    for (const Arc& a : fiber[f]) {
+      if (count[{a.src, a.dst}]) continue;
+      bool done = false;
+      for (uint32_t k = 0; k < W && !done; ++k) {
+        const Lightpath l{a.src, a.dst, f == 0, k};
+        if (light(l, false)) {
+          light(l, true);
+          paths.push_back(l);
+          ++in.repaired;
+          done = true;
+        }
+      }
+      if (!done)
+        throw std::invalid_argument(fmt::format(
+            "GPU {} -> GPU {}: no wavelength is free along its path once the other demands are lit ({} wavelengths)",
+            a.src, a.dst, W));
+    }
+  // Fill: the demand with the fewest lightpaths per byte takes a wavelength
+  // still free along its path (its fiber, or the other within the reach),
+  // until the worst-off demand cannot gain one: the max-min objective only
+  // grows, and no wavelength a demand could use is left dark.
+  {
+    struct Want {
+      double bytes;
+      uint32_t src, dst, lit;
+    };
+    std::vector<Want> wants;
+    for (const auto& [pair, bytes] : m) wants.push_back({bytes, pair.first, pair.second, count[pair]});
+    while (!wants.empty()) {
+      Want* worst = &wants[0];
+      for (Want& x : wants)
+        if (x.lit / x.bytes < worst->lit / worst->bytes) worst = &x;
+      bool added = false;
+      const bool near_cw = ring_hops(n, worst->src, worst->dst, true) <= ring_hops(n, worst->src, worst->dst, false);
+      for (bool cw : {near_cw, !near_cw}) {
+        if (ring_hops(n, worst->src, worst->dst, cw) > ring.reach) continue;
+        for (uint32_t k = 0; k < W && !added; ++k) {
+          const Lightpath l{worst->src, worst->dst, cw, k};
+          if (light(l, false)) {
+            light(l, true);
+            paths.push_back(l);
+            ++worst->lit;
+            ++in.filled;
+            added = true;
+          }
+        }
+        if (added) break;
+      }
+      if (!added) break;  // the worst-off demand is stuck: the minimum cannot grow
+    }
   }
   // The objective of the ILP, for comparisons.
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> lit;
