@@ -182,3 +182,57 @@ TEST(SipmlPlatform, TrainingWorkloadsRunOnTheOpticalPlanes) {
     EXPECT_EQ(plane["bytes"].get<uint64_t>(), r.stats["workload"]["network_bytes"].get<uint64_t>()) << fabric;
   }
 }
+
+TEST(SipmlPlatform, DynamicPlanesReplanFromTheTrafficTheySee) {
+  test::TempDir dir;
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  auto time_of = [](const CliRun& r) { return r.stats["workload"]["simulated_ps"].get<uint64_t>(); };
+  // A ring all-reduce asks every period for the circuits it already has: the
+  // re-plans change nothing, nothing goes dark, the time is the one-shot time.
+  CliRun once = run(dir, p, "--bytes 1MiB");
+  ASSERT_EQ(once.r.code, 0) << once.r.out;
+  for (const char* fabric : {"ocs", "ring"}) {
+    const std::string plane = std::string("sys.dim0.") + fabric + "0";
+    CliRun r = run(
+        dir, p,
+        std::string("--bytes 1MiB -p sys.dim0.fabric=") + fabric + " -p " + plane + ".schedule=dynamic" +
+            (fabric == std::string("ocs") ? " -p " + plane + ".reconfig_delay_us=1" : " -p " + plane + ".replan_us=2"));
+    ASSERT_EQ(r.r.code, 0) << fabric << "\n" << r.r.out;
+    EXPECT_EQ(time_of(r), time_of(once)) << fabric;
+    const auto& st = r.stats["sys"]["dim0"][std::string(fabric) + "0"];
+    EXPECT_GT(st["configurations"].get<uint64_t>(), 1u) << fabric;
+    EXPECT_EQ(st["held_ps"].get<uint64_t>(), 0u) << fabric;
+  }
+  // A direct all-reduce has 7 peers per GPU; 4 switches serve 4 at a time.
+  // One-shot refuses it; dynamic serves the largest demands first and the
+  // rest after a reconfiguration, later the longer a reconfiguration takes.
+  uint64_t last = 0;
+  for (const char* delay : {"0.1", "1", "5"}) {
+    CliRun r = run(dir, p,
+                   std::string("--bytes 1MiB -p collective.allreduce_implementation=direct -p sys.dim0.ocs0.switches=4 "
+                               "-p sys.dim0.ocs0.schedule=dynamic -p sys.dim0.ocs0.reconfig_delay_us=") +
+                       delay);
+    ASSERT_EQ(r.r.code, 0) << delay << "\n" << r.r.out;
+    EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>()) << delay;
+    EXPECT_GT(r.stats["sys"]["dim0"]["ocs0"]["held_ps"].get<uint64_t>(), 0u) << delay;
+    EXPECT_GT(r.stats["sys"]["dim0"]["ocs0"]["configurations"].get<uint64_t>(), 2u) << delay;
+    EXPECT_GT(time_of(r), last) << delay;
+    last = time_of(r);
+  }
+  // SiP-Ring at degree 3, re-planned every 4 us with 1 us of retuning
+  CliRun r = run(dir, p,
+                 "--bytes 1MiB -p collective.allreduce_implementation=direct -p sys.dim0.fabric=ring "
+                 "-p sys.dim0.ring0.degree=3 -p sys.dim0.ring0.schedule=dynamic -p sys.dim0.ring0.replan_us=4 "
+                 "-p sys.dim0.ring0.retune_us=1");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_TRUE(r.stats["workload"]["verified"].get<bool>());
+  EXPECT_GT(r.stats["sys"]["dim0"]["ring0"]["configurations"].get<uint64_t>(), 2u);
+  // and deterministic
+  CliRun again = run(dir, p,
+                     "--bytes 1MiB -p collective.allreduce_implementation=direct -p sys.dim0.fabric=ring "
+                     "-p sys.dim0.ring0.degree=3 -p sys.dim0.ring0.schedule=dynamic -p sys.dim0.ring0.replan_us=4 "
+                     "-p sys.dim0.ring0.retune_us=1");
+  r.stats.erase("run");
+  again.stats.erase("run");
+  EXPECT_EQ(r.stats.dump(), again.stats.dump());
+}

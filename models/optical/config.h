@@ -13,6 +13,12 @@
 
 namespace fabricvp::optical {
 
+/// Bytes GPU src sends GPU dst (a traffic matrix is a list of them; a pair may repeat, its bytes add up).
+struct Demand {
+  uint32_t src = 0, dst = 0;
+  double bytes = 0;
+};
+
 /// SiP-OCS: Q optical circuit switches of N ports, GPU i on port i of every
 /// switch. Switch k's configuration is a partial permutation (GPU i's
 /// transmitter to GPU j's receiver), so a GPU has at most Q circuits out and Q

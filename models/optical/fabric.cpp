@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "models/core/config.h"
 #include "models/core/context.h"
@@ -46,8 +49,13 @@ Plane::~Plane() = default;
 void Plane::carry(uint32_t src, npu::Message& m, uint64_t now) {
   if (m.ready_ps < now) m.ready_ps = now;
   const uint32_t dst = m_shape.port_of(m.dst);
+  if (hold(src, dst, m)) return;
   uint64_t start = 0, end = 0;
   if (!cross(src, dst, m.bytes, m.ready_ps, start, end)) return;
+  deliver(src, dst, m, start, end);
+}
+
+void Plane::deliver(uint32_t src, uint32_t dst, npu::Message& m, uint64_t start, uint64_t end) {
   ++messages;
   bytes += m.bytes;
   m.start_ps = start;
@@ -65,32 +73,40 @@ void Plane::carry(uint32_t src, npu::Message& m, uint64_t now) {
 
 CircuitFabric::CircuitFabric(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape)
     : Plane(nm, kind, std::move(shape)),
+      schedule(this, "schedule", "one_shot", "",
+               "one_shot: the circuits planned for the whole run, set before it starts; dynamic: re-planned "
+               "periodically from the traffic the plane sees (seed 003 §3.3, §4.4)",
+               {"one_shot", "dynamic"}),
       circuits_installed(this, nullptr, "circuits", "circuits",
-                         "circuits (OCS) or lightpaths (ring) in the installed configuration"),
-      pairs_installed(this, nullptr, "pairs", "pairs", "ordered GPU pairs with at least one circuit"),
+                         "circuits (OCS) or lightpaths (ring) in the configuration installed last"),
+      pairs_installed(this, nullptr, "pairs", "pairs", "ordered GPU pairs with a circuit in the last configuration"),
       configurations(this, nullptr, "configurations", "configurations", "configurations installed"),
+      held_ps(this, nullptr, "held_ps", "ps",
+              "dynamic: summed time messages waited for a circuit (a pair without one, or dark)"),
       mean_pair_utilization(this, "mean_pair_utilization", "%",
-                            "busy share of the run of a pair's circuits, mean over the pairs with circuits",
+                            "busy share of the run of a pair's circuits, mean over the pairs that had circuits",
                             [this] {
                               uint64_t busy = 0, n = 0;
-                              for (const auto& out : m_out)
-                                for (const Pair& p : out) busy += p.busy_ps, ++n;
+                              for_each_channel([&](uint64_t b) { busy += b, ++n; });
                               return n ? core::percent_of_run(busy) / static_cast<double>(n) : 0.0;
                             }),
       max_pair_utilization(this, "max_pair_utilization", "%", "busy share of the run of the busiest pair's circuits",
                            [this] {
                              uint64_t busy = 0;
-                             for (const auto& out : m_out)
-                               for (const Pair& p : out) busy = std::max(busy, p.busy_ps);
+                             for_each_channel([&](uint64_t b) { busy = std::max(busy, b); });
                              return core::percent_of_run(busy);
                            }),
-      m_out(ports()) {}
+      m_out(ports()) {
+  if (dynamic() && !this->shape().actions)
+    throw std::logic_error(fmt::format("{}: a dynamic plane needs the fabric's action queue", name()));
+}
 
 CircuitFabric::~CircuitFabric() = default;
 
 void CircuitFabric::for_each_channel(const std::function<void(uint64_t)>& f) const {
   for (const auto& out : m_out)
-    for (const Pair& p : out) f(p.busy_ps);
+    for (const Pair& p : out)
+      if (p.count || p.busy_ps) f(p.busy_ps);
 }
 
 const CircuitFabric::Pair* CircuitFabric::find(uint32_t src, uint32_t dst) const {
@@ -103,6 +119,16 @@ CircuitFabric::Pair* CircuitFabric::find(uint32_t src, uint32_t dst) {
   return const_cast<Pair*>(static_cast<const CircuitFabric*>(this)->find(src, dst));
 }
 
+CircuitFabric::Pair& CircuitFabric::pair_for(uint32_t src, uint32_t dst) {
+  if (Pair* p = find(src, dst)) return *p;
+  Pair p;
+  p.dst = dst;
+  m_out[src].push_back(p);
+  m_index.emplace_back(src, static_cast<uint32_t>(m_out[src].size() - 1));
+  m_out[src].back().gen = static_cast<uint64_t>(m_index.size() - 1) << 32;  // the pair's index for actions
+  return m_out[src].back();
+}
+
 uint32_t CircuitFabric::circuits(uint32_t src, uint32_t dst) const {
   const Pair* p = find(src, dst);
   return p ? p->count : 0;
@@ -110,32 +136,104 @@ uint32_t CircuitFabric::circuits(uint32_t src, uint32_t dst) const {
 
 double CircuitFabric::pair_gbps(uint32_t src, uint32_t dst) const {
   const Pair* p = find(src, dst);
-  return p ? static_cast<double>(p->rate.rate_kbps()) * 1e-6 : 0.0;
+  return p && p->count ? p->count * m_circuit_gbps : 0.0;
+}
+
+void CircuitFabric::set_epochs(uint64_t period_ps, uint64_t dark_ps) {
+  m_period = period_ps;
+  m_dark = dark_ps;
 }
 
 void CircuitFabric::set_circuits(const std::vector<PairCircuits>& pairs, double circuit_gbps) {
-  for (auto& out : m_out) out.clear();
+  const bool running = m_configured && dynamic();
+  const uint64_t now = core::ActionQueue::now();
+  m_circuit_gbps = circuit_gbps;
+  std::vector<std::vector<const PairCircuits*>> by_src(ports());
   uint64_t circuits = 0;
   for (const PairCircuits& pc : pairs) {
     if (pc.count == 0) continue;
-    Pair p;
-    p.dst = pc.dst;
-    p.count = pc.count;
-    p.rate = core::SerialRate(8, pc.count, circuit_gbps);  // units: bytes
-    m_out[pc.src].push_back(p);
+    pair_for(pc.src, pc.dst);
+    by_src[pc.src].push_back(&pc);
     circuits += pc.count;
   }
+  bool darkened = false;
+  for (uint32_t src = 0; src < ports(); ++src)
+    for (Pair& p : m_out[src]) {
+      uint32_t count = 0, keep = 0;
+      for (const PairCircuits* pc : by_src[src])  // (a source has few pairs: scanned)
+        if (pc->dst == p.dst) count = pc->count, keep = std::min(pc->kept, pc->count);
+      const uint32_t lit = running && m_dark ? std::min(keep, p.count) : count;
+      if (count == p.count && lit == p.lit) continue;
+      if (running) retime(src, p, now);  // progress at the old rate
+      p.count = count;
+      p.lit = lit;
+      darkened |= lit != count;
+      if (p.lit) p.rate = core::SerialRate(8, p.lit, circuit_gbps);
+      if (running) {
+        ++p.gen;
+        if (p.queue_head < p.queue.size() && p.lit)
+          shape().actions->post(std::max(now, p.seg_start) + p.rate.ps(p.left), *this, kHead, p.gen);
+      }
+    }
   uint64_t n = 0;
-  for (const auto& out : m_out) n += out.size();
+  for (const auto& out : m_out)
+    for (const Pair& p : out) n += p.count > 0;
   circuits_installed.set(circuits);
   pairs_installed.set(n);
   ++configurations;
   m_configured = true;
+  if (running && darkened) shape().actions->post(now + m_dark, *this, kLit);
+}
+
+// Serialization progress of the head message up to `now` at the pair's current rate.
+void CircuitFabric::retime(uint32_t, Pair& p, uint64_t now) {
+  if (p.queue_head == p.queue.size() || now <= p.seg_start) return;
+  if (p.lit) {
+    const uint64_t dt = now - p.seg_start;
+    // bytes done in dt: rate in kbit/s -> bytes = dt[ps] * kbps / 8e9
+    const uint64_t done =
+        static_cast<uint64_t>(static_cast<unsigned __int128>(dt) * p.rate.rate_kbps() / 8000000000ULL);
+    p.left -= std::min(p.left, done);
+    p.busy_ps += dt;
+  } else {
+    held_ps += now - p.seg_start;
+  }
+  p.seg_start = now;
+}
+
+void CircuitFabric::start_head(uint32_t, Pair& p, uint64_t now) {
+  if (p.queue_head == p.queue.size()) {
+    p.queue.clear();
+    p.queue_head = 0;
+    return;
+  }
+  const npu::Message& m = m_held[p.queue[p.queue_head]];
+  p.seg_start = std::max(now, m.ready_ps);
+  p.first_start = p.seg_start;
+  p.left = m.bytes;
+  ++p.gen;
+  if (p.lit) shape().actions->post(p.seg_start + p.rate.ps(p.left), *this, kHead, p.gen);
+}
+
+bool CircuitFabric::hold(uint32_t src, uint32_t dst, npu::Message& m) {
+  if (!dynamic()) return false;
+  Pair& p = pair_for(src, dst);
+  const uint64_t now = core::ActionQueue::now(), n = m.bytes;
+  p.queue.push_back(m_held.adopt(m));
+  p.offered += n;
+  p.queued_bytes += n;
+  m_last_traffic = now;
+  if (p.queue.size() - p.queue_head == 1) start_head(src, p, now);
+  if (!m_epoch_pending && m_period) {
+    m_epoch_pending = true;
+    shape().actions->post(now + m_period, *this, kEpoch);
+  }
+  return true;
 }
 
 bool CircuitFabric::cross(uint32_t src, uint32_t dst, uint64_t n, uint64_t ready, uint64_t& start, uint64_t& end) {
   Pair* p = find(src, dst);
-  if (!p) {
+  if (!p || !p->count) {
     hw_error("", ready, -1,
              fmt::format("a {}-byte message from npu{} to npu{}: the installed configuration has no circuit between "
                          "them (the control plane's configuration does not serve this traffic)",
@@ -149,6 +247,52 @@ bool CircuitFabric::cross(uint32_t src, uint32_t dst, uint64_t n, uint64_t ready
   p->busy_ps += ser;
   p->bytes += n;
   return true;
+}
+
+void CircuitFabric::act(uint32_t what, uint64_t arg) {
+  const uint64_t now = core::ActionQueue::now();
+  if (what == kEpoch) return epoch(now);
+  if (what == kLit) {  // the dark time is over: every pair at its installed circuits
+    for (uint32_t src = 0; src < ports(); ++src)
+      for (Pair& p : m_out[src]) {
+        if (p.lit == p.count) continue;
+        retime(src, p, now);
+        p.lit = p.count;
+        if (p.lit) p.rate = core::SerialRate(8, p.lit, m_circuit_gbps);
+        ++p.gen;
+        if (p.queue_head < p.queue.size() && p.lit)
+          shape().actions->post(std::max(now, p.seg_start) + p.rate.ps(p.left), *this, kHead, p.gen);
+      }
+    return;
+  }
+  // kHead: the head message of a pair is serialized (unless re-timed since)
+  const auto [src, pos] = m_index[arg >> 32];
+  Pair& p = m_out[src][pos];
+  if (arg != p.gen) return;
+  const uint32_t id = p.queue[p.queue_head++];
+  npu::Message& m = m_held[id];
+  p.busy_ps += now - std::min(now, p.seg_start);
+  p.bytes += m.bytes;
+  p.queued_bytes -= m.bytes;
+  deliver(src, p.dst, m, p.first_start, now);
+  m_held.give(id);
+  start_head(src, p, now);
+}
+
+void CircuitFabric::epoch(uint64_t now) {
+  m_epoch_pending = false;
+  std::vector<Demand> demand;
+  for (uint32_t src = 0; src < ports(); ++src)
+    for (Pair& p : m_out[src]) {
+      const uint64_t b = p.offered + p.queued_bytes;
+      if (b) demand.push_back({src, p.dst, static_cast<double>(b)});
+      p.offered = 0;
+    }
+  if (demand.empty()) return;  // idle: the next message starts the epochs again
+  if (!m_planner) throw std::logic_error(fmt::format("{}: a dynamic plane without a planner", name()));
+  m_planner(*this, demand);
+  m_epoch_pending = true;
+  shape().actions->post(now + m_dark + m_period, *this, kEpoch);
 }
 
 // ---- electrical
@@ -228,7 +372,18 @@ OcsFabric::OcsFabric(const sc_core::sc_module_name& nm, FabricShape shape)
     : CircuitFabric(nm, "optical.ocs", std::move(shape)),
       switches(this, "switches", 16, "switches",
                "optical circuit switches Q, each with a port for every GPU: the degree D (seed 003 §3.1: 16)", 1u,
-               256u) {}
+               256u),
+      reconfig_delay_us(this, "reconfig_delay_us", 10000.0, "us",
+                        "schedule dynamic: a changed circuit carries nothing for this long (seed 003 §4.4: 10 ms "
+                        "for today's OCSs)",
+                        0.0, 1e9),
+      history(this, "history", 5.0, "delays",
+              "schedule dynamic: circuits are kept for history x reconfig_delay_us between reconfigurations, "
+              "each planned from the traffic since the previous one (seed 003 §4.4: 5)",
+              0.01, 1e6) {
+  const uint64_t d = static_cast<uint64_t>(std::llround(reconfig_delay_us.get() * 1e6));
+  set_epochs(std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(history.get() * d))), d);
+}
 
 std::vector<std::string> OcsFabric::install(const OcsConfig& config) {
   std::vector<std::string> bad;
@@ -264,10 +419,19 @@ std::vector<std::string> OcsFabric::install(const OcsConfig& config) {
     }
   }
   if (!bad.empty()) return bad;
+  // circuits on a switch that keeps them carry on through a reconfiguration
+  std::vector<uint32_t> kept(count.size(), 0);
+  if (m_config.switches() == config.switches())
+    for (uint32_t k = 0; k < config.switches(); ++k)
+      for (uint32_t i = 0; i < n; ++i)
+        if (config.out[k][i] != OcsConfig::kNone && m_config.out[k][i] == config.out[k][i])
+          ++kept[static_cast<size_t>(i) * n + config.out[k][i]];
   std::vector<PairCircuits> pairs;
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t j = 0; j < n; ++j)
-      if (uint32_t c = count[static_cast<size_t>(i) * n + j]) pairs.push_back({i, j, c});
+      if (uint32_t c = count[static_cast<size_t>(i) * n + j])
+        pairs.push_back({i, j, c, kept[static_cast<size_t>(i) * n + j]});
+  m_config = config;
   set_circuits(pairs, circuit_gbps());
   return bad;
 }
@@ -279,8 +443,17 @@ RingFabric::RingFabric(const sc_core::sc_module_name& nm, FabricShape shape)
       wavelength_Gbps(this, "wavelength_Gbps", 25.0, "Gbit/s",
                       "rate of one wavelength (seed 003 §3.1: 25); W = B / this per GPU", 1.0, 1000.0),
       reach(this, "reach", 16, "hops", "furthest peer of a lightpath (the power budget, seed 003 §4.4)", 1u, 4096u),
-      degree(this, "degree", 16, "peers", "most peers a GPU sends to, and receives from (seed 003: D = 16)", 1u,
-             4096u) {
+      degree(this, "degree", 16, "peers", "most peers a GPU sends to, and receives from (seed 003: D = 16)", 1u, 4096u),
+      replan_us(this, "replan_us", 100.0, "us",
+                "schedule dynamic: wavelengths re-planned this long after the last retuning ended, from the traffic "
+                "since the previous plan (seed 003 A.1: 100)",
+                0.001, 1e9),
+      retune_us(this, "retune_us", 25.0, "us",
+                "schedule dynamic: a retuned micro-ring's wavelength carries nothing for this long (seed 003 "
+                "§4.4: 25)",
+                0.0, 1e9) {
+  set_epochs(static_cast<uint64_t>(std::llround(replan_us.get() * 1e6)),
+             static_cast<uint64_t>(std::llround(retune_us.get() * 1e6)));
   const double w = this->shape().gbps / wavelength_Gbps.get();
   if (std::abs(w - std::round(w)) > 1e-9 * w || std::round(w) < 1)
     throw core::ConfigError(fmt::format("{}: B = {} Gbit/s per GPU is not a whole number of {}-Gbit/s wavelengths",
@@ -339,9 +512,19 @@ std::vector<std::string> RingFabric::install(const std::vector<Lightpath>& paths
           fmt::format("GPU {} has lightpaths from {} peers, the degree is {}", g, peers_in[g].size(), degree.get()));
   }
   if (!bad.empty()) return bad;
+  // lightpaths of the previous plan that stay carry on through the retuning
+  std::set<std::tuple<uint32_t, uint32_t, bool, uint32_t>> before;
+  for (const Lightpath& l : m_paths) before.emplace(l.src, l.dst, l.clockwise, l.wavelength);
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> kept;
+  for (const Lightpath& l : paths)
+    if (before.count({l.src, l.dst, l.clockwise, l.wavelength})) ++kept[{l.src, l.dst}];
   std::vector<PairCircuits> pairs;
   for (uint32_t g = 0; g < n; ++g)
-    for (const auto& [peer, count] : peers_out[g]) pairs.push_back({g, peer, count});
+    for (const auto& [peer, count] : peers_out[g]) {
+      auto it = kept.find({g, peer});
+      pairs.push_back({g, peer, count, it == kept.end() ? 0 : it->second});
+    }
+  m_paths = paths;
   set_circuits(pairs, wavelength_Gbps.get());
   return bad;
 }

@@ -45,6 +45,7 @@
 #include "models/core/module.h"
 #include "models/core/stats.h"
 #include "models/core/timebase.h"
+#include "models/core/timed_queue.h"
 #include "models/npu/afi.h"
 #include "models/optical/config.h"
 
@@ -58,6 +59,8 @@ struct FabricShape {
   uint64_t latency_ps = 0;     ///< end of serialization to the receiver (the fabric latency)
   /// The port of the GPU a message for NPU `dst` goes to (a member of this plane).
   std::function<uint32_t(uint32_t)> port_of;
+  /// The fabric's action queue (reconfigurable planes hold messages on it).
+  core::ActionQueue* actions = nullptr;
 };
 
 /// One plane: its ports, the NPUs on them, and how a message crosses it.
@@ -84,6 +87,13 @@ class Plane : public core::Module {
   /// of its serialization and the end of it at the receiver's side; false
   /// (after raising a hardware error) if the plane cannot carry it.
   virtual bool cross(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t ready, uint64_t& start, uint64_t& end) = 0;
+  /// Take the message and deliver it later (deliver()); false: time it with cross() now.
+  virtual bool hold(uint32_t src, uint32_t dst, npu::Message& m) {
+    (void)src, (void)dst, (void)m;
+    return false;
+  }
+  /// Hand a held message to its receiver: serialized from `start` to `end`.
+  void deliver(uint32_t src, uint32_t dst, npu::Message& m, uint64_t start, uint64_t end);
 
  private:
   class Rx;
@@ -97,7 +107,21 @@ class Plane : public core::Module {
 };
 
 /// A plane of circuits between GPU pairs (SiP-OCS, SiP-Ring).
-class CircuitFabric : public Plane {
+///
+/// One-shot (`schedule: one_shot`): one configuration for the run, installed
+/// before it starts; a message is timed in closed form when it is handed over.
+///
+/// Dynamic (`schedule: dynamic`): the plane holds each message until its
+/// serialization ends (one action per message), so a reconfiguration can
+/// re-time what is in flight. Every `period` (counted from the end of the
+/// previous reconfiguration) it hands the traffic offered since the last
+/// reconfiguration, plus what is still queued, to its planner (the control
+/// plane, set by the system), which installs the result: circuits present before and
+/// after keep carrying, changed ones are dark for `dark` (the OCS's
+/// reconfiguration delay, the micro-rings' retuning), then the pair runs at
+/// its new rate. A message for a pair without a circuit waits for a
+/// configuration that has one. While the plane is idle no epoch runs.
+class CircuitFabric : public Plane, public core::Actor {
  public:
   ~CircuitFabric() override;
   /// Circuits installed from port src to port dst, and their summed rate in Gbit/s.
@@ -105,31 +129,63 @@ class CircuitFabric : public Plane {
   double pair_gbps(uint32_t src, uint32_t dst) const;
   bool configured() const { return m_configured; }
   bool configurable() const override { return true; }
+  bool dynamic() const { return schedule.get() == "dynamic"; }
   void for_each_channel(const std::function<void(uint64_t)>& f) const override;
   const char* channels() const override { return "pairs"; }
+  /// Dynamic: the control plane, called at every reconfiguration with the
+  /// traffic to serve (bytes by port pair); it installs the new configuration.
+  void set_planner(std::function<void(CircuitFabric&, const std::vector<Demand>&)> planner) {
+    m_planner = std::move(planner);
+  }
+  void act(uint32_t what, uint64_t arg) override;
 
-  core::Counter circuits_installed, pairs_installed, configurations;
+  core::Param<std::string> schedule;
+  core::Counter circuits_installed, pairs_installed, configurations, held_ps;
   core::Derived mean_pair_utilization, max_pair_utilization;
 
  protected:
   CircuitFabric(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape);
-  /// Replace the circuits: count[src][dst] circuits of `circuit_gbps` each.
+  /// Dynamic timing: reconfigure `period` after the last reconfiguration
+  /// ended, for the traffic offered since the last one began plus what is
+  /// queued; changed circuits dark for `dark`.
+  void set_epochs(uint64_t period_ps, uint64_t dark_ps);
+  /// Replace the circuits: `count` circuits of `circuit_gbps` each from src
+  /// to dst, of which `kept` were in the previous configuration (they carry
+  /// on through a reconfiguration; the others are dark for the dark time).
   struct PairCircuits {
-    uint32_t src, dst, count;
+    uint32_t src, dst, count, kept;
   };
   void set_circuits(const std::vector<PairCircuits>& pairs, double circuit_gbps);
   bool cross(uint32_t src, uint32_t dst, uint64_t bytes, uint64_t ready, uint64_t& start, uint64_t& end) override;
+  bool hold(uint32_t src, uint32_t dst, npu::Message& m) override;
 
  private:
   struct Pair {
-    uint32_t dst = 0, count = 0;
-    core::SerialRate rate;
+    uint32_t dst = 0, count = 0, lit = 0;  // circuits installed; circuits carrying now (dynamic: kept while dark)
+    core::SerialRate rate;                 // at `lit` circuits
     uint64_t free_ps = 0, busy_ps = 0, bytes = 0;
+    // dynamic: the messages held, the head's serialization
+    std::vector<uint32_t> queue;  // pool ids, head at queue_head
+    size_t queue_head = 0;
+    uint64_t seg_start = 0, left = 0, first_start = 0, gen = 0, offered = 0, queued_bytes = 0;
   };
+  enum : uint32_t { kHead = 0, kEpoch = 1, kLit = 2 };
   Pair* find(uint32_t src, uint32_t dst);
   const Pair* find(uint32_t src, uint32_t dst) const;
-  std::vector<std::vector<Pair>> m_out;  // per source port: its pairs (at most D, scanned)
+  Pair& pair_for(uint32_t src, uint32_t dst);
+  void retime(uint32_t src, Pair& p, uint64_t now);
+  void start_head(uint32_t src, Pair& p, uint64_t now);
+  void epoch(uint64_t now);
+  double m_circuit_gbps = 0;
+  std::vector<std::vector<Pair>> m_out;                // per source port: its pairs (at most D, scanned)
+  std::vector<std::pair<uint32_t, uint32_t>> m_index;  // action arg -> (src, position in m_out[src])
   bool m_configured = false;
+  // dynamic
+  std::function<void(CircuitFabric&, const std::vector<Demand>&)> m_planner;
+  uint64_t m_period = 0, m_dark = 0;
+  bool m_epoch_pending = false;
+  uint64_t m_last_traffic = 0;  // when a message was last handed over
+  npu::MessagePool m_held;
 };
 
 /// Elect-Flat (sys.dim<d>.flat<g>) and Elect-Cluster (sys.dim<d>.cluster<g>).
@@ -164,6 +220,7 @@ class OcsFabric final : public CircuitFabric {
  public:
   OcsFabric(const sc_core::sc_module_name& nm, FabricShape shape);
   core::Param<uint32_t> switches;
+  core::Param<double> reconfig_delay_us, history;
   /// Q = switches: the degree of every GPU.
   uint32_t degree() const { return switches.get(); }
   double circuit_gbps() const { return shape().gbps / switches.get(); }
@@ -171,6 +228,10 @@ class OcsFabric final : public CircuitFabric {
   /// installed then): Q switches of `ports()` ports, each a partial
   /// permutation with no circuit to itself.
   std::vector<std::string> install(const OcsConfig& config);
+  const OcsConfig& config() const { return m_config; }
+
+ private:
+  OcsConfig m_config;
 };
 
 /// SiP-Ring (sys.dim<d>.ring<g>): GPUs in port order around the ring.
@@ -179,15 +240,18 @@ class RingFabric final : public CircuitFabric {
   RingFabric(const sc_core::sc_module_name& nm, FabricShape shape);
   core::Param<double> wavelength_Gbps;
   core::Param<uint32_t> reach, degree;
+  core::Param<double> replan_us, retune_us;
   /// The ring's geometry (W = B / wavelength_Gbps, a whole number: checked).
   RingSpec spec() const;
   /// Install lightpaths; returns every violation (nothing is installed then):
   /// ends and wavelength in range, reach, a wavelength at most once on a fiber
   /// segment and at a GPU's transmitter and receiver, degree.
   std::vector<std::string> install(const std::vector<Lightpath>& paths);
+  const std::vector<Lightpath>& lightpaths() const { return m_paths; }
 
  private:
   uint32_t m_wavelengths = 0;
+  std::vector<Lightpath> m_paths;
 };
 
 }  // namespace fabricvp::optical

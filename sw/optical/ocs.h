@@ -17,12 +17,6 @@
 
 namespace fabricvp::optical {
 
-/// Bytes GPU src sends GPU dst (a traffic matrix is a list of them; a pair may repeat, its bytes add up).
-struct Demand {
-  uint32_t src = 0, dst = 0;
-  double bytes = 0;
-};
-
 /// The demands merged per (src, dst). Throws std::invalid_argument naming the
 /// demand for a GPU out of range, a GPU sending to itself, or bytes not
 /// positive and finite (at most 1e18).

@@ -43,8 +43,8 @@ std::vector<Lightpath> ring_ilp(const RingSpec& ring, const std::vector<Demand>&
       for (uint32_t k = 0; k < w; ++k) cand.push_back({Lightpath{pair.first, pair.second, cw, k}, d});
     }
     if (!any)
-      throw std::invalid_argument(fmt::format("GPU {} -> GPU {}: beyond the reach of {} on both fibers", pair.first,
-                                              pair.second, ring.reach));
+      throw std::invalid_argument(
+          fmt::format("GPU {} -> GPU {}: beyond the reach of {} on both fibers", pair.first, pair.second, ring.reach));
     ++d;
   }
   Mip mip;
@@ -85,9 +85,9 @@ std::vector<Lightpath> ring_ilp(const RingSpec& ring, const std::vector<Demand>&
       if (terms.size() > 1) mip.row(GLP_UP, 0.0, 1.0, terms);
   std::string why;
   if (!mip.solve(time_limit_s, why))
-    throw std::runtime_error(fmt::format(
-        "GLPK: no optimal wavelength allocation for {} GPUs and {} wavelengths within {} s ({})", n, w, time_limit_s,
-        why));
+    throw std::runtime_error(
+        fmt::format("GLPK: no optimal wavelength allocation for {} GPUs and {} wavelengths within {} s ({})", n, w,
+                    time_limit_s, why));
   std::vector<Lightpath> paths;
   for (size_t c = 0; c < cand.size(); ++c)
     if (mip.value(first + static_cast<int>(c)) > 0.5) paths.push_back(cand[c].path);

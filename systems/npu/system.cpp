@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "models/ace/rtl_datapath.h"
@@ -135,6 +136,7 @@ Dim::Dim(const sc_core::sc_module_name& nm, System& sys, uint32_t d, const DimPa
           fs.gbps = p.GBps.get() * 8 * p.efficiency.get();
           fs.latency_ps = static_cast<uint64_t>(std::llround(p.latency_ns.get() * 1000));
           fs.port_of = [&sh, d](uint32_t dst) { return sh.coord(dst, d); };
+          fs.actions = &sys.actions;
           const std::string kind = p.fabric.get(), plane_name = fmt::format("{}{}", kind, g);
           if (kind == "ocs")
             planes.push_back(std::make_unique<optical::OcsFabric>(plane_name.c_str(), std::move(fs)));
@@ -483,12 +485,60 @@ void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<co
   }
 }
 
+namespace {
+
+/// Each GPU's `degree` largest demands out, then in (the others wait for a
+/// later configuration of a dynamic plane).
+std::vector<optical::Demand> within_degree(std::vector<optical::Demand> tm, uint32_t degree) {
+  std::stable_sort(tm.begin(), tm.end(), [](const optical::Demand& a, const optical::Demand& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
+  });
+  std::map<uint32_t, uint32_t> out, in;
+  std::vector<optical::Demand> kept;
+  for (const optical::Demand& x : tm)
+    if (out[x.src] < degree && in[x.dst] < degree) {
+      ++out[x.src];
+      ++in[x.dst];
+      kept.push_back(x);
+    }
+  return kept;
+}
+
+/// Plan `tm` (bytes by port pair) with sw/optical, check it with sw/optical's
+/// checker and install it (the plane checks it again). The planner's
+/// refusals come out as std::invalid_argument; an illegal plan is a logic error.
+void plan_plane(optical::CircuitFabric& plane, const std::vector<optical::Demand>& tm) {
+  const uint32_t n = plane.ports();
+  std::vector<std::string> bad;
+  if (auto* ocs = dynamic_cast<optical::OcsFabric*>(&plane)) {
+    const optical::OcsConfig cfg = optical::ocs_one_shot(n, ocs->degree(), tm);
+    bad = optical::check_ocs(cfg, tm);
+    if (bad.empty()) bad = ocs->install(cfg);
+  } else {
+    auto& ring = dynamic_cast<optical::RingFabric&>(plane);
+    const std::vector<optical::Lightpath> paths = optical::ring_plan(ring.spec(), tm);
+    bad = optical::check_ring(ring.spec(), paths);
+    std::set<std::pair<uint32_t, uint32_t>> lit;
+    for (const auto& l : paths) lit.emplace(l.src, l.dst);
+    for (const optical::Demand& x : tm)
+      if (bad.empty() && !lit.count({x.src, x.dst}))
+        bad.push_back(fmt::format("no lightpath from GPU {} to GPU {}", x.src, x.dst));
+    if (bad.empty()) bad = ring.install(paths);
+  }
+  if (!bad.empty())
+    throw std::logic_error(fmt::format("{}: the control plane's configuration is illegal: {}{}", plane.name(),
+                                       bad.front(),
+                                       bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : std::string()));
+}
+
+}  // namespace
+
 void System::configure_optical(const std::vector<optical::Demand>& demand) {
   for (uint32_t d = 0; d < dim.size(); ++d) {
-    for (const auto& plane : dim[d]->planes) {
-      if (!plane->configurable()) continue;
-      const auto& members = plane->shape().npus;
-      const uint32_t first = members.front();
+    for (const auto& owned : dim[d]->planes) {
+      auto* plane = dynamic_cast<optical::CircuitFabric*>(owned.get());
+      if (!plane) continue;
+      const uint32_t first = plane->shape().npus.front();
       std::map<std::pair<uint32_t, uint32_t>, double> pairs;  // (port, port) -> bytes
       for (const optical::Demand& x : demand)
         if (fabric.with(x.src, d, 0) == first && fabric.with(x.dst, d, 0) == first && x.src != x.dst)
@@ -496,40 +546,26 @@ void System::configure_optical(const std::vector<optical::Demand>& demand) {
       std::vector<optical::Demand> tm;
       for (const auto& [pq, b] : pairs)
         if (b > 0) tm.push_back({pq.first, pq.second, b});
-      const uint32_t n = plane->ports();
-      std::vector<std::string> bad;
-      if (auto* ocs = dynamic_cast<optical::OcsFabric*>(plane.get())) {
-        optical::OcsConfig cfg;
-        try {
-          cfg = optical::ocs_one_shot(n, ocs->degree(), tm);
-        } catch (const std::invalid_argument& e) {
-          throw core::ConfigError(fmt::format("{}: the run's traffic cannot be served by {} circuit switches: {}",
-                                              plane->name(), ocs->degree(), e.what()));
-        }
-        bad = optical::check_ocs(cfg, tm);
-        if (bad.empty()) bad = ocs->install(cfg);
-      } else {
-        auto* ring = dynamic_cast<optical::RingFabric*>(plane.get());
-        std::vector<optical::Lightpath> paths;
-        try {
-          paths = optical::ring_plan(ring->spec(), tm);
-        } catch (const std::invalid_argument& e) {
-          throw core::ConfigError(
-              fmt::format("{}: the run's traffic cannot be served by the ring: {}", plane->name(), e.what()));
-        }
-        bad = optical::check_ring(ring->spec(), paths);
-        for (const optical::Demand& x : tm)
-          if (bad.empty() && !ring->circuits(x.src, x.dst)) {
-            bool served = false;
-            for (const auto& l : paths) served |= l.src == x.src && l.dst == x.dst;
-            if (!served) bad.push_back(fmt::format("no lightpath from GPU {} to GPU {}", x.src, x.dst));
-          }
-        if (bad.empty()) bad = ring->install(paths);
+      auto* ocs = dynamic_cast<optical::OcsFabric*>(plane);
+      const uint32_t degree = ocs ? ocs->degree() : dynamic_cast<optical::RingFabric*>(plane)->degree.get();
+      try {
+        // A dynamic plane starts from the plan for the whole run's traffic, within the degree.
+        plan_plane(*plane, plane->dynamic() ? within_degree(tm, degree) : tm);
+      } catch (const std::invalid_argument& e) {
+        throw core::ConfigError(
+            ocs ? fmt::format("{}: the run's traffic cannot be served by {} circuit switches: {}", plane->name(),
+                              ocs->degree(), e.what())
+                : fmt::format("{}: the run's traffic cannot be served by the ring: {}", plane->name(), e.what()));
       }
-      if (!bad.empty())
-        throw std::logic_error(
-            fmt::format("{}: the control plane's configuration is illegal: {}{}", plane->name(), bad.front(),
-                        bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : std::string()));
+      if (plane->dynamic())
+        plane->set_planner([degree](optical::CircuitFabric& p, const std::vector<optical::Demand>& traffic) {
+          try {
+            plan_plane(p, within_degree(traffic, degree));
+          } catch (const std::invalid_argument& e) {
+            throw std::runtime_error(
+                fmt::format("{}: re-planning for the traffic of the last period failed: {}", p.name(), e.what()));
+          }
+        });
     }
   }
 }
