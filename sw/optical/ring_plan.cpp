@@ -33,7 +33,7 @@ struct Patterns {
 };
 
 /// Appendix A.1 steps 1-3 on one fiber of n positions: rounds of min-cost flow.
-Patterns plan_fiber(uint32_t n, std::vector<Arc>& arcs, uint32_t wavelengths) {
+Patterns plan_fiber(uint32_t n, std::vector<Arc>& arcs, uint32_t wavelengths, PatternSolver solver) {
   Patterns out;
   double largest = 0;
   for (const Arc& a : arcs) largest = std::max(largest, a.bytes);
@@ -42,70 +42,28 @@ Patterns plan_fiber(uint32_t n, std::vector<Arc>& arcs, uint32_t wavelengths) {
   // step of the demand it favours most, so this bound is never reached with
   // a correct solver (it guards against an endless loop).
   const uint64_t max_rounds = 4 * static_cast<uint64_t>(wavelengths) * (arcs.size() + 1) + 16;
-  using G = lemon::SmartDigraph;
+  std::vector<PatternArc> open;
+  std::vector<uint32_t> of;  // open arc -> demand arc
+  std::vector<uint32_t> lit;
   while (true) {
     double smallest = 0;
     for (const Arc& a : arcs)
       if (a.left > 0 && (smallest == 0 || a.left < smallest)) smallest = a.left;
     if (smallest == 0) break;
     if (out.rounds >= max_rounds) throw std::logic_error("ring_plan: the min-cost-flow rounds did not converge");
-    // Positions 0 .. n (n: position 0 again, after a full turn), one sink.
     // Arc costs: -round(2^40 x smallest / left) for a demand still open
-    // (favour the small ones, Eq. (2)), 0 for an unlit segment.
-    G g;
-    std::vector<G::Node> pos(n + 1);
-    for (auto& v : pos) v = g.addNode();
-    const G::Node sink = g.addNode();
-    G::ArcMap<int64_t> cost(g), upper(g);
-    std::vector<std::pair<G::Arc, int64_t>> arc_of;  // graph arc -> demand (-1: a segment, -2: the sink)
-    std::map<int, int64_t> index;                    // graph arc id -> demand arc index or tag
-    auto add = [&](G::Node a, G::Node b, int64_t c, int64_t tag) {
-      const G::Arc e = g.addArc(a, b);
-      cost[e] = c;
-      upper[e] = 1;
-      index[G::id(e)] = tag;
-      return e;
-    };
-    for (uint32_t x = 0; x < n; ++x) add(pos[x], pos[x + 1], 0, -1);
-    std::map<uint32_t, std::vector<std::pair<G::Arc, uint32_t>>> landing;  // crossing arcs by where they land
-    std::vector<G::Arc> end_arc;                                           // position n -> sink (no crossing)
-    for (uint32_t i = 0; i < arcs.size(); ++i) {
-      const Arc& a = arcs[i];
-      if (a.left <= 0) continue;
-      const int64_t c = -std::llround(std::ldexp(smallest / a.left, 40));
-      if (a.from + a.hops <= n) {
-        add(pos[a.from], pos[a.from + a.hops], c, i);
-      } else {  // across the cut: the flow ends at its start, and begins where it lands
-        landing[a.from + a.hops - n].push_back({add(pos[a.from], sink, c, i), i});
+    // (favour the small ones, Eq. (2)); unlit segments cost 0.
+    open.clear();
+    of.clear();
+    for (uint32_t i = 0; i < arcs.size(); ++i)
+      if (arcs[i].left > 0) {
+        open.push_back({arcs[i].from, arcs[i].hops, -std::llround(std::ldexp(smallest / arcs[i].left, 40))});
+        of.push_back(i);
       }
-    }
-    end_arc.push_back(add(pos[n], sink, 0, -2));
-    // One solve per start: 0 (nothing crosses the cut) and every landing point.
-    std::vector<uint32_t> starts{0};
-    for (const auto& [v, list] : landing) starts.push_back(v);
-    int64_t best_cost = 0;
+    best_pattern(n, open, solver, lit, out.solves);
+    if (lit.empty()) throw std::logic_error("ring_plan: no wavelength pattern serves an open demand");
     std::vector<uint32_t> best;
-    bool found = false;
-    for (uint32_t v : starts) {
-      // Only this start's way into the sink is open.
-      for (const auto& [w, list] : landing)
-        for (const auto& [e, i] : list) upper[e] = w == v ? 1 : 0;
-      upper[end_arc[0]] = v == 0 ? 1 : 0;
-      lemon::NetworkSimplex<G, int64_t, int64_t> ns(g);
-      ns.upperMap(upper).costMap(cost).stSupply(pos[v], sink, 1);
-      ++out.solves;
-      if (ns.run() != lemon::NetworkSimplex<G, int64_t, int64_t>::OPTIMAL) continue;
-      const int64_t c = ns.totalCost();
-      if (found && c >= best_cost) continue;
-      std::vector<uint32_t> lit;
-      for (G::ArcIt e(g); e != lemon::INVALID; ++e)
-        if (ns.flow(e) > 0 && index[G::id(e)] >= 0) lit.push_back(static_cast<uint32_t>(index[G::id(e)]));
-      if (lit.empty()) continue;
-      found = true;
-      best_cost = c;
-      best = std::move(lit);
-    }
-    if (!found) throw std::logic_error("ring_plan: no wavelength pattern serves an open demand");
+    for (uint32_t i : lit) best.push_back(of[i]);
     std::sort(best.begin(), best.end());
     for (uint32_t i : best) arcs[i].left = std::max(0.0, arcs[i].left - step);
     ++out.chosen[best];
@@ -114,9 +72,143 @@ Patterns plan_fiber(uint32_t n, std::vector<Arc>& arcs, uint32_t wavelengths) {
   return out;
 }
 
+/// The cheapest pattern over the starts tried so far (the first of equal cost).
+struct Cheapest {
+  bool found = false;
+  int64_t cost = 0;
+  /// Offer a start's pattern; false if it is empty or no cheaper.
+  bool offer(int64_t c, std::vector<uint32_t>&& on, std::vector<uint32_t>& lit) {
+    if (on.empty() || (found && c >= cost)) return false;
+    found = true;
+    cost = c;
+    lit = std::move(on);
+    return true;
+  }
+  int64_t done(std::vector<uint32_t>& lit) const {
+    std::sort(lit.begin(), lit.end());
+    return cost;
+  }
+};
+
+/// best_pattern by LEMON's network simplex: positions 0 .. n (n: position 0
+/// again, after a full turn) and a sink; one solve per start.
+int64_t pattern_by_network_simplex(uint32_t n, const std::vector<PatternArc>& arcs, std::vector<uint32_t>& lit,
+                                   uint32_t& solves) {
+  using G = lemon::SmartDigraph;
+  G g;
+  std::vector<G::Node> pos(n + 1);
+  for (auto& v : pos) v = g.addNode();
+  const G::Node sink = g.addNode();
+  G::ArcMap<int64_t> cost(g), upper(g);
+  std::map<int, int64_t> index;  // graph arc id -> pattern arc index, -1 a segment, -2 the sink
+  auto add = [&](G::Node a, G::Node b, int64_t c, int64_t tag) {
+    const G::Arc e = g.addArc(a, b);
+    cost[e] = c;
+    upper[e] = 1;
+    index[G::id(e)] = tag;
+    return e;
+  };
+  for (uint32_t x = 0; x < n; ++x) add(pos[x], pos[x + 1], 0, -1);
+  std::map<uint32_t, std::vector<G::Arc>> landing;  // crossing arcs by where they land
+  for (uint32_t i = 0; i < arcs.size(); ++i) {
+    const PatternArc& a = arcs[i];
+    if (a.from + a.hops <= n)
+      add(pos[a.from], pos[a.from + a.hops], a.cost, i);
+    else  // across the cut: the flow ends at its start, and begins where it lands
+      landing[a.from + a.hops - n].push_back(add(pos[a.from], sink, a.cost, i));
+  }
+  const G::Arc end_arc = add(pos[n], sink, 0, -2);
+  std::vector<uint32_t> starts{0};
+  for (const auto& [v, list] : landing) starts.push_back(v);
+  Cheapest best;
+  lit.clear();
+  for (uint32_t v : starts) {
+    // Only this start's way into the sink is open.
+    for (const auto& [w, list] : landing)
+      for (const G::Arc& e : list) upper[e] = w == v ? 1 : 0;
+    upper[end_arc] = v == 0 ? 1 : 0;
+    lemon::NetworkSimplex<G, int64_t, int64_t> ns(g);
+    ns.upperMap(upper).costMap(cost).stSupply(pos[v], sink, 1);
+    ++solves;
+    if (ns.run() != lemon::NetworkSimplex<G, int64_t, int64_t>::OPTIMAL) continue;
+    const int64_t c = ns.totalCost();
+    if (best.found && c >= best.cost) continue;
+    std::vector<uint32_t> on;
+    for (G::ArcIt e(g); e != lemon::INVALID; ++e)
+      if (ns.flow(e) > 0 && index[G::id(e)] >= 0) on.push_back(static_cast<uint32_t>(index[G::id(e)]));
+    best.offer(c, std::move(on), lit);
+  }
+  return best.done(lit);
+}
+
+/// best_pattern by dynamic programming over the positions: cut, the flow
+/// graph is acyclic and a unit flow is a path, so the cheapest path from each
+/// start is the min-cost flow.
+int64_t pattern_by_dag(uint32_t n, const std::vector<PatternArc>& arcs, std::vector<uint32_t>& lit, uint32_t& solves) {
+  constexpr int64_t kInf = INT64_MAX;
+  std::vector<std::vector<uint32_t>> from(n + 1);  // non-crossing arcs by start position
+  std::map<uint32_t, std::vector<uint32_t>> landing;
+  for (uint32_t i = 0; i < arcs.size(); ++i) {
+    if (arcs[i].from + arcs[i].hops <= n)
+      from[arcs[i].from].push_back(i);
+    else
+      landing[arcs[i].from + arcs[i].hops - n].push_back(i);
+  }
+  std::vector<uint32_t> starts{0};
+  for (const auto& [v, list] : landing) starts.push_back(v);
+  std::vector<int64_t> dist(n + 1);
+  std::vector<int64_t> pred(n + 1);  // arc into the position, -1 the segment before it
+  Cheapest best;
+  lit.clear();
+  for (uint32_t v : starts) {
+    ++solves;
+    std::fill(dist.begin(), dist.end(), kInf);
+    dist[v] = 0;
+    for (uint32_t x = v; x < n; ++x) {
+      if (dist[x] == kInf) continue;
+      if (dist[x] < dist[x + 1]) dist[x + 1] = dist[x], pred[x + 1] = -1;
+      for (uint32_t i : from[x]) {
+        const uint32_t y = x + arcs[i].hops;
+        if (dist[x] + arcs[i].cost < dist[y]) dist[y] = dist[x] + arcs[i].cost, pred[y] = i;
+      }
+    }
+    // where the path ends: position n (start 0), or a crossing arc landing at v
+    int64_t c = kInf;
+    int64_t last = -1;  // the crossing arc, or -1
+    uint32_t end = n;
+    if (v == 0) {
+      c = dist[n];
+    } else {
+      for (uint32_t i : landing[v])
+        if (dist[arcs[i].from] != kInf && dist[arcs[i].from] + arcs[i].cost < c)
+          c = dist[arcs[i].from] + arcs[i].cost, last = i, end = arcs[i].from;
+    }
+    if (c == kInf || (best.found && c >= best.cost)) continue;
+    std::vector<uint32_t> on;
+    if (last >= 0) on.push_back(static_cast<uint32_t>(last));
+    for (uint32_t y = end; y > v;) {
+      if (pred[y] < 0) {
+        --y;
+      } else {
+        on.push_back(static_cast<uint32_t>(pred[y]));
+        y = arcs[pred[y]].from;
+      }
+    }
+    best.offer(c, std::move(on), lit);
+  }
+  return best.done(lit);
+}
+
 }  // namespace
 
-std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>& tm, RingPlanInfo* info) {
+int64_t best_pattern(uint32_t n, const std::vector<PatternArc>& arcs, PatternSolver solver, std::vector<uint32_t>& lit,
+                     uint32_t& solves) {
+  return solver == PatternSolver::network_simplex ? pattern_by_network_simplex(n, arcs, lit, solves)
+                                                  : pattern_by_dag(n, arcs, lit, solves);
+}
+
+std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>& tm, RingPlanInfo* info,
+                                 PatternSolver solver) {
   const uint32_t n = ring.gpus;
   if (n < 2) throw std::invalid_argument("a ring needs at least 2 GPUs");
   if (ring.wavelengths == 0) throw std::invalid_argument("a ring needs at least one wavelength");
@@ -163,7 +255,7 @@ std::vector<Lightpath> ring_plan(const RingSpec& ring, const std::vector<Demand>
   uint32_t next_wavelength = 0;
   for (uint32_t f = 0; f < 2; ++f) {
     if (fiber[f].empty()) continue;
-    Patterns p = plan_fiber(n, fiber[f], w[f]);
+    Patterns p = plan_fiber(n, fiber[f], w[f], solver);
     in.iterations += p.rounds;
     in.solves += p.solves;
     // Step 4: wavelengths in proportion to the rounds (largest remainder), at
