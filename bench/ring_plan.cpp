@@ -32,18 +32,17 @@ int main(int argc, char** argv) {
     tm.push_back({g, (g + k) % n, double(1 << 19)});
   }
   const RingSpec ring{n, w, 16, 16};
-  for (const auto& [name, solver] : {std::pair{"dag", PatternSolver::dag},
-                                     std::pair{"network_simplex", PatternSolver::network_simplex}}) {
+  for (const auto& [name, solver] :
+       {std::pair{"dag", PatternSolver::dag}, std::pair{"network_simplex", PatternSolver::network_simplex}}) {
     if (which != "both" && which != name) continue;
     const auto t0 = std::chrono::steady_clock::now();
     RingPlanInfo info;
     const auto paths = ring_plan(ring, tm, &info, solver);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto bad = check_ring(ring, paths);
-    fmt::print(
-        "| {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {:.3g} | {} |\n", name, k, w, s, paths.size(),
-        info.iterations, info.solves, info.patterns, info.filled, info.min_wavelengths_per_byte * (1 << 20),
-        bad.empty() ? "legal" : bad.front());
+    fmt::print("| {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {:.3g} | {} |\n", name, k, w, s, paths.size(),
+               info.iterations, info.solves, info.patterns, info.filled, info.min_wavelengths_per_byte * (1 << 20),
+               bad.empty() ? "legal" : bad.front());
   }
   return 0;
 }

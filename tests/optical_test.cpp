@@ -1,6 +1,7 @@
 // sw/optical: the SiP-ML control plane (seed 003 §3.3, Appendix A).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "sw/optical/ocs.h"
+#include "sw/optical/placement.h"
 #include "sw/optical/ring.h"
 
 using namespace fabricvp;
@@ -365,4 +367,120 @@ TEST(OpticalRingPlan, DynamicProgrammeFindsTheNetworkSimplexOptimum) {
     EXPECT_EQ(sum, dag) << "trial " << trial;
     for (uint32_t x = 0; x < n; ++x) EXPECT_LE(used[x], 1) << "trial " << trial << " segment " << x;
   }
+}
+
+// ---- Algorithm 1: placement with a degree constraint
+
+namespace {
+
+/// Every transfer between GPUs goes at most delta ahead (mod k).
+void expect_within_delta(const optical::Placement& p, const std::string& what) {
+  for (const auto& t : p.transfers) {
+    uint32_t a = p.subs[t.from].device;
+    std::vector<uint32_t> hops = t.via;
+    hops.push_back(p.subs[t.to].device);
+    for (uint32_t b : hops) {
+      EXPECT_LE((b + p.k - a) % p.k, p.delta) << what << ": GPU " << a << " -> " << b;
+      a = b;
+    }
+  }
+  EXPECT_LE(p.max_peers(), p.delta) << what;
+}
+
+}  // namespace
+
+TEST(OpticalPlacement, AChainOfEqualOpsRunsFullyParallel) {
+  // 8 ops of 40 us, tau 10 us, k 4: each op in 4 sub-ops of 10 us, sub-op j
+  // consuming its producer's sub-op j: a GPU per part, no transfer between
+  // GPUs, 8 x 10 us.
+  std::vector<optical::Op> ops;
+  for (uint32_t o = 0; o < 8; ++o)
+    ops.push_back(
+        {"op" + std::to_string(o), 40, 1 << 20, 4096, o ? std::vector<uint32_t>{o - 1} : std::vector<uint32_t>{}});
+  const auto p = optical::place(ops, 4, 1, 10);
+  ASSERT_EQ(p.subs.size(), 32u);
+  EXPECT_DOUBLE_EQ(p.makespan_us, 80);
+  EXPECT_EQ(p.max_peers(), 0u);
+  EXPECT_EQ(p.relocations, 0u);
+  double bytes = 0;
+  for (const auto& t : p.transfers) bytes += t.bytes;
+  EXPECT_DOUBLE_EQ(bytes, 7.0 * (1 << 20));  // every edge carries its producer's whole output
+}
+
+TEST(OpticalPlacement, CoarseAndFineOpsTalkOnlyWithinDelta) {
+  // alternating wide (k parts) and narrow (1-2 parts) ops: a narrow op
+  // gathers from many sub-ops, a wide one scatters to many GPUs
+  std::vector<optical::Op> ops;
+  for (uint32_t o = 0; o < 12; ++o)
+    ops.push_back({"op" + std::to_string(o), o % 3 == 1 ? 12.0 : 160.0, double(1 << 20), 0,
+                   o ? std::vector<uint32_t>{o - 1} : std::vector<uint32_t>{}});
+  for (uint32_t delta : {1u, 3u, 7u}) {
+    const auto p = optical::place(ops, 16, delta, 10);
+    expect_within_delta(p, "delta " + std::to_string(delta));
+  }
+}
+
+TEST(OpticalPlacement, RandomGraphsRespectTheDegree) {
+  std::mt19937 rng(3);
+  uint32_t relayed = 0, relocated = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const uint32_t k = 1u << (1 + rng() % 4), delta = 1 + rng() % (k - 1);
+    std::vector<optical::Op> ops;
+    const uint32_t n = 2 + rng() % 40;
+    double total = 0;
+    for (uint32_t o = 0; o < n; ++o) {
+      std::vector<uint32_t> in;
+      for (uint32_t t = 0; o && t < 1 + rng() % 3; ++t) {
+        const uint32_t a = rng() % o;
+        if (std::find(in.begin(), in.end(), a) == in.end()) in.push_back(a);
+      }
+      const double us = 1 + rng() % 200;
+      total += us;
+      ops.push_back({"op" + std::to_string(o), us, double(1 + rng() % 1000) * 1024, double(rng() % 100) * 1024, in});
+    }
+    const optical::Placement p = optical::place(ops, k, delta, 10);
+    relayed += p.relayed_hops;
+    relocated += p.relocations;
+    const std::string what = "trial " + std::to_string(trial);
+    expect_within_delta(p, what);
+    EXPECT_GE(p.makespan_us, total / k - 1e-6) << what;
+    EXPECT_LE(p.makespan_us, total + 1e-6) << what;
+    for (const auto& so : p.subs) EXPECT_LT(so.device, k) << what;
+  }
+  // arbitrary skip connections are the hard case: both remedies are exercised
+  EXPECT_GT(relocated, 0u);
+  EXPECT_GT(relayed, 0u);
+}
+
+TEST(OpticalPlacement, ResidualBlocksArePlacedForEveryDegree) {
+  // 16 blocks of x -> a -> b -> c -> add(x, c), as in ResNet and the
+  // Transformer's sublayers, ops of 5 to 150 us
+  std::vector<optical::Op> ops{{"in", 20, 1 << 20, 0, {}}};
+  for (uint32_t b = 0; b < 16; ++b) {
+    const uint32_t x = static_cast<uint32_t>(ops.size()) - 1;
+    ops.push_back({"a" + std::to_string(b), 40, 1 << 19, 1 << 16, {x}});
+    ops.push_back({"b" + std::to_string(b), 150, 1 << 19, 1 << 18, {x + 1}});
+    ops.push_back({"c" + std::to_string(b), 40, 1 << 20, 1 << 16, {x + 2}});
+    ops.push_back({"add" + std::to_string(b), 5, 1 << 20, 0, {x, x + 3}});
+  }
+  // Within the degree for every delta; with delta >= k - 1 any GPU reaches
+  // any other, so nothing is relocated or relayed.
+  for (uint32_t k : {2u, 4u, 8u, 16u, 32u})
+    for (uint32_t delta : {1u, 3u, 7u, 15u}) {
+      if (delta >= k) continue;
+      const std::string what = "k " + std::to_string(k) + " delta " + std::to_string(delta);
+      const auto p = optical::place(ops, k, delta, 10);
+      expect_within_delta(p, what);
+      if (delta == k - 1) {
+        EXPECT_EQ(p.relocations + p.relayed_hops, 0u) << what;
+      }
+    }
+}
+
+TEST(OpticalPlacement, BadGraphsAreRefused) {
+  EXPECT_THROW(optical::place({{"a", 10, 1, 1, {0}}}, 4, 1, 10), std::invalid_argument);  // its own input
+  EXPECT_THROW(optical::place({{"a", -1, 1, 1, {}}}, 4, 1, 10), std::invalid_argument);
+  EXPECT_THROW(optical::place({{"a", 10, 1, 1, {}}}, 4, 4, 10), std::invalid_argument);  // delta >= k
+  EXPECT_THROW(optical::place({{"a", 10, 1, 1, {}}}, 4, 1, 0), std::invalid_argument);   // tau
+  EXPECT_THROW(optical::place({{"a", 10, 1, 1, {}}}, 4, 0, 10), std::invalid_argument);  // delta 0
 }
