@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sw/optical/hybrid.h"
 #include "sw/optical/ocs.h"
 #include "sw/optical/placement.h"
 #include "sw/optical/ring.h"
@@ -483,4 +484,35 @@ TEST(OpticalPlacement, BadGraphsAreRefused) {
   EXPECT_THROW(optical::place({{"a", 10, 1, 1, {}}}, 4, 4, 10), std::invalid_argument);  // delta >= k
   EXPECT_THROW(optical::place({{"a", 10, 1, 1, {}}}, 4, 1, 0), std::invalid_argument);   // tau
   EXPECT_THROW(optical::place({{"a", 10, 1, 1, {}}}, 4, 0, 10), std::invalid_argument);  // delta 0
+}
+
+TEST(OpticalOpGraph, ParsedWithFileLineErrors) {
+  const auto g = optical::parse_opgraph_string(
+      "opgraph:\n  batch: 8\n  ops:\n    - {name: a, compute_us: 10, out_bytes: 100}\n"
+      "    - {name: b, compute_us: 2.5, out_bytes: 50, weight_bytes: 8, inputs: [a]}\n",
+      "g.yaml");
+  ASSERT_EQ(g.ops.size(), 2u);
+  EXPECT_EQ(g.batch, 8u);
+  EXPECT_EQ(g.ops[1].inputs, std::vector<uint32_t>{0});
+  const auto half = g.scaled(4);
+  EXPECT_DOUBLE_EQ(half.ops[1].compute_us, 1.25);
+  EXPECT_DOUBLE_EQ(half.ops[1].out_bytes, 25);
+  EXPECT_DOUBLE_EQ(half.ops[1].weight_bytes, 8);
+  auto msg = [](const std::string& ops) {
+    try {
+      optical::parse_opgraph_string("opgraph:\n  ops:\n" + ops, "g.yaml");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg("    - {name: a, compute_us: 10, out_bytes: 1, inputs: [b]}\n"),
+            "g.yaml:3: op 'a': input 'b' is not an op before it");
+  EXPECT_EQ(msg("    - {name: a, compute_us: x, out_bytes: 1}\n"),
+            "g.yaml:3: compute_us: 'x' is not a non-negative number");
+  EXPECT_EQ(msg("    - {name: a, compute_us: 1}\n"), "g.yaml:3: op 'a' has no out_bytes");
+  EXPECT_NE(msg("    - {name: a, compute_us: 1, out_bytes: 1}\n    - {name: a, compute_us: 1, out_bytes: 1}\n")
+                .find("op 'a' is named twice"),
+            std::string::npos);
+  EXPECT_NE(msg("    - {name: a, compute_us: 1, out_bytes: 1, flops: 3}\n").find("flops"), std::string::npos);
 }

@@ -236,3 +236,93 @@ TEST(SipmlPlatform, DynamicPlanesReplanFromTheTrafficTheySee) {
   again.stats.erase("run");
   EXPECT_EQ(r.stats.dump(), again.stats.dump());
 }
+
+// ---- op graphs placed by Algorithm 1 (sipml.*)
+
+namespace {
+
+/// 4 residual blocks (x -> a -> b -> c -> add(x, c)) for 16 samples.
+std::string residual_opgraph() {
+  std::string y =
+      "opgraph:\n  description: residual blocks\n  batch: 16\n  ops:\n"
+      "    - {name: in, compute_us: 20, out_bytes: 1048576, weight_bytes: 0}\n";
+  std::string prev = "in";
+  for (int b = 0; b < 4; ++b) {
+    const std::string i = std::to_string(b);
+    y += "    - {name: a" + i + ", compute_us: 40, out_bytes: 524288, weight_bytes: 65536, inputs: [" + prev + "]}\n";
+    y += "    - {name: b" + i + ", compute_us: 150, out_bytes: 524288, weight_bytes: 262144, inputs: [a" + i + "]}\n";
+    y += "    - {name: c" + i + ", compute_us: 40, out_bytes: 1048576, weight_bytes: 65536, inputs: [b" + i + "]}\n";
+    y += "    - {name: add" + i + ", compute_us: 5, out_bytes: 1048576, inputs: [" + prev + ", c" + i + "]}\n";
+    prev = "add" + i;
+  }
+  return y;
+}
+
+/// The residual op graph on the idle 8-GPU platform, with `args`.
+CliRun run_opgraph(const test::TempDir& dir, const std::string& args) {
+  const std::string p = dir.file("idle.yaml", kIdleOptical);
+  const std::string g = dir.file("res.yaml", residual_opgraph());
+  return run(dir, p, "--workload " + g + " " + args);
+}
+
+}  // namespace
+
+TEST(SipmlPlatform, OpGraphsRunPlacedOnEveryFabricWithTheirDataChecked) {
+  test::TempDir dir;
+  for (const char* fabric : {"ocs", "ring", "flat", "cluster"}) {
+    CliRun r =
+        run_opgraph(dir, std::string("--data -p sipml.mp=4 -p sipml.batch=32 -p sys.dim0.fabric=") + fabric +
+                             (fabric == std::string("cluster") ? " -p sys.dim0.cluster0.gpus_per_server=4" : ""));
+    ASSERT_EQ(r.r.code, 0) << fabric << "\n" << r.r.out;
+    const auto& w = r.stats["workload"];
+    EXPECT_EQ(w["kind"], "opgraph");
+    EXPECT_TRUE(w["verified"].get<bool>()) << fabric;
+    EXPECT_EQ(w["p2p_checked"].get<uint64_t>(), w["p2p_transfers"].get<uint64_t>()) << fabric;
+    EXPECT_GT(w["p2p_transfers"].get<uint64_t>(), 0u) << fabric;
+    EXPECT_EQ(w["mp_gpus"].get<uint64_t>(), 4u);
+    EXPECT_EQ(w["dp_groups"].get<uint64_t>(), 2u);
+    EXPECT_EQ(w["local_batch"].get<uint64_t>(), 16u);
+    EXPECT_GE(w["simulated_ps"].get<double>(), w["compute_ps"].get<double>()) << fabric;
+  }
+}
+
+TEST(SipmlPlatform, DataParallelOpGraphComputesThreeTimesTheForwardPass) {
+  // k = 1: every GPU runs the whole graph for its 4 samples (a global batch of
+  // 32 over 8 GPUs): forward, input gradients and weight gradients, each
+  // (20 + 4 x 235) us x 4 / 16; the weights' all-reduces overlap the backward.
+  test::TempDir dir;
+  CliRun r = run_opgraph(dir, "-p sipml.mp=1 -p sipml.batch=32");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  EXPECT_EQ(r.stats["workload"]["compute_ps"].get<uint64_t>(), 3ull * 960 * 4 / 16 * 1000000);
+  EXPECT_EQ(r.stats["workload"]["p2p_transfers"].get<uint64_t>(), 0u);
+}
+
+TEST(SipmlPlatform, OpGraphsKeepTheOpticalDegree) {
+  // 3 switches: delta = (3 - 1) / 2 = 1 (a GPU's next in its group forward,
+  // its previous backward, its DP peer); k = 8 makes Algorithm 1 relay.
+  test::TempDir dir;
+  CliRun r = run_opgraph(dir, "--data -p sipml.mp=8 -p sys.dim0.ocs0.switches=3");
+  ASSERT_EQ(r.r.code, 0) << r.r.out;
+  const auto& w = r.stats["workload"];
+  EXPECT_EQ(w["delta"].get<uint64_t>(), 1u);
+  EXPECT_GT(w["relayed_hops"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_LE(r.stats["sys"]["dim0"]["ocs0"]["pairs"].get<uint64_t>(), 8u * 2);  // one GPU group: +1 and -1
+}
+
+TEST(SipmlPlatform, BadOpGraphSettingsAreRefused) {
+  test::TempDir dir;
+  struct Case {
+    std::string args, want;
+  };
+  for (const Case& c : {
+           Case{"-p sipml.mp=3", "sipml.mp: 3 GPUs per model-parallel group do not divide the 8 GPUs"},
+           Case{"-p sipml.mp=4 -p sipml.batch=3", "sipml.batch: a global batch of 3 does not split evenly over 2"},
+           Case{"-p sipml.mp=4 -p sipml.delta=4", "sipml.delta: 4 must be below sipml.mp (4)"},
+           Case{"-p sipml.mp=4 --iterations 2", "--iterations: an op-graph workload runs one iteration"},
+       }) {
+    CliRun r = run_opgraph(dir, c.args);
+    EXPECT_EQ(r.r.code, 1) << c.args << "\n" << r.r.out;
+    EXPECT_NE(r.r.out.find(c.want), std::string::npos) << c.args << "\n" << r.r.out;
+  }
+}

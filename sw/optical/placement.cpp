@@ -48,14 +48,14 @@ Placement place(const std::vector<Op>& ops, uint32_t k, uint32_t delta, double t
   for (uint32_t o = 0; o < ops.size(); ++o) {
     const Op& op = ops[o];
     if (!(op.compute_us >= 0) || !(op.out_bytes >= 0) || !(op.weight_bytes >= 0))
-      throw std::invalid_argument(fmt::format("op {} '{}': sizes and times must be finite and not negative", o, op.name));
+      throw std::invalid_argument(
+          fmt::format("op {} '{}': sizes and times must be finite and not negative", o, op.name));
     for (uint32_t a : op.inputs)
       if (a >= o) throw std::invalid_argument(fmt::format("op {} '{}': input {} is not an earlier op", o, op.name, a));
     // near tau, at most k, and fine enough that a sub-op gathers from at most
     // delta + 1 parts of any input (more could not sit within delta of it)
     double want = std::round(op.compute_us / tau_us);
-    for (uint32_t a : op.inputs)
-      want = std::max(want, std::ceil(double(pl.subs[pl.first_sub[a]].parts) / (delta + 1)));
+    for (uint32_t a : op.inputs) want = std::max(want, std::ceil(double(pl.subs[pl.first_sub[a]].parts) / (delta + 1)));
     const uint32_t parts = static_cast<uint32_t>(std::clamp(want, 1.0, static_cast<double>(k)));
     pl.first_sub.push_back(static_cast<uint32_t>(pl.subs.size()));
     for (uint32_t j = 0; j < parts; ++j)
@@ -137,8 +137,10 @@ Placement place(const std::vector<Op>& ops, uint32_t k, uint32_t delta, double t
             }
             if (fits && (best < 0 || avail[q] < avail[best])) best = q;
           }
-          if (best < 0) ok = false;
-          else plan.moves.emplace_back(p, static_cast<uint32_t>(best));
+          if (best < 0)
+            ok = false;
+          else
+            plan.moves.emplace_back(p, static_cast<uint32_t>(best));
         }
         if (!ok) continue;
         // moved producers that feed one another must still be within reach

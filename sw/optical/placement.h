@@ -25,17 +25,17 @@ namespace fabricvp::optical {
 /// One op of a DNN's forward graph, for the model-parallel group's local batch.
 struct Op {
   std::string name;
-  double compute_us = 0;      ///< on one GPU
-  double out_bytes = 0;       ///< the activation it produces
-  double weight_bytes = 0;    ///< its parameters
+  double compute_us = 0;         ///< on one GPU
+  double out_bytes = 0;          ///< the activation it produces
+  double weight_bytes = 0;       ///< its parameters
   std::vector<uint32_t> inputs;  ///< ops whose outputs it consumes (earlier in the list)
 };
 
 struct SubOp {
   uint32_t op = 0, part = 0, parts = 1;
   double compute_us = 0, weight_bytes = 0;
-  uint32_t device = 0;               ///< GPU of the MP group, 0..k-1
-  double start_us = 0, end_us = 0;   ///< Algorithm 1's schedule (compute only)
+  uint32_t device = 0;              ///< GPU of the MP group, 0..k-1
+  double start_us = 0, end_us = 0;  ///< Algorithm 1's schedule (compute only)
 };
 
 /// Data from sub-op `from` to sub-op `to` (indices into Placement::subs),
@@ -50,12 +50,12 @@ struct Transfer {
 struct Placement {
   uint32_t k = 1, delta = 0;
   double tau_us = 0;
-  std::vector<SubOp> subs;            ///< by op, then part
-  std::vector<uint32_t> first_sub;    ///< per op: its first sub-op
-  std::vector<Transfer> transfers;    ///< every producer -> consumer edge of the balanced graph
-  uint32_t relocations = 0;           ///< sub-ops moved to make a consumer's placement feasible
-  uint32_t relayed_hops = 0;          ///< relay hops of transfers no relocation could bring within reach
-  double makespan_us = 0;             ///< the forward pass's end in Algorithm 1's schedule
+  std::vector<SubOp> subs;          ///< by op, then part
+  std::vector<uint32_t> first_sub;  ///< per op: its first sub-op
+  std::vector<Transfer> transfers;  ///< every producer -> consumer edge of the balanced graph
+  uint32_t relocations = 0;         ///< sub-ops moved to make a consumer's placement feasible
+  uint32_t relayed_hops = 0;        ///< relay hops of transfers no relocation could bring within reach
+  double makespan_us = 0;           ///< the forward pass's end in Algorithm 1's schedule
   /// bytes[i][j]: what device i sends device j in one forward pass (i != j).
   std::vector<std::vector<double>> traffic() const;
   /// Peers a device sends to, at most.

@@ -40,7 +40,21 @@ Choices::Choices()
       allgather_implementation("collective", "allgather_implementation", "ring", "",
                                "all-gather algorithm per dimension: ring, direct, halvingDoubling"),
       alltoall_implementation("collective", "alltoall_implementation", "direct", "",
-                              "all-to-all algorithm per dimension: direct") {}
+                              "all-to-all algorithm per dimension: direct"),
+      sipml_mp("sipml", "mp", 1, "GPUs",
+               "op-graph workloads: GPUs per model-parallel group k (consecutive GPUs); the l = GPUs / k groups "
+               "are data-parallel replicas (seed 003 §3.2)",
+               1u, 4096u),
+      sipml_delta("sipml", "delta", 0, "GPUs",
+                  "op-graph workloads: a GPU sends only to GPUs at most delta ahead in its group (Algorithm 1); 0: "
+                  "from the optical plane's degree D, (D - 1) / 2 as gradients flow back (electrical: k - 1)",
+                  0u, 4095u),
+      sipml_batch("sipml", "batch", 0, "samples",
+                  "op-graph workloads: the global batch, split evenly over the l DP groups (each group's op graph "
+                  "scaled from the file's batch); 0: every group runs the file's batch",
+                  0u, 1u << 30),
+      sipml_tau_us("sipml", "tau_us", 10.0, "us",
+                   "op-graph workloads: the computation quantum ops are split near (seed 003 §4: 10 us)", 0.001, 1e9) {}
 
 DimParams::DimParams(const std::string& p)
     : prefix(p),

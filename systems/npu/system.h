@@ -57,6 +57,9 @@ struct Choices {
   core::Param<uint32_t> align_elems;
   core::Param<std::string> allreduce_implementation, reducescatter_implementation, allgather_implementation,
       alltoall_implementation;
+  // SiP-ML's hybrid parallelism for op-graph workloads (seed 003 §3.2, sw/optical/hybrid.h)
+  core::Param<uint32_t> sipml_mp, sipml_delta, sipml_batch;
+  core::Param<double> sipml_tau_us;
 };
 
 /// The parameters of one dimension of an ndim fabric (keys sys.dim<d>.*):

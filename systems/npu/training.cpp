@@ -9,6 +9,7 @@
 
 #include "models/core/context.h"
 #include "models/core/units.h"
+#include "sw/optical/hybrid.h"
 
 namespace fabricvp::npusys {
 
@@ -35,7 +36,12 @@ uint32_t mask_of(const std::vector<uint32_t>& dims) {
 
 TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iterations, core::Dtype dtype, bool data)
     : m_sys(sys), m_iterations(iterations), m_dtype(dtype), m_data(data) {
-  if (training::chakra_prefix(file) != file || (file.size() > 3 && file.compare(file.size() - 3, 3, ".et") == 0)) {
+  if (optical::is_opgraph_file(file)) {
+    if (iterations != 1)
+      throw core::ConfigError("--iterations: an op-graph workload runs one iteration (SiP-ML's iteration time)");
+    build_opgraph(file);
+  } else if (training::chakra_prefix(file) != file ||
+             (file.size() > 3 && file.compare(file.size() - 3, 3, ".et") == 0)) {
     if (iterations != 1)
       throw core::ConfigError("--iterations: a Chakra trace is one run of its graph (its iterations are in it)");
     m_w.file = training::chakra_prefix(file);
@@ -57,12 +63,80 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
 
 TrainingRun::~TrainingRun() = default;
 
-void TrainingRun::optical_demand(std::vector<optical::Demand>& out) {
-  if (m_graph)
+void TrainingRun::build_opgraph(const std::string& file) {
+  optical::OpGraph g = optical::parse_opgraph(file);
+  m_w.file = file;
+  m_opgraph = true;
+  const uint32_t n = npus(), k = m_sys.choices.sipml_mp.get();
+  if (m_sys.is_torus() || m_sys.ndims() != 1)
     throw core::ConfigError(
-        "an optical plane's circuits are planned from the run's traffic, and fabricvp does not yet derive it from "
-        "Chakra traces: run the workload in ASTRA-sim's text or YAML form (docs/sipml.md)");
+        fmt::format("{}: an op-graph workload runs on a one-dimensional fabric (topology ndim, "
+                    "dims 1: a plane of all the GPUs)",
+                    file));
+  if (n % k != 0)
+    throw core::ConfigError(fmt::format("sipml.mp: {} GPUs per model-parallel group do not divide the {} GPUs", k, n));
+  const uint32_t l = n / k;
+  if (const uint32_t batch = m_sys.choices.sipml_batch.get()) {
+    if (batch % l != 0)
+      throw core::ConfigError(
+          fmt::format("sipml.batch: a global batch of {} does not split evenly over {} DP groups", batch, l));
+    g = g.scaled(batch / l);
+  }
+  m_local_batch = g.batch;
+  uint32_t delta = m_sys.choices.sipml_delta.get();
+  if (delta == 0) {
+    delta = k - 1;  // electrical: any GPU of the group
+    for (const optical::Plane* p : m_sys.optical_planes()) {
+      uint32_t degree = 0;
+      if (auto* ocs = dynamic_cast<const optical::OcsFabric*>(p)) degree = ocs->degree();
+      if (auto* ring = dynamic_cast<const optical::RingFabric*>(p)) degree = ring->degree.get();
+      if (degree) delta = std::min(delta, std::max(1u, (degree - 1) / 2));
+    }
+  }
+  if (k == 1) delta = 0;
+  if (k > 1 && delta >= k)
+    throw core::ConfigError(fmt::format("sipml.delta: {} must be below sipml.mp ({})", delta, k));
+  m_placement = std::make_unique<optical::Placement>(optical::place(g.ops, k, delta, m_sys.choices.sipml_tau_us.get()));
+  if (k > 1 && l > 1) m_logical = std::make_shared<collectives::ndim::Shape>(m_sys.fabric.split(0, k));
+  std::vector<bool> dp_dims;  // the DP all-reduce's dimensions: the blocks of the split, or all
+  if (l > 1) dp_dims = k > 1 ? std::vector<bool>{false, true} : std::vector<bool>{true};
+  m_graph = std::make_unique<training::GraphRun>(optical::hybrid_graphs(g, *m_placement, l, dp_dims), *this);
+}
+
+void TrainingRun::optical_demand(std::vector<optical::Demand>& out) {
   const uint32_t es = core::dtype_bytes(m_dtype);
+  if (m_graph) {
+    // every send, and every collective once (at its group's first member)
+    const std::vector<uint32_t> all_dims = [&] {
+      std::vector<uint32_t> d;
+      for (uint32_t i = 0; i < dim_sizes().size(); ++i) d.push_back(i);
+      return d;
+    }();
+    for (uint32_t npu = 0; npu < m_graph->graphs().size(); ++npu)
+      for (const training::GraphNode& node : m_graph->graphs()[npu].nodes) {
+        if (node.kind == training::GraphNode::send) {
+          if (m_sys.ndims() != 1)
+            throw core::ConfigError(
+                "an optical plane's circuits are planned from the run's traffic; point-to-point transfers are "
+                "followed through one-dimensional fabrics only");
+          out.push_back({npu, node.peer, static_cast<double>(node.bytes)});
+        } else if (node.kind == training::GraphNode::coll) {
+          std::vector<uint32_t> dims;
+          for (uint32_t d = 0; d < node.involved_dim.size(); ++d)
+            if (node.involved_dim[d]) dims.push_back(d);
+          if (node.involved_dim.empty()) dims = all_dims;
+          const Groups& g = groups(dims);
+          const uint32_t gi = g.of_npu[npu];
+          if (g.groups[gi].npus[0] != npu) continue;
+          const npu::CollectiveKind kind = kind_of(node.comm);
+          uint64_t elems = (node.bytes + es - 1) / es;
+          if (kind != npu::CollectiveKind::allreduce)
+            elems = (elems + g.groups[gi].size() - 1) / g.groups[gi].size() * g.groups[gi].size();
+          m_sys.optical_demand(g.groups[gi], plans(mask_of(dims), g, kind, elems)[gi], 1, out);
+        }
+      }
+    return;
+  }
   for (uint32_t l = 0; l < m_w.layers.size(); ++l)
     for (uint32_t p = 0; p < 3; ++p) {
       const training::Pass& pass = m_w.layers[l].pass[p];

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sw/optical/placement.h"
 #include "sw/training/chakra.h"
 #include "sw/training/loop.h"
 #include "sw/training/workload.h"
@@ -48,8 +49,13 @@ class TrainingRun final : public training::Platform {
     else
       m_loop->start();
   }
-  /// A Chakra trace (a graph per NPU) rather than a layer-wise workload.
+  /// A Chakra trace or an op graph (a graph per NPU) rather than a layer-wise workload.
   bool is_graph() const { return m_graph != nullptr; }
+  /// An op graph placed by SiP-ML's Algorithm 1 (sipml.*), with its placement.
+  bool is_opgraph() const { return m_opgraph; }
+  const optical::Placement* placement() const { return m_placement.get(); }
+  /// The samples each DP group's op graph runs (op graphs).
+  uint64_t local_batch() const { return m_local_batch; }
   const training::GraphRun& graph() const { return *m_graph; }
   /// Times of one NPU (either kind of workload).
   const training::NpuTimes& times(uint32_t npu) const { return m_graph ? m_graph->times(npu) : m_loop->times(npu); }
@@ -100,6 +106,10 @@ class TrainingRun final : public training::Platform {
   };
   const Groups& groups(const std::vector<uint32_t>& dims);
   void split_for_model_parallelism();
+  void build_opgraph(const std::string& file);
+  bool m_opgraph = false;
+  uint64_t m_local_batch = 0;
+  std::unique_ptr<optical::Placement> m_placement;
   using PlanKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // (dims mask, kind, elems)
   const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& plans(uint32_t mask, const Groups& g,
                                                                                     npu::CollectiveKind kind,

@@ -43,8 +43,23 @@ void NpuScenario::report_training() {
     m_extra_dbl.back().set(v);
   };
   if (t.is_graph()) {
-    str("workload", "kind", "what ran", "chakra");
-    str("workload", "file", "the Chakra traces' prefix (<prefix>.<npu>.et)", w.file);
+    str("workload", "kind", "what ran", t.is_opgraph() ? "opgraph" : "chakra");
+    str("workload", "file",
+        t.is_opgraph() ? "the op graph (SiP-ML's hybrid parallelism, sipml.*)"
+                       : "the Chakra traces' prefix (<prefix>.<npu>.et)",
+        w.file);
+    if (const optical::Placement* p = t.placement()) {
+      num("workload", "mp_gpus", "GPUs", "k: GPUs per model-parallel group", p->k);
+      num("workload", "dp_groups", "groups", "l: data-parallel replicas", m_sys->npus.size() / p->k);
+      num("workload", "local_batch", "samples", "samples each DP group runs per iteration", t.local_batch());
+      num("workload", "delta", "GPUs", "Algorithm 1's reach: a GPU sends at most this far ahead in its group",
+          p->delta);
+      num("workload", "sub_ops", "sub-ops", "sub-ops of the balanced graph (one MP group)", p->subs.size());
+      num("workload", "relocations", "sub-ops", "producers moved to bring a consumer within reach", p->relocations);
+      num("workload", "relayed_hops", "hops", "relay hops of transfers out of reach", p->relayed_hops);
+      dbl("workload", "placement_makespan_us", "us", "Algorithm 1's own estimate of the forward pass (compute only)",
+          p->makespan_us);
+    }
     uint64_t nodes = 0;
     for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
     num("workload", "nodes", "nodes", "nodes of every NPU's graph", nodes);
@@ -121,7 +136,15 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
   const training::Workload& w = t.workload();
   const uint32_t crit = critical_npu(t, static_cast<uint32_t>(m_sys->npus.size()));
   const training::NpuTimes& tm = t.times(crit);
-  if (t.is_graph()) {
+  if (const optical::Placement* p = t.placement()) {
+    uint64_t nodes = 0;
+    for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
+    sum.line("workload", fmt::format("{}: op graph, {} sub-ops on k = {} GPUs per MP group x l = {} DP groups of "
+                                     "{} samples (delta {}, {} relocated, {} relay hops), {} nodes, {} elements, {}",
+                                     w.file, p->subs.size(), p->k, m_sys->npus.size() / p->k, t.local_batch(), p->delta,
+                                     p->relocations, p->relayed_hops, nodes, core::dtype_name(t.dtype()),
+                                     t.data() ? "data checked" : "timing only"));
+  } else if (t.is_graph()) {
     uint64_t nodes = 0;
     for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
     sum.line("workload", fmt::format("{}.<npu>.et: Chakra traces, {} nodes, {} elements, {}", w.file, nodes,
