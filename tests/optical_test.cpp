@@ -391,13 +391,13 @@ void expect_within_delta(const optical::Placement& p, const std::string& what) {
 }  // namespace
 
 TEST(OpticalPlacement, AChainOfEqualOpsRunsFullyParallel) {
-  // 8 ops of 40 us, tau 10 us, k 4: each op in 4 sub-ops of 10 us, sub-op j
-  // consuming its producer's sub-op j: a GPU per part, no transfer between
-  // GPUs, 8 x 10 us.
+  // 8 ops without weights of 40 us, tau 10 us, k 4: each op in 4 sub-ops of
+  // 10 us split by rows, sub-op j consuming its producer's sub-op j: a GPU
+  // per part, no transfer between GPUs, 8 x 10 us.
   std::vector<optical::Op> ops;
   for (uint32_t o = 0; o < 8; ++o)
     ops.push_back(
-        {"op" + std::to_string(o), 40, 1 << 20, 4096, o ? std::vector<uint32_t>{o - 1} : std::vector<uint32_t>{}});
+        {"op" + std::to_string(o), 40, 1 << 20, 0, o ? std::vector<uint32_t>{o - 1} : std::vector<uint32_t>{}});
   const auto p = optical::place(ops, 4, 1, 10);
   ASSERT_EQ(p.subs.size(), 32u);
   EXPECT_DOUBLE_EQ(p.makespan_us, 80);
@@ -406,6 +406,26 @@ TEST(OpticalPlacement, AChainOfEqualOpsRunsFullyParallel) {
   double bytes = 0;
   for (const auto& t : p.transfers) bytes += t.bytes;
   EXPECT_DOUBLE_EQ(bytes, 7.0 * (1 << 20));  // every edge carries its producer's whole output
+}
+
+TEST(OpticalPlacement, OpsWithWeightsSplitByChannelsGatherTheirWholeInput) {
+  // x (no weights, 40 us: 4 row parts) -> w1 (weights, 40 us: 4 channel
+  // parts, each needs all of x) -> y (no weights: 4 row parts, each needs its
+  // rows of every part of w1)
+  const std::vector<optical::Op> ops{{"x", 40, 4096, 0, {}}, {"w1", 40, 8192, 1 << 20, {0}}, {"y", 40, 4096, 0, {1}}};
+  const auto p = optical::place(ops, 4, 3, 10);
+  ASSERT_EQ(p.subs.size(), 12u);
+  std::vector<double> into(12, 0);
+  std::vector<uint32_t> count(12, 0);
+  for (const auto& t : p.transfers) into[t.to] += t.bytes, ++count[t.to];
+  for (uint32_t j = 0; j < 4; ++j) {
+    EXPECT_EQ(count[4 + j], 4u);
+    EXPECT_DOUBLE_EQ(into[4 + j], 4096);  // the whole of x
+    EXPECT_EQ(count[8 + j], 4u);
+    EXPECT_DOUBLE_EQ(into[8 + j], 8192 / 4);  // its quarter of the rows, from every channel part
+    EXPECT_DOUBLE_EQ(p.subs[4 + j].weight_bytes, (1 << 20) / 4);
+  }
+  expect_within_delta(p, "channels");
 }
 
 TEST(OpticalPlacement, CoarseAndFineOpsTalkOnlyWithinDelta) {

@@ -23,8 +23,7 @@ double yaml_number(const std::string& path, const YAML::Node& n, const char* key
   char* end = nullptr;
   const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
   if (s.empty() || errno == ERANGE || !end || *end || !std::isfinite(v) || v < 0)
-    throw core::ConfigError(
-        fmt::format("{}: {}: '{}' is not a non-negative number", core::yaml_at(path, n), key, s));
+    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a non-negative number", core::yaml_at(path, n), key, s));
   return v;
 }
 
@@ -33,7 +32,8 @@ double yaml_number(const std::string& path, const YAML::Node& n, const char* key
 bool is_opgraph_file(const std::string& path) {
   const auto dot = path.rfind('.');
   if (dot == std::string::npos || (path.substr(dot) != ".yaml" && path.substr(dot) != ".yml")) return false;
-  const YAML::Node root = core::load_yaml_document(core::read_input_file(path, "workload file"), path, "a workload is one");
+  const YAML::Node root =
+      core::load_yaml_document(core::read_input_file(path, "workload file"), path, "a workload is one");
   return root.IsMap() && root["opgraph"];
 }
 
@@ -54,8 +54,8 @@ OpGraph parse_opgraph_string(const std::string& text, const std::string& path) {
   if (const YAML::Node b = g["batch"]) {
     const double v = yaml_number(path, b, "batch");
     if (v < 1 || v != std::floor(v) || v > 1e9)
-      throw core::ConfigError(fmt::format("{}: batch: '{}' is not a positive whole number of samples",
-                                          core::yaml_at(path, b), b.Scalar()));
+      throw core::ConfigError(
+          fmt::format("{}: batch: '{}' is not a positive whole number of samples", core::yaml_at(path, b), b.Scalar()));
     out.batch = static_cast<uint64_t>(v);
   }
   const YAML::Node ops = g["ops"];
@@ -72,7 +72,8 @@ OpGraph parse_opgraph_string(const std::string& text, const std::string& path) {
     if (index.count(op.name))
       throw core::ConfigError(fmt::format("{}: op '{}' is named twice", core::yaml_at(path, on), op.name));
     for (const char* key : {"compute_us", "out_bytes"})
-      if (!on[key]) throw core::ConfigError(fmt::format("{}: op '{}' has no {}", core::yaml_at(path, on), op.name, key));
+      if (!on[key])
+        throw core::ConfigError(fmt::format("{}: op '{}' has no {}", core::yaml_at(path, on), op.name, key));
     op.compute_us = yaml_number(path, on["compute_us"], "compute_us");
     op.out_bytes = yaml_number(path, on["out_bytes"], "out_bytes");
     if (on["weight_bytes"]) op.weight_bytes = yaml_number(path, on["weight_bytes"], "weight_bytes");
@@ -82,8 +83,9 @@ OpGraph parse_opgraph_string(const std::string& text, const std::string& path) {
       for (const auto& name : in) {
         auto it = index.find(name.IsScalar() ? name.Scalar() : std::string());
         if (it == index.end())
-          throw core::ConfigError(fmt::format("{}: op '{}': input '{}' is not an op before it", core::yaml_at(path, name),
-                                              op.name, name.IsScalar() ? name.Scalar() : std::string("?")));
+          throw core::ConfigError(fmt::format("{}: op '{}': input '{}' is not an op before it",
+                                              core::yaml_at(path, name), op.name,
+                                              name.IsScalar() ? name.Scalar() : std::string("?")));
         op.inputs.push_back(it->second);
       }
     }
@@ -120,6 +122,10 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
       return nodes.back().id;
     };
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> last_send, last_recv;  // (dev, peer dev) -> node id
+    // A device's latest compute node so far: a receive is posted after it, in
+    // the GPU's program order (posted all at once, receives would fill the
+    // endpoint's chunks in flight and starve the sends they wait for).
+    std::vector<uint64_t> last_comp(k, 0);
     // A transfer of `bytes` along devices path[0] -> path[1] -> ...; `after`: the
     // node at path[0] it waits for. Returns the receive node at the last device.
     auto transfer = [&](const std::vector<uint32_t>& path, uint64_t after, double bytes, const std::string& what) {
@@ -140,6 +146,7 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
         r.bytes = s.bytes;
         r.peer = gpu_of(a);
         if (auto it = last_recv.find({b, a}); it != last_recv.end()) r.deps.push_back(it->second);
+        if (last_comp[b]) r.deps.push_back(last_comp[b]);
         dep = last_recv[{b, a}] = add(b, r);
       }
       return dep;
@@ -163,7 +170,7 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
       c.name = fmt::format("{}.{} {}", g.ops[so.op].name, so.part, pass);
       c.duration_ns = static_cast<uint64_t>(std::llround(so.compute_us * 1000));
       c.deps = std::move(deps);
-      return add(so.device, c);
+      return last_comp[so.device] = add(so.device, c);
     };
     // forward
     std::vector<uint64_t> fwd(pl.subs.size()), ig(pl.subs.size());
@@ -180,6 +187,7 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
     }
     // backward, in reverse: gradients back along the paths reversed
     std::vector<std::vector<uint64_t>> grads(pl.subs.size());
+    std::vector<uint64_t> last_allreduce(k, 0);  // per device: its previous all-reduce (issued in order, as NCCL does)
     for (uint32_t s = static_cast<uint32_t>(pl.subs.size()); s-- > 0;) {
       const SubOp& so = pl.subs[s];
       const std::string name = fmt::format("{}.{}", g.ops[so.op].name, so.part);
@@ -195,14 +203,15 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
         ar.bytes = static_cast<uint64_t>(std::ceil(so.weight_bytes));
         ar.involved_dim = dp_dims;
         ar.deps = {wg};
-        add(so.device, ar);
+        if (last_allreduce[so.device]) ar.deps.push_back(last_allreduce[so.device]);
+        last_allreduce[so.device] = add(so.device, ar);
       }
       for (uint32_t x : in[s]) {
         const Transfer& t = pl.transfers[x];
         auto path = path_of(t);
         std::reverse(path.begin(), path.end());
-        grads[t.from].push_back(path.size() == 2 && path[0] == path[1] ? ig[s]
-                                                                      : transfer(path, ig[s], t.bytes, name + " grad"));
+        grads[t.from].push_back(
+            path.size() == 2 && path[0] == path[1] ? ig[s] : transfer(path, ig[s], t.bytes, name + " grad"));
       }
     }
   }

@@ -24,9 +24,12 @@
 //     reversed; weight-gradient compute (as long again); the DP all-reduce
 //     of the sub-op's weights over the l GPUs holding the same device of
 //     every group (a collective over logical dimension 1 of the fabric split
-//     k x l), issued and not waited for until the end.
+//     k x l), issued and not waited for until the end; a GPU's all-reduces
+//     run one after another in the order they were issued (as on one NCCL
+//     stream), so every member of a DP ring issues them in the same order.
 // Sends and receives of one GPU pair are chained in order, so they match in
-// order (training::GraphRun).
+// order (training::GraphRun); a receive is posted after the GPU's compute that
+// precedes it in program order, not all at the start.
 #pragma once
 
 #include <cstdint>

@@ -35,6 +35,14 @@ uint32_t Placement::max_peers() const {
   return most;
 }
 
+namespace {
+
+/// An op with weights is split by output channels (each part holds a share of
+/// the weights); one without, by rows of its data.
+bool by_channels(const Op& op) { return op.weight_bytes > 0; }
+
+}  // namespace
+
 Placement place(const std::vector<Op>& ops, uint32_t k, uint32_t delta, double tau_us) {
   if (k == 0) throw std::invalid_argument("an MP group needs at least one GPU");
   if (k > 1 && (delta >= k || delta == 0))
@@ -61,21 +69,31 @@ Placement place(const std::vector<Op>& ops, uint32_t k, uint32_t delta, double t
     for (uint32_t j = 0; j < parts; ++j)
       pl.subs.push_back(SubOp{o, j, parts, op.compute_us / parts, op.weight_bytes / parts, 0, 0, 0});
   }
-  // producer -> consumer transfers: the overlap of their ranges of the data
+  // producer -> consumer transfers (placement.h: an op with weights is split
+  // by output channels and needs its whole input; one without, by rows)
   std::vector<std::vector<uint32_t>> preds(pl.subs.size()), succs(pl.subs.size());
+  auto link = [&](uint32_t from, uint32_t to, double bytes) {
+    preds[to].push_back(static_cast<uint32_t>(pl.transfers.size()));
+    succs[from].push_back(static_cast<uint32_t>(pl.transfers.size()));
+    pl.transfers.push_back(Transfer{from, to, bytes, {}});
+  };
   for (uint32_t o = 0; o < ops.size(); ++o) {
     const uint32_t po = pl.subs[pl.first_sub[o]].parts;
     for (uint32_t a : ops[o].inputs) {
       const uint32_t pa = pl.subs[pl.first_sub[a]].parts;
+      const double out = ops[a].out_bytes;
       for (uint32_t j = 0; j < po; ++j) {
-        const double lo = double(j) / po, hi = double(j + 1) / po;
-        for (uint32_t i = j * pa / po; i < pa && double(i) / pa < hi; ++i) {
-          const double overlap = std::min(hi, double(i + 1) / pa) - std::max(lo, double(i) / pa);
-          if (overlap <= 1e-12) continue;
-          const uint32_t from = pl.first_sub[a] + i, to = pl.first_sub[o] + j;
-          preds[to].push_back(static_cast<uint32_t>(pl.transfers.size()));
-          succs[from].push_back(static_cast<uint32_t>(pl.transfers.size()));
-          pl.transfers.push_back(Transfer{from, to, ops[a].out_bytes * overlap, {}});
+        const uint32_t to = pl.first_sub[o] + j;
+        if (by_channels(ops[o])) {  // the whole input: every part of the producer
+          for (uint32_t i = 0; i < pa; ++i) link(pl.first_sub[a] + i, to, out / pa);
+        } else if (by_channels(ops[a])) {  // rows j of every channel part
+          for (uint32_t i = 0; i < pa; ++i) link(pl.first_sub[a] + i, to, out / pa / po);
+        } else {  // rows: the parts whose rows overlap
+          const double lo = double(j) / po, hi = double(j + 1) / po;
+          for (uint32_t i = j * pa / po; i < pa && double(i) / pa < hi; ++i) {
+            const double overlap = std::min(hi, double(i + 1) / pa) - std::max(lo, double(i) / pa);
+            if (overlap > 1e-12) link(pl.first_sub[a] + i, to, out * overlap);
+          }
         }
       }
     }

@@ -5,15 +5,18 @@
 // ring), the placement then replicated over l data-parallel groups.
 // SystemC-free.
 //
-// Splitting (documented simplification of "the most efficient dimension for
-// each op"): every op is split uniformly along one dimension its consumers
-// share; sub-op j of an op with p parts covers [j/p, (j+1)/p) of the op's
-// output and holds 1/p of its weights, and needs from each input op the part
-// of that op's output its range overlaps. So a consumer split like its
-// producer talks to one sub-op, a coarser or finer one to the few whose
-// ranges overlap: the "balanced computation graph" of Fig. 4(b). An op is
-// split at least as finely as its widest input / (delta + 1), so that a
-// sub-op gathers from at most delta + 1 producer parts.
+// Splitting (fabricvp's reading of "the most efficient dimension for each
+// op"): an op with weights is split by output channels, like Megatron's
+// tensor parallelism: sub-op j of p holds 1/p of the weights, needs its
+// input whole (every part of each producer) and produces 1/p of the output
+// channels. An op without weights (attention over heads, adds, norms) is
+// split by rows of its data: sub-op j covers rows [j/p, (j+1)/p) and needs
+// the rows it covers of each input (from a row-split producer the parts
+// whose rows overlap; from a channel-split one its rows of every part). So
+// weights are never replicated inside an MP group (no gradient all-reduce
+// there), and the activations flow as Fig. 4(b)'s edges. A row-split op
+// after a row-split op is split at least as finely as that input /
+// (delta + 1), so that a sub-op gathers from at most delta + 1 of its parts.
 #pragma once
 
 #include <cstdint>

@@ -383,7 +383,9 @@ std::string GraphRun::progress() const {
     if (out.size() > 2000) break;
   }
   if (out.empty()) out = "every node ran";
-  return out + " (a cycle in the dependencies, or collectives issued in different orders at different NPUs)";
+  return out +
+         " (a cycle in the dependencies, collectives issued in different orders at different NPUs, or more "
+         "transfers waiting for their peers than an NPU keeps in flight: sys.npu*.comm_chunks)";
 }
 
 }  // namespace fabricvp::training
