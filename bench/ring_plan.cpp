@@ -11,12 +11,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <systemc>  // declares sc_main (extern "C")
 
 #include "sw/optical/ring.h"
 
 using namespace fabricvp::optical;
 
-int main(int argc, char** argv) {
+// sc_main: the planner links the core library, and with it SystemC, whose main calls this.
+int sc_main(int argc, char** argv) {
   const uint32_t n = 1024;
   const uint32_t k = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 16;
   const uint32_t w = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 320;
