@@ -164,16 +164,9 @@ void CircuitFabric::set_circuits(const std::vector<PairCircuits>& pairs, double 
         if (pc->dst == p.dst) count = pc->count, keep = std::min(pc->kept, pc->count);
       const uint32_t lit = running && m_dark ? std::min(keep, p.count) : count;
       if (count == p.count && lit == p.lit) continue;
-      if (running) retime(src, p, now);  // progress at the old rate
       p.count = count;
-      p.lit = lit;
       darkened |= lit != count;
-      if (p.lit) p.rate = core::SerialRate(8, p.lit, circuit_gbps);
-      if (running) {
-        ++p.gen;
-        if (p.queue_head < p.queue.size() && p.lit)
-          shape().actions->post(std::max(now, p.seg_start) + p.rate.ps(p.left), *this, kHead, p.gen);
-      }
+      relight(p, lit, now, running);
     }
   uint64_t n = 0;
   for (const auto& out : m_out)
@@ -185,8 +178,18 @@ void CircuitFabric::set_circuits(const std::vector<PairCircuits>& pairs, double 
   if (running && darkened) shape().actions->post(now + m_dark, *this, kLit);
 }
 
+void CircuitFabric::relight(Pair& p, uint32_t lit, uint64_t now, bool running) {
+  if (running) retime(p, now);  // progress at the old rate
+  p.lit = lit;
+  if (p.lit) p.rate = core::SerialRate(8, p.lit, m_circuit_gbps);
+  if (!running) return;
+  ++p.gen;
+  if (p.queue_head < p.queue.size() && p.lit)
+    shape().actions->post(std::max(now, p.seg_start) + p.rate.ps(p.left), *this, kHead, p.gen);
+}
+
 // Serialization progress of the head message up to `now` at the pair's current rate.
-void CircuitFabric::retime(uint32_t, Pair& p, uint64_t now) {
+void CircuitFabric::retime(Pair& p, uint64_t now) {
   if (p.queue_head == p.queue.size() || now <= p.seg_start) return;
   if (p.lit) {
     const uint64_t dt = now - p.seg_start;
@@ -201,7 +204,7 @@ void CircuitFabric::retime(uint32_t, Pair& p, uint64_t now) {
   p.seg_start = now;
 }
 
-void CircuitFabric::start_head(uint32_t, Pair& p, uint64_t now) {
+void CircuitFabric::start_head(Pair& p, uint64_t now) {
   if (p.queue_head == p.queue.size()) {
     p.queue.clear();
     p.queue_head = 0;
@@ -223,7 +226,7 @@ bool CircuitFabric::hold(uint32_t src, uint32_t dst, npu::Message& m) {
   p.offered += n;
   p.queued_bytes += n;
   m_last_traffic = now;
-  if (p.queue.size() - p.queue_head == 1) start_head(src, p, now);
+  if (p.queue.size() - p.queue_head == 1) start_head(p, now);
   if (!m_epoch_pending && m_period) {
     m_epoch_pending = true;
     shape().actions->post(now + m_period, *this, kEpoch);
@@ -255,13 +258,7 @@ void CircuitFabric::act(uint32_t what, uint64_t arg) {
   if (what == kLit) {  // the dark time is over: every pair at its installed circuits
     for (uint32_t src = 0; src < ports(); ++src)
       for (Pair& p : m_out[src]) {
-        if (p.lit == p.count) continue;
-        retime(src, p, now);
-        p.lit = p.count;
-        if (p.lit) p.rate = core::SerialRate(8, p.lit, m_circuit_gbps);
-        ++p.gen;
-        if (p.queue_head < p.queue.size() && p.lit)
-          shape().actions->post(std::max(now, p.seg_start) + p.rate.ps(p.left), *this, kHead, p.gen);
+        if (p.lit != p.count) relight(p, p.count, now, true);
       }
     return;
   }
@@ -276,7 +273,7 @@ void CircuitFabric::act(uint32_t what, uint64_t arg) {
   p.queued_bytes -= m.bytes;
   deliver(src, p.dst, m, p.first_start, now);
   m_held.give(id);
-  start_head(src, p, now);
+  start_head(p, now);
 }
 
 void CircuitFabric::epoch(uint64_t now) {

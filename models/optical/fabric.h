@@ -173,8 +173,10 @@ class CircuitFabric : public Plane, public core::Actor {
   Pair* find(uint32_t src, uint32_t dst);
   const Pair* find(uint32_t src, uint32_t dst) const;
   Pair& pair_for(uint32_t src, uint32_t dst);
-  void retime(uint32_t src, Pair& p, uint64_t now);
-  void start_head(uint32_t src, Pair& p, uint64_t now);
+  void retime(Pair& p, uint64_t now);
+  /// Run the pair at `lit` circuits from now (running: re-time its head message).
+  void relight(Pair& p, uint32_t lit, uint64_t now, bool running);
+  void start_head(Pair& p, uint64_t now);
   void epoch(uint64_t now);
   double m_circuit_gbps = 0;
   std::vector<std::vector<Pair>> m_out;                // per source port: its pairs (at most D, scanned)
