@@ -428,6 +428,26 @@ TEST(OpticalPlacement, OpsWithWeightsSplitByChannelsGatherTheirWholeInput) {
   expect_within_delta(p, "channels");
 }
 
+TEST(OpticalPlacement, ChannelSplitsStayNarrowBelowFullReach) {
+  // A chain of ops with weights, 80 us each (8 parts near tau = 10 us): on
+  // k = 8 with full reach (delta 7) every op spans the group; at delta 3 an
+  // op has at most (3 + 2) / 2 = 2 parts, so each consumer part finds a GPU
+  // within reach of both producer parts and nothing is relocated or relayed.
+  std::vector<optical::Op> ops;
+  for (uint32_t i = 0; i < 6; ++i)
+    ops.push_back(
+        {"w" + std::to_string(i), 80, 4096, 1 << 20, i ? std::vector<uint32_t>{i - 1} : std::vector<uint32_t>{}});
+  const auto full = optical::place(ops, 8, 7, 10);
+  EXPECT_EQ(full.subs.size(), 6u * 8);
+  const auto narrow = optical::place(ops, 8, 3, 10);
+  EXPECT_EQ(narrow.subs.size(), 6u * 2);
+  EXPECT_EQ(narrow.relocations + narrow.relayed_hops, 0u);
+  expect_within_delta(narrow, "narrow");
+  std::set<uint32_t> used;
+  for (const auto& s : narrow.subs) used.insert(s.device);
+  EXPECT_GT(used.size(), 2u);  // the chain moves on around the group
+}
+
 TEST(OpticalPlacement, CoarseAndFineOpsTalkOnlyWithinDelta) {
   // alternating wide (k parts) and narrow (1-2 parts) ops: a narrow op
   // gathers from many sub-ops, a wide one scatters to many GPUs

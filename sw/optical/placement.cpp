@@ -64,7 +64,14 @@ Placement place(const std::vector<Op>& ops, uint32_t k, uint32_t delta, double t
     // delta + 1 parts of any input (more could not sit within delta of it)
     double want = std::round(op.compute_us / tau_us);
     for (uint32_t a : op.inputs) want = std::max(want, std::ceil(double(pl.subs[pl.first_sub[a]].parts) / (delta + 1)));
-    const uint32_t parts = static_cast<uint32_t>(std::clamp(want, 1.0, static_cast<double>(k)));
+    // A channel-split op's consumers gather every one of its parts, and a
+    // consumer on GPU d reaches producers on d - delta .. d: with its parts on
+    // m consecutive GPUs, delta - m + 2 GPUs can hold a consumer. A chain of
+    // channel-split ops runs m-wide on distinct GPUs only if m <= that, so
+    // below full reach (delta + 1 < k) at most (delta + 2) / 2 parts.
+    double most = static_cast<double>(k);
+    if (by_channels(op) && delta + 1 < k) most = std::max(1u, (delta + 2) / 2);
+    const uint32_t parts = static_cast<uint32_t>(std::clamp(want, 1.0, most));
     pl.first_sub.push_back(static_cast<uint32_t>(pl.subs.size()));
     for (uint32_t j = 0; j < parts; ++j)
       pl.subs.push_back(SubOp{o, j, parts, op.compute_us / parts, op.weight_bytes / parts, 0, 0, 0});

@@ -17,6 +17,10 @@
 // there), and the activations flow as Fig. 4(b)'s edges. A row-split op
 // after a row-split op is split at least as finely as that input /
 // (delta + 1), so that a sub-op gathers from at most delta + 1 of its parts.
+// Below full reach (delta + 1 < k) an op with weights has at most
+// (delta + 2) / 2 parts: its consumers gather every part, and only
+// delta - m + 2 GPUs are within reach of m consecutive ones, so a chain of
+// wider channel splits would pile onto a few GPUs (relocations).
 #pragma once
 
 #include <cstdint>
