@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sw/optical/accuracy.h"
 #include "sw/optical/hybrid.h"
 #include "sw/optical/ocs.h"
 #include "sw/optical/placement.h"
@@ -555,4 +556,59 @@ TEST(OpticalOpGraph, ParsedWithFileLineErrors) {
                 .find("op 'a' is named twice"),
             std::string::npos);
   EXPECT_NE(msg("    - {name: a, compute_us: 1, out_bytes: 1, flops: 3}\n").find("flops"), std::string::npos);
+}
+
+TEST(OpticalAccuracy, RowsInterpolatedScaledOrRefused) {
+  const optical::AccuracyTable t = optical::parse_accuracy_table_string(
+      "time_to_accuracy:\n"
+      "  - {model: m, batch: 1024, iterations: 1000, target: t, source: s1}\n"
+      "  - {model: m, batch: 256, iterations: 3000, target: t, source: s0}\n"
+      "  - {model: other, batch: 8, iterations: 5, target: t, source: s2}\n",
+      "a.yaml");
+  std::string why;
+  auto it = [&](const std::string& model, uint64_t batch) {
+    why.clear();
+    const auto e = optical::iterations_to_accuracy(t, model, batch, why);
+    return e ? e->iterations : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(it("m", 256), 3000);
+  EXPECT_DOUBLE_EQ(it("m", 1024), 1000);
+  EXPECT_DOUBLE_EQ(it("m", 128), 6000);                       // perfect scaling below the smallest batch
+  EXPECT_NEAR(it("m", 512), std::sqrt(3000.0 * 1000), 1e-6);  // log-log: the geometric mean half way
+  EXPECT_EQ(it("m", 2048), -1);
+  EXPECT_NE(why.find("beyond the largest batch of 'm'"), std::string::npos);
+  EXPECT_EQ(it("nope", 8), -1);
+  EXPECT_NE(why.find("no row for model 'nope'"), std::string::npos);
+  auto msg = [](const std::string& rows) {
+    try {
+      optical::parse_accuracy_table_string("time_to_accuracy:\n" + rows, "a.yaml");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg("  - {model: m, batch: 8, iterations: 5, target: t}\n"),
+            "a.yaml:2: a row needs 'source' (every row names its source)");
+  EXPECT_EQ(msg("  - {model: m, batch: 8, iterations: 5x, target: t, source: s}\n"),
+            "a.yaml:2: iterations: '5x' is not a non-negative number");
+  EXPECT_EQ(msg("  - {model: m, batch: 8.5, iterations: 5, target: t, source: s}\n"),
+            "a.yaml:2: batch: '8.5' is not a positive whole number of samples");
+  EXPECT_NE(msg("  - {model: m, batch: 8, iterations: 5, target: t, source: s}\n"
+                "  - {model: m, batch: 8, iterations: 4, target: t, source: s}\n")
+                .find("model m at batch 8 is also in the row at a.yaml:2"),
+            std::string::npos);
+  EXPECT_NE(msg("  - {model: m, batch: 8, iterations: 5, target: t, source: s}\n"
+                "  - {model: m, batch: 16, iterations: 6, target: t, source: s}\n")
+                .find("a larger batch never needs more steps"),
+            std::string::npos);
+  // The project's table parses, and every op graph names a model it has rows for.
+  const optical::AccuracyTable repo =
+      optical::parse_accuracy_table(std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/sipml/time-to-accuracy.yaml");
+  for (const char* g : {"transformer", "resnet50", "gpt"}) {
+    const optical::OpGraph og =
+        optical::parse_opgraph(std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/sipml/" + g + ".yaml");
+    EXPECT_EQ(og.accuracy_model, g);
+    EXPECT_EQ(og.accuracy_table, std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/sipml/time-to-accuracy.yaml");
+    EXPECT_TRUE(optical::iterations_to_accuracy(repo, g, 1, why)) << why;
+  }
 }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "models/core/config.h"
@@ -93,6 +96,20 @@ void yaml_no_unknown_keys(const std::string& file, const YAML::Node& map, std::i
       throw ConfigError(fmt::format("{}: unknown key '{}' (known: {})", yaml_at(file, kv.first), k, list));
     }
   }
+}
+
+}  // namespace fabricvp::core
+
+namespace fabricvp::core {
+
+double yaml_number(const std::string& file, const YAML::Node& n, const char* key) {
+  const std::string s = n.IsScalar() ? n.Scalar() : std::string();
+  errno = 0;
+  char* end = nullptr;
+  const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+  if (s.empty() || errno == ERANGE || !end || *end || !std::isfinite(v) || v < 0)
+    throw ConfigError(fmt::format("{}: {}: '{}' is not a non-negative number", yaml_at(file, n), key, s));
+  return v;
 }
 
 }  // namespace fabricvp::core

@@ -33,4 +33,9 @@ std::string yaml_at(const std::string& file, const YAML::Node& n);
 /// `known` (listing them), or for a key that is not a scalar.
 void yaml_no_unknown_keys(const std::string& file, const YAML::Node& map, std::initializer_list<const char*> known);
 
+/// The non-negative finite number a scalar node holds. Throws ConfigError
+/// naming file:line and `key` for anything else (empty, a word, a trailing
+/// character, out of range), never reading it as zero.
+double yaml_number(const std::string& file, const YAML::Node& n, const char* key);
+
 }  // namespace fabricvp::core

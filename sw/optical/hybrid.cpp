@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <utility>
 
@@ -14,20 +15,6 @@
 #include "models/core/yaml_input.h"
 
 namespace fabricvp::optical {
-
-namespace {
-
-double yaml_number(const std::string& path, const YAML::Node& n, const char* key) {
-  const std::string s = n.IsScalar() ? n.Scalar() : std::string();
-  errno = 0;
-  char* end = nullptr;
-  const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
-  if (s.empty() || errno == ERANGE || !end || *end || !std::isfinite(v) || v < 0)
-    throw core::ConfigError(fmt::format("{}: {}: '{}' is not a non-negative number", core::yaml_at(path, n), key, s));
-  return v;
-}
-
-}  // namespace
 
 bool is_opgraph_file(const std::string& path) {
   const auto dot = path.rfind('.');
@@ -47,16 +34,29 @@ OpGraph parse_opgraph_string(const std::string& text, const std::string& path) {
     throw core::ConfigError(fmt::format("{}: an op graph file needs a top-level 'opgraph:' map", path));
   core::yaml_no_unknown_keys(path, root, {"opgraph"});
   const YAML::Node g = root["opgraph"];
-  core::yaml_no_unknown_keys(path, g, {"description", "notes", "batch", "ops"});
+  core::yaml_no_unknown_keys(path, g, {"description", "notes", "batch", "accuracy", "ops"});
   OpGraph out;
   out.file = path;
   if (g["description"]) out.description = g["description"].Scalar();
   if (const YAML::Node b = g["batch"]) {
-    const double v = yaml_number(path, b, "batch");
+    const double v = core::yaml_number(path, b, "batch");
     if (v < 1 || v != std::floor(v) || v > 1e9)
       throw core::ConfigError(
           fmt::format("{}: batch: '{}' is not a positive whole number of samples", core::yaml_at(path, b), b.Scalar()));
     out.batch = static_cast<uint64_t>(v);
+  }
+  if (const YAML::Node a = g["accuracy"]) {
+    core::yaml_no_unknown_keys(path, a, {"table", "model"});
+    for (const char* key : {"table", "model"})
+      if (!a[key] || !a[key].IsScalar() || a[key].Scalar().empty())
+        throw core::ConfigError(
+            fmt::format("{}: accuracy: needs '{}' (the time-to-accuracy table and the model's "
+                        "name in it)",
+                        core::yaml_at(path, a), key));
+    const std::filesystem::path table = a["table"].Scalar();
+    out.accuracy_table =
+        table.is_absolute() ? table.string() : (std::filesystem::path(path).parent_path() / table).string();
+    out.accuracy_model = a["model"].Scalar();
   }
   const YAML::Node ops = g["ops"];
   if (!ops || !ops.IsSequence() || ops.size() == 0)
@@ -74,9 +74,9 @@ OpGraph parse_opgraph_string(const std::string& text, const std::string& path) {
     for (const char* key : {"compute_us", "out_bytes"})
       if (!on[key])
         throw core::ConfigError(fmt::format("{}: op '{}' has no {}", core::yaml_at(path, on), op.name, key));
-    op.compute_us = yaml_number(path, on["compute_us"], "compute_us");
-    op.out_bytes = yaml_number(path, on["out_bytes"], "out_bytes");
-    if (on["weight_bytes"]) op.weight_bytes = yaml_number(path, on["weight_bytes"], "weight_bytes");
+    op.compute_us = core::yaml_number(path, on["compute_us"], "compute_us");
+    op.out_bytes = core::yaml_number(path, on["out_bytes"], "out_bytes");
+    if (on["weight_bytes"]) op.weight_bytes = core::yaml_number(path, on["weight_bytes"], "weight_bytes");
     if (const YAML::Node in = on["inputs"]) {
       if (!in.IsSequence())
         throw core::ConfigError(fmt::format("{}: inputs: a list of op names", core::yaml_at(path, in)));

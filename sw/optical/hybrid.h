@@ -6,12 +6,14 @@
 //   opgraph:
 //     description: "..."
 //     batch: 16
+//     accuracy: {table: time-to-accuracy.yaml, model: transformer}   # optional
 //     ops:
 //       - {name: qkv0, compute_us: 42.5, out_bytes: 6291456, weight_bytes: 6291456, inputs: [ln0]}
 // compute_us (on one GPU) and out_bytes (the activation) for `batch`
 // samples, weight_bytes the parameters; inputs name earlier ops.
 // scaled() gives the graph for another local batch (compute and activations
-// in proportion, weights unchanged).
+// in proportion, weights unchanged). accuracy names the time-to-accuracy
+// table (relative to the graph's file) and the model's rows in it (accuracy.h).
 //
 // GPU g * k + d runs MP group g's sub-ops placed on device d (Algorithm 1,
 // placement.h): GPUs of a group are consecutive, so on SiP-Ring a group's
@@ -43,7 +45,8 @@ namespace fabricvp::optical {
 
 struct OpGraph {
   std::string file, description;
-  uint64_t batch = 1;  ///< samples the compute times and activations are for
+  uint64_t batch = 1;                          ///< samples the compute times and activations are for
+  std::string accuracy_table, accuracy_model;  ///< optional (accuracy.h): the table's path, the model's name in it
   std::vector<Op> ops;
   /// The graph for `local_batch` samples.
   OpGraph scaled(uint64_t local_batch) const;

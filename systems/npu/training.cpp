@@ -83,6 +83,10 @@ void TrainingRun::build_opgraph(const std::string& file) {
     g = g.scaled(batch / l);
   }
   m_local_batch = g.batch;
+  if (!g.accuracy_table.empty()) {
+    m_accuracy = std::make_unique<optical::AccuracyTable>(optical::parse_accuracy_table(g.accuracy_table));
+    m_accuracy_model = g.accuracy_model;
+  }
   uint32_t delta = m_sys.choices.sipml_delta.get();
   if (delta == 0) {
     delta = k - 1;  // electrical: any GPU of the group

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sw/optical/accuracy.h"
 #include "sw/optical/placement.h"
 #include "sw/training/chakra.h"
 #include "sw/training/loop.h"
@@ -56,6 +57,9 @@ class TrainingRun final : public training::Platform {
   const optical::Placement* placement() const { return m_placement.get(); }
   /// The samples each DP group's op graph runs (op graphs).
   uint64_t local_batch() const { return m_local_batch; }
+  /// The op graph's time-to-accuracy table and its model's name there (null: the graph names none).
+  const optical::AccuracyTable* accuracy_table() const { return m_accuracy.get(); }
+  const std::string& accuracy_model() const { return m_accuracy_model; }
   const training::GraphRun& graph() const { return *m_graph; }
   /// Times of one NPU (either kind of workload).
   const training::NpuTimes& times(uint32_t npu) const { return m_graph ? m_graph->times(npu) : m_loop->times(npu); }
@@ -109,6 +113,8 @@ class TrainingRun final : public training::Platform {
   void build_opgraph(const std::string& file);
   bool m_opgraph = false;
   uint64_t m_local_batch = 0;
+  std::unique_ptr<optical::AccuracyTable> m_accuracy;
+  std::string m_accuracy_model;
   std::unique_ptr<optical::Placement> m_placement;
   using PlanKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // (dims mask, kind, elems)
   const std::vector<std::vector<std::shared_ptr<const npu::CollectivePlan>>>& plans(uint32_t mask, const Groups& g,

@@ -3,6 +3,7 @@
 // communication of the NPU that finished last; per layer the same; every
 // collective in collectives.csv, every link direction in links.csv.
 #include <filesystem>
+#include <optional>
 
 #include "models/core/units.h"
 #include "systems/npu/scenario.h"
@@ -19,6 +20,14 @@ uint32_t critical_npu(const TrainingRun& t, uint32_t npus) {
   for (uint32_t n = 1; n < npus; ++n)
     if (t.times(n).end > t.times(best).end) best = n;
   return best;
+}
+
+/// Iterations to accuracy at the run's global batch (op graphs naming a table).
+std::optional<optical::AccuracyEstimate> accuracy_of(const TrainingRun& t, size_t npus, uint64_t& global,
+                                                     std::string& why) {
+  global = t.placement() ? t.local_batch() * (npus / t.placement()->k) : 0;
+  if (!t.accuracy_table()) return std::nullopt;
+  return optical::iterations_to_accuracy(*t.accuracy_table(), t.accuracy_model(), global, why);
 }
 
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * static_cast<double>(part) / whole : 0.0; }
@@ -59,6 +68,21 @@ void NpuScenario::report_training() {
       num("workload", "relayed_hops", "hops", "relay hops of transfers out of reach", p->relayed_hops);
       dbl("workload", "placement_makespan_us", "us", "Algorithm 1's own estimate of the forward pass (compute only)",
           p->makespan_us);
+    }
+    uint64_t global = 0;
+    std::string why;
+    const auto est = accuracy_of(t, m_sys->npus.size(), global, why);
+    if (t.placement()) num("workload", "global_batch", "samples", "local_batch x dp_groups", global);
+    if (t.accuracy_table()) {
+      if (est) {
+        dbl("workload", "iterations_to_accuracy", "iterations",
+            "iterations to the target accuracy at the global batch (the time-to-accuracy table)", est->iterations);
+        dbl("workload", "time_to_accuracy_s", "s", "iteration_ps x iterations_to_accuracy",
+            static_cast<double>(tm.end) * 1e-12 * est->iterations);
+        str("workload", "accuracy_estimate", "which rows of the table the iterations come from", est->rule);
+      } else {
+        str("workload", "accuracy_estimate", "why there is no time to accuracy", why);
+      }
     }
     uint64_t nodes = 0;
     for (const auto& g : t.graph().graphs()) nodes += g.nodes.size();
@@ -174,6 +198,15 @@ void NpuScenario::summarize_training(systems::Summary& sum) {
                                 human_time(tm.end), crit, human_time(tm.compute), pct(tm.compute, tm.end),
                                 human_time(tm.exposed), pct(tm.exposed, tm.end), human_time(tm.comm_busy),
                                 pct(tm.comm_busy, tm.end)));
+  uint64_t global = 0;
+  std::string why;
+  const auto est = accuracy_of(t, m_sys->npus.size(), global, why);
+  if (est)
+    sum.line("to accuracy", fmt::format("{:.3g} h: {:.0f} iterations of {} at the global batch of {} ({})",
+                                        static_cast<double>(tm.end) * 1e-12 * est->iterations / 3600.0, est->iterations,
+                                        human_time(tm.end), global, est->rule));
+  else if (t.accuracy_table())
+    sum.line("to accuracy", "not estimated: " + why);
   if (!t.data()) {
     sum.line("result", "timing only: collectives move no payload in a training run (--data moves and checks it)");
   } else if (t.mismatched() == 0) {
