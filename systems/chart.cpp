@@ -32,6 +32,23 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 d = json.load(open(sys.argv[1]))
+if d["heatmaps"]:
+    from matplotlib.colors import LogNorm
+    import numpy as np
+    h = d["heatmaps"]
+    vals = [v for m in h for row in m["cells"] for v in row if v > 0]
+    norm = LogNorm(vmin=min(vals), vmax=max(vals)) if vals else None
+    fig, axes = plt.subplots(1, len(h), figsize=(4.2 * len(h) + 1.0, 4.4), dpi=120, squeeze=False)
+    for ax, m in zip(axes[0], h):
+        a = np.ma.masked_less_equal(np.array(m["cells"], dtype=float), 0)
+        im = ax.imshow(a, cmap="viridis", norm=norm, interpolation="nearest")
+        ax.set_title(m["label"], fontsize=9)
+        ax.set_xlabel(d["xlabel"])
+        ax.set_ylabel(d["ylabel"])
+    fig.suptitle(d["title"], fontsize=10)
+    fig.colorbar(im, ax=list(axes[0]), label=d["legend"], shrink=0.8)
+    fig.savefig(sys.argv[2])
+    sys.exit(0)
 fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
 markers = "osD^v<>ph*"
 n = len(d["series"])
@@ -88,7 +105,9 @@ void draw_png(const Chart& c, const std::string& out, const std::string& python)
                       {"categories", c.categories},
                       {"bars", c.bars},
                       {"xticks", nlohmann::json::array()},
-                      {"series", nlohmann::json::array()}};
+                      {"series", nlohmann::json::array()},
+                      {"heatmaps", nlohmann::json::array()}};
+  for (const Heatmap& h : c.heatmaps) d["heatmaps"].push_back({{"label", h.label}, {"cells", h.cells}});
   for (const auto& [x, label] : c.xticks) d["xticks"].push_back({x, label});
   for (const Series& s : c.series)
     d["series"].push_back({{"label", s.label}, {"x", s.x}, {"y", s.y}, {"ymin", s.ymin}, {"ymax", s.ymax}});

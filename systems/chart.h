@@ -18,6 +18,12 @@ struct Series {
   std::vector<double> ymin, ymax;  ///< optional: a range around each y (error bars)
 };
 
+/// A matrix drawn as an image (row i, column j: the cell's value), e.g. a traffic matrix.
+struct Heatmap {
+  std::string label;
+  std::vector<std::vector<double>> cells;
+};
+
 struct Chart {
   Chart() = default;
   Chart(std::string t, std::string xl, std::string yl, std::string lg)
@@ -28,6 +34,9 @@ struct Chart {
   std::vector<std::pair<double, std::string>> xticks;  ///< x tick positions and labels (optional)
   bool logx = false, logy = false;
   bool bars = false;  ///< bars instead of lines (categories on x)
+  /// Images side by side instead of series (xlabel: columns, ylabel: rows,
+  /// legend: the colour scale's label); zero cells blank, the scale logarithmic.
+  std::vector<Heatmap> heatmaps;
 };
 
 /// Draw `c` into the PNG file `out`. Throws core::ConfigError if python3

@@ -297,6 +297,22 @@ TEST(SipmlPlatform, DataParallelOpGraphComputesThreeTimesTheForwardPass) {
   EXPECT_EQ(r.stats["workload"]["p2p_transfers"].get<uint64_t>(), 0u);
 }
 
+TEST(SipmlPlatform, WeightGradientsAreAllReducedInBuckets) {
+  // k = 1 on 8 GPUs: one DP ring of every GPU. The 12 ops with weights (1.5
+  // MiB) in backward order c3 b3 | a3 c2 b2 | a2 c1 b1 | a1 c0 b0 | a0 make
+  // five buckets of at least 256 KiB; no bucketing: 12 all-reduces; the
+  // default 25 MiB: one. The same bytes, checked, in every case.
+  test::TempDir dir;
+  for (const auto& [mib, want] : {std::pair{"0", 12u}, std::pair{"0.25", 5u}, std::pair{"25", 1u}}) {
+    CliRun r = run_opgraph(dir, std::string("--data -p sipml.mp=1 -p sipml.batch=32 -p sipml.bucket_MiB=") + mib);
+    ASSERT_EQ(r.r.code, 0) << r.r.out;
+    const auto& w = r.stats["workload"];
+    EXPECT_EQ(w["collectives"].get<uint64_t>(), want) << mib;
+    EXPECT_EQ(w["collective_bytes"].get<uint64_t>(), 4u * (65536 + 262144 + 65536)) << mib;
+    EXPECT_TRUE(w["verified"].get<bool>()) << mib;
+  }
+}
+
 TEST(SipmlPlatform, OpGraphsKeepTheOpticalDegree) {
   // 3 switches: delta = (3 - 1) / 2 = 1 (a GPU's next in its group forward,
   // its previous backward, its DP peer); at k = 8 an op with weights stays in

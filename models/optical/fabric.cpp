@@ -58,6 +58,10 @@ void Plane::carry(uint32_t src, npu::Message& m, uint64_t now) {
 void Plane::deliver(uint32_t src, uint32_t dst, npu::Message& m, uint64_t start, uint64_t end) {
   ++messages;
   bytes += m.bytes;
+  PairTraffic& pt = m_pairs[uint64_t(src) * ports() + dst];
+  pt.src = src, pt.dst = dst;
+  ++pt.messages;
+  pt.bytes += m.bytes;
   m.start_ps = start;
   m.arrival_ps = end + m_shape.latency_ps;
   m.port = m_shape.afi_port;
@@ -67,6 +71,15 @@ void Plane::deliver(uint32_t src, uint32_t dst, npu::Message& m, uint64_t start,
             fmt::format(R"("to":"npu{}","bytes":{})", m_shape.npus[dst], m.bytes));
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   (*m_tx[dst])->b_transport(m, d);
+}
+
+std::vector<Plane::PairTraffic> Plane::pair_traffic() const {
+  std::vector<PairTraffic> out;
+  out.reserve(m_pairs.size());
+  for (const auto& [key, t] : m_pairs) out.push_back(t);
+  std::sort(out.begin(), out.end(),
+            [](const PairTraffic& a, const PairTraffic& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
+  return out;
 }
 
 // ---- circuits

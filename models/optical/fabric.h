@@ -40,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/core/module.h"
@@ -80,6 +81,13 @@ class Plane : public core::Module {
   virtual const char* channels() const = 0;
 
   core::Counter messages, bytes;
+  /// What one port sent another (measured as messages are delivered).
+  struct PairTraffic {
+    uint32_t src = 0, dst = 0;  ///< ports
+    uint64_t messages = 0, bytes = 0;
+  };
+  /// Every pair that carried anything, by source then destination port.
+  std::vector<PairTraffic> pair_traffic() const;
 
  protected:
   Plane(const sc_core::sc_module_name& nm, const char* kind, FabricShape shape);
@@ -103,7 +111,8 @@ class Plane : public core::Module {
   std::vector<std::unique_ptr<npu::AfiTarget>> m_rx;
   std::vector<std::unique_ptr<Rx>> m_rx_if;
   npu::AfiNoBw m_bw;
-  uint32_t m_pid = 0;  // trace process (0: off)
+  uint32_t m_pid = 0;                                 // trace process (0: off)
+  std::unordered_map<uint64_t, PairTraffic> m_pairs;  // src * ports + dst
 };
 
 /// A plane of circuits between GPU pairs (SiP-OCS, SiP-Ring).

@@ -40,9 +40,8 @@ AccuracyTable parse_accuracy_table_string(const std::string& text, const std::st
     row.batch = static_cast<uint64_t>(b);
     row.iterations = core::yaml_number(path, r["iterations"], "iterations");
     if (row.iterations < 1)
-      throw core::ConfigError(
-          fmt::format("{}: iterations: '{}' must be at least 1", core::yaml_at(path, r["iterations"]),
-                      r["iterations"].Scalar()));
+      throw core::ConfigError(fmt::format("{}: iterations: '{}' must be at least 1",
+                                          core::yaml_at(path, r["iterations"]), r["iterations"].Scalar()));
     row.target = r["target"].Scalar();
     row.source = r["source"].Scalar();
     t.rows.push_back(std::move(row));
@@ -65,8 +64,8 @@ AccuracyTable parse_accuracy_table_string(const std::string& text, const std::st
   return t;
 }
 
-std::optional<AccuracyEstimate> iterations_to_accuracy(const AccuracyTable& t, const std::string& model,
-                                                       uint64_t batch, std::string& why) {
+std::optional<AccuracyEstimate> iterations_to_accuracy(const AccuracyTable& t, const std::string& model, uint64_t batch,
+                                                       std::string& why) {
   std::vector<const AccuracyRow*> rows;
   for (const AccuracyRow& r : t.rows)
     if (r.model == model) rows.push_back(&r);

@@ -46,7 +46,7 @@ struct AccuracyEstimate {
 
 /// Iterations for `model` at global batch `batch`; nullopt with `why` set
 /// when the table has no row of the model or the batch is beyond its largest.
-std::optional<AccuracyEstimate> iterations_to_accuracy(const AccuracyTable& t, const std::string& model,
-                                                       uint64_t batch, std::string& why);
+std::optional<AccuracyEstimate> iterations_to_accuracy(const AccuracyTable& t, const std::string& model, uint64_t batch,
+                                                       std::string& why);
 
 }  // namespace fabricvp::optical

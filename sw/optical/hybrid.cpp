@@ -107,7 +107,7 @@ OpGraph OpGraph::scaled(uint64_t local_batch) const {
 }
 
 std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl, uint32_t l,
-                                           const std::vector<bool>& dp_dims) {
+                                           const std::vector<bool>& dp_dims, double bucket_bytes) {
   const uint32_t k = pl.k;
   std::vector<training::Graph> graphs(static_cast<size_t>(k) * l);
   for (uint32_t gpu = 0; gpu < graphs.size(); ++gpu) graphs[gpu].file = g.file;
@@ -188,6 +188,28 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
     // backward, in reverse: gradients back along the paths reversed
     std::vector<std::vector<uint64_t>> grads(pl.subs.size());
     std::vector<uint64_t> last_allreduce(k, 0);  // per device: its previous all-reduce (issued in order, as NCCL does)
+    // per device: the weight gradients waiting for their bucket's all-reduce
+    struct Bucket {
+      std::vector<uint64_t> wg;
+      double bytes = 0;
+      std::string first;
+    };
+    std::vector<Bucket> bucket(k);
+    auto flush = [&](uint32_t dev) {
+      Bucket& b = bucket[dev];
+      if (b.wg.empty()) return;
+      training::GraphNode ar;
+      ar.kind = training::GraphNode::coll;
+      ar.name = b.wg.size() == 1 ? b.first + " weights all-reduce"
+                                 : fmt::format("{} .. ({} sub-ops) weights all-reduce", b.first, b.wg.size());
+      ar.comm = training::Comm::allreduce;
+      ar.bytes = static_cast<uint64_t>(std::ceil(b.bytes));
+      ar.involved_dim = dp_dims;
+      ar.deps = std::move(b.wg);
+      if (last_allreduce[dev]) ar.deps.push_back(last_allreduce[dev]);
+      last_allreduce[dev] = add(dev, ar);
+      b = Bucket{};
+    };
     for (uint32_t s = static_cast<uint32_t>(pl.subs.size()); s-- > 0;) {
       const SubOp& so = pl.subs[s];
       const std::string name = fmt::format("{}.{}", g.ops[so.op].name, so.part);
@@ -196,15 +218,11 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
       ig[s] = compute(s, "ig", std::move(deps));
       const uint64_t wg = compute(s, "wg", {ig[s]});
       if (so.weight_bytes > 0 && l > 1) {
-        training::GraphNode ar;
-        ar.kind = training::GraphNode::coll;
-        ar.name = name + " weights all-reduce";
-        ar.comm = training::Comm::allreduce;
-        ar.bytes = static_cast<uint64_t>(std::ceil(so.weight_bytes));
-        ar.involved_dim = dp_dims;
-        ar.deps = {wg};
-        if (last_allreduce[so.device]) ar.deps.push_back(last_allreduce[so.device]);
-        last_allreduce[so.device] = add(so.device, ar);
+        Bucket& b = bucket[so.device];
+        if (b.wg.empty()) b.first = name;
+        b.wg.push_back(wg);
+        b.bytes += so.weight_bytes;
+        if (b.bytes >= bucket_bytes) flush(so.device);
       }
       for (uint32_t x : in[s]) {
         const Transfer& t = pl.transfers[x];
@@ -214,6 +232,7 @@ std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& pl
             path.size() == 2 && path[0] == path[1] ? ig[s] : transfer(path, ig[s], t.bytes, name + " grad"));
       }
     }
+    for (uint32_t dev = 0; dev < k; ++dev) flush(dev);
   }
   return graphs;
 }

@@ -26,7 +26,10 @@
 //     reversed; weight-gradient compute (as long again); the DP all-reduce
 //     of the sub-op's weights over the l GPUs holding the same device of
 //     every group (a collective over logical dimension 1 of the fabric split
-//     k x l), issued and not waited for until the end; a GPU's all-reduces
+//     k x l), gathered into buckets of at least `bucket_bytes` in the order
+//     the gradients are computed (PyTorch DDP's gradient buckets; 0: one
+//     all-reduce per sub-op; the last bucket takes what is left), each issued
+//     when its last gradient is computed and not waited for until the end; a GPU's all-reduces
 //     run one after another in the order they were issued (as on one NCCL
 //     stream), so every member of a DP ring issues them in the same order.
 // Sends and receives of one GPU pair are chained in order, so they match in
@@ -62,6 +65,6 @@ OpGraph parse_opgraph_string(const std::string& text, const std::string& path);
 /// replicated l times; `dp_dims`: the involved dimensions of the DP
 /// all-reduces (GraphNode::involved_dim; l == 1: none are issued).
 std::vector<training::Graph> hybrid_graphs(const OpGraph& g, const Placement& placement, uint32_t l,
-                                           const std::vector<bool>& dp_dims);
+                                           const std::vector<bool>& dp_dims, double bucket_bytes);
 
 }  // namespace fabricvp::optical

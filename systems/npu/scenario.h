@@ -121,6 +121,7 @@ class NpuScenario final : public systems::Scenario {
 
   int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
   std::vector<std::string> outputs() const override {
+    if (m_train && !m_sys->optical_planes().empty()) return {"collectives.csv", "links.csv", "traffic.csv"};
     if (m_train) return {"collectives.csv", "links.csv"};
     return {};
   }

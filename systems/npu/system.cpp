@@ -54,7 +54,12 @@ Choices::Choices()
                   "scaled from the file's batch); 0: every group runs the file's batch",
                   0u, 1u << 30),
       sipml_tau_us("sipml", "tau_us", 10.0, "us",
-                   "op-graph workloads: the computation quantum ops are split near (seed 003 §4: 10 us)", 0.001, 1e9) {}
+                   "op-graph workloads: the computation quantum ops are split near (seed 003 §4: 10 us)", 0.001, 1e9),
+      sipml_bucket_MiB("sipml", "bucket_MiB", 25.0, "MiB",
+                       "op-graph workloads: a GPU's weight gradients are all-reduced in buckets of at least this "
+                       "much, in the order they are computed (PyTorch DDP's default 25 MiB); 0: one all-reduce per "
+                       "sub-op",
+                       0.0, 1e6) {}
 
 DimParams::DimParams(const std::string& p)
     : prefix(p),

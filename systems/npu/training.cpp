@@ -104,7 +104,8 @@ void TrainingRun::build_opgraph(const std::string& file) {
   if (k > 1 && l > 1) m_logical = std::make_shared<collectives::ndim::Shape>(m_sys.fabric.split(0, k));
   std::vector<bool> dp_dims;  // the DP all-reduce's dimensions: the blocks of the split, or all
   if (l > 1) dp_dims = k > 1 ? std::vector<bool>{false, true} : std::vector<bool>{true};
-  m_graph = std::make_unique<training::GraphRun>(optical::hybrid_graphs(g, *m_placement, l, dp_dims), *this);
+  m_graph = std::make_unique<training::GraphRun>(
+      optical::hybrid_graphs(g, *m_placement, l, dp_dims, m_sys.choices.sipml_bucket_MiB.get() * 1048576.0), *this);
 }
 
 void TrainingRun::optical_demand(std::vector<optical::Demand>& out) {
@@ -461,6 +462,19 @@ void TrainingRun::write_links_csv(const std::string& path) const {
                        ch->utilization_pct());
   }
   f.close();
+}
+
+bool TrainingRun::write_traffic_csv(const std::string& path) const {
+  const auto planes = m_sys.optical_planes();
+  if (planes.empty()) return false;
+  core::OutputFile f(path, "traffic CSV");
+  f << "plane,src_npu,dst_npu,messages,bytes\n";
+  for (const optical::Plane* p : planes)
+    for (const optical::Plane::PairTraffic& t : p->pair_traffic())
+      f << fmt::format("{},{},{},{},{}\n", p->name(), p->shape().npus[t.src], p->shape().npus[t.dst], t.messages,
+                       t.bytes);
+  f.close();
+  return true;
 }
 
 }  // namespace fabricvp::npusys

@@ -86,6 +86,9 @@ class TrainingRun final : public training::Platform {
   std::vector<const CollectiveRecord*> records() const;
   void write_collectives_csv(const std::string& path) const;
   void write_links_csv(const std::string& path) const;
+  /// Every optical plane's pairs that carried anything (plane, src_npu, dst_npu,
+  /// messages, bytes): the measured traffic matrix. False if there are no planes.
+  bool write_traffic_csv(const std::string& path) const;
 
   // training::Platform
   uint32_t npus() const override { return static_cast<uint32_t>(m_sys.npus.size()); }

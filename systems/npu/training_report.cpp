@@ -1,7 +1,8 @@
 // Statistics, summary and files of a training workload (docs/workloads.md):
 // per iteration and in total the compute, the communication and the exposed
 // communication of the NPU that finished last; per layer the same; every
-// collective in collectives.csv, every link direction in links.csv.
+// collective in collectives.csv, every link direction in links.csv, every
+// optical plane's GPU pairs in traffic.csv (the measured traffic matrix).
 #include <filesystem>
 #include <optional>
 
@@ -125,6 +126,7 @@ void NpuScenario::report_training() {
   if (t.is_graph()) {
     t.write_collectives_csv((fs::path(m_out_dir) / "collectives.csv").string());
     t.write_links_csv((fs::path(m_out_dir) / "links.csv").string());
+    t.write_traffic_csv((fs::path(m_out_dir) / "traffic.csv").string());
     return;
   }
   for (uint32_t it = 0; it < t.iterations(); ++it) {
@@ -153,6 +155,7 @@ void NpuScenario::report_training() {
   }
   t.write_collectives_csv((fs::path(m_out_dir) / "collectives.csv").string());
   t.write_links_csv((fs::path(m_out_dir) / "links.csv").string());
+  t.write_traffic_csv((fs::path(m_out_dir) / "traffic.csv").string());
 }
 
 void NpuScenario::summarize_training(systems::Summary& sum) {
