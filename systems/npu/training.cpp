@@ -36,6 +36,7 @@ uint32_t mask_of(const std::vector<uint32_t>& dims) {
 
 TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iterations, core::Dtype dtype, bool data)
     : m_sys(sys), m_iterations(iterations), m_dtype(dtype), m_data(data) {
+  m_p2p_whole = !m_sys.is_torus() && m_sys.ndims() == 1 && !m_sys.optical_planes().empty();
   if (optical::is_opgraph_file(file)) {
     if (iterations != 1)
       throw core::ConfigError("--iterations: an op-graph workload runs one iteration (SiP-ML's iteration time)");
@@ -282,7 +283,7 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
   if (it == m_p2p_plans.end()) {
     collectives::ndim::PlanOptions o;
     o.chunk_bytes = uint64_t(m_sys.choices.chunk_kib.get()) * 1024;
-    o.chunks = m_sys.choices.chunks.get();
+    o.chunks = m_p2p_whole ? 1 : m_sys.choices.chunks.get();
     std::array<std::shared_ptr<const npu::CollectivePlan>, 2> p{
         collectives::ndim::make_p2p_plan(m_sys.fabric, src, dst, m_dtype, elems, o, src),
         collectives::ndim::make_p2p_plan(m_sys.fabric, src, dst, m_dtype, elems, o, dst)};

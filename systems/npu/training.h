@@ -149,6 +149,9 @@ class TrainingRun final : public training::Platform {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::array<std::shared_ptr<const npu::CollectivePlan>, 2>>
       m_p2p_plans;  // (src, dst, elems) -> sender's, receiver's
   uint64_t m_p2p = 0;
+  /// A transfer is one message (not collective.chunks): the fabric is one
+  /// optical or electrical plane, a single hop with nothing to pipeline.
+  bool m_p2p_whole = false;
   // --data: the k-th transfer from src to dst at the sender meets the k-th at the receiver.
   struct P2pData {
     uint64_t address = 0, bytes = 0;
