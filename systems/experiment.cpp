@@ -111,7 +111,7 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs) {
   });
 }
 
-SweepResult run_experiment_sweep(const ExperimentOptions& opt) {
+SweepResult run_experiment_sweep(const ExperimentOptions& opt, bool keep_going) {
   SweepResult r;
   r.spec = load_sweep(source_file("sweeps/experiments/" + opt.name + ".yaml"));
   if (opt.quick) restrict_to_quick(r.spec);
@@ -120,7 +120,23 @@ SweepResult run_experiment_sweep(const ExperimentOptions& opt) {
     const std::string dir = (fs::path(opt.out_dir) / opt.name / "points" / std::to_string(p.index)).string();
     r.jobs.push_back(Job{point_args(r.spec, p, dir), dir, {}});
   }
-  run_jobs(r.jobs, opt.jobs);
+  if (!keep_going) {
+    run_jobs(r.jobs, opt.jobs);
+    return r;
+  }
+  r.failed.assign(r.jobs.size(), std::string());
+  run_jobs(r.jobs, opt.jobs, [&r](size_t i, Job&, const JobEnd& end) {
+    if (end.exit_code == 0) return;
+    std::string why = end.signal ? fmt::format("killed by signal {}", end.signal) : "failed";
+    size_t at = 0;
+    while (at < end.log.size()) {
+      const size_t nl = std::min(end.log.find('\n', at), end.log.size());
+      const std::string line = end.log.substr(at, nl - at);
+      if (line.find("error") != std::string::npos) why = line;
+      at = nl + 1;
+    }
+    r.failed[i] = why;
+  });
   return r;
 }
 
@@ -138,6 +154,19 @@ void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Ch
   const fs::path png = fs::path(opt.out_dir) / (opt.name + ".png");
   draw_png(chart, png.string());
   fmt::print("\nwrote {} and {}\n", file.string(), png.string());
+}
+
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j,
+                 const std::vector<std::pair<std::string, Chart>>& charts) {
+  const fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
+  core::write_file(file.string(), j.dump(1) + "\n", "experiment result");
+  std::vector<std::string> pngs;
+  for (size_t i = 0; i < charts.size(); ++i) {
+    const std::string stem = i == 0 ? opt.name : opt.name + "-" + charts[i].first;
+    pngs.push_back((fs::path(opt.out_dir) / (stem + ".png")).string());
+    draw_png(charts[i].second, pngs.back());
+  }
+  fmt::print("\nwrote {} and {}\n", file.string(), fmt::join(pngs, ", "));
 }
 
 bool register_experiment(Experiment e) {

@@ -52,8 +52,12 @@ struct SweepResult {
   SweepSpec spec;
   std::vector<SweepPoint> points;
   std::vector<Job> jobs;
+  std::vector<std::string> failed;  ///< keep_going: per point, empty or the error its run ended with
 };
-SweepResult run_experiment_sweep(const ExperimentOptions& opt);
+/// keep_going: a point whose run fails is recorded in `failed` (the last
+/// line of its log that says "error") and the others still run; otherwise
+/// the first failure throws with the child's log.
+SweepResult run_experiment_sweep(const ExperimentOptions& opt, bool keep_going = false);
 
 /// Run the jobs `jobs` at a time; each writes into its own directory. Throws
 /// core::ConfigError with the child's log when one fails.
@@ -83,5 +87,8 @@ std::string source_file(const std::string& path);
 std::string size_name(uint64_t bytes);
 /// Write <out>/<name>.json and the experiment's figure, <out>/<name>.png, and say so.
 void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Chart& chart);
+/// The same with more figures: the first is <out>/<name>.png, the others <out>/<name>-<suffix>.png.
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j,
+                 const std::vector<std::pair<std::string, Chart>>& charts);
 
 }  // namespace fabricvp::systems

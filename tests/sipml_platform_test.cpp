@@ -6,6 +6,8 @@
 // name, bad platform input, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -359,4 +361,35 @@ TEST(SipmlPlatform, TheTransformerOpGraphRunsAndDataDoesNotChangeTheTimes) {
   ASSERT_EQ(timing.r.code, 0) << timing.r.out;
   ASSERT_EQ(data.r.code, 0) << data.r.out;
   EXPECT_EQ(timing.stats["workload"]["simulated_ps"], data.stats["workload"]["simulated_ps"]);
+}
+
+TEST(SipmlPlatform, TrafficExperimentMeasuresAlgorithmOnesPattern) {
+  // Fig 7 on 64 GPUs of SiP-Ring (degree 16, delta 3 for k = 4 and 7 for
+  // k = 16): every pair the fabric measured is within a group and delta
+  // apart (forward or, for gradients, backward) or the same device of two
+  // groups (the DP all-reduce); no GPU has more peers than the degree.
+  test::TempDir dir;
+  test::Result e = test::sh("experiment sipml-traffic --quick -o " + (dir.path / "e").string());
+  ASSERT_EQ(e.code, 0) << e.out;
+  const nlohmann::json j = test::load_json((dir.path / "e" / "sipml-traffic.json").string());
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {
+    const uint32_t k = p["mp"].get<uint32_t>(), delta = p["delta"].get<uint32_t>();
+    EXPECT_EQ(delta, std::min(k - 1, 7u));
+    EXPECT_LE(p["max_peers"].get<uint32_t>(), 16u);
+    double sum = 0;
+    const auto& m = p["matrix"];
+    ASSERT_EQ(m.size(), 64u);
+    for (uint32_t s = 0; s < 64; ++s)
+      for (uint32_t d = 0; d < 64; ++d) {
+        const double v = m[s][d].get<double>();
+        if (v == 0) continue;
+        sum += v;
+        const bool near = s / k == d / k && ((d + k - s) % k <= delta || (s + k - d) % k <= delta);
+        EXPECT_TRUE(near || s % k == d % k) << "k " << k << ": gpu" << s << " -> gpu" << d;
+      }
+    EXPECT_DOUBLE_EQ(sum, p["bytes"].get<double>());
+    EXPECT_GT(p["bytes_within_mp_groups"].get<double>(), 0.5 * sum);
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "e" / "sipml-traffic.png"));
 }
