@@ -326,6 +326,12 @@ TEST(SipmlPlatform, OpGraphsKeepTheOpticalDegree) {
   EXPECT_EQ(w["delta"].get<uint64_t>(), 1u);
   EXPECT_TRUE(w["verified"].get<bool>());
   EXPECT_LE(r.stats["sys"]["dim0"]["ocs0"]["pairs"].get<uint64_t>(), 8u * 2);  // one GPU group: +1 and -1
+  // SiP-Ring with W = 800 / 200 = 4 wavelengths: a GPU reaches at most 4
+  // peers whatever the ring's degree (16), so delta = (4 - 1) / 2 = 1.
+  CliRun ring = run_opgraph(dir, "--data -p sipml.mp=8 -p sys.dim0.fabric=ring -p sys.dim0.ring0.wavelength_Gbps=200");
+  ASSERT_EQ(ring.r.code, 0) << ring.r.out;
+  EXPECT_EQ(ring.stats["workload"]["delta"].get<uint64_t>(), 1u);
+  EXPECT_TRUE(ring.stats["workload"]["verified"].get<bool>());
 }
 
 TEST(SipmlPlatform, BadOpGraphSettingsAreRefused) {

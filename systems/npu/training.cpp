@@ -94,7 +94,9 @@ void TrainingRun::build_opgraph(const std::string& file) {
     for (const optical::Plane* p : m_sys.optical_planes()) {
       uint32_t degree = 0;
       if (auto* ocs = dynamic_cast<const optical::OcsFabric*>(p)) degree = ocs->degree();
-      if (auto* ring = dynamic_cast<const optical::RingFabric*>(p)) degree = ring->degree.get();
+      // a GPU reaches at most one peer per wavelength: fewer than the degree when W is small
+      if (auto* ring = dynamic_cast<const optical::RingFabric*>(p))
+        degree = std::min(ring->degree.get(), ring->spec().wavelengths);
       if (degree) delta = std::min(delta, std::max(1u, (degree - 1) / 2));
     }
   }
