@@ -148,14 +148,6 @@ std::string size_name(uint64_t b) {
   return fmt::format("{}B", b);
 }
 
-void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Chart& chart) {
-  const fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
-  core::write_file(file.string(), j.dump(1) + "\n", "experiment result");
-  const fs::path png = fs::path(opt.out_dir) / (opt.name + ".png");
-  draw_png(chart, png.string());
-  fmt::print("\nwrote {} and {}\n", file.string(), png.string());
-}
-
 void save_result(const ExperimentOptions& opt, const nlohmann::json& j,
                  const std::vector<std::pair<std::string, Chart>>& charts) {
   const fs::path file = fs::path(opt.out_dir) / (opt.name + ".json");
@@ -196,6 +188,10 @@ int run_experiment(const ExperimentOptions& opt) {
     fmt::print(stderr, "fabricvp: error: {}\n", e.what());
     return 1;
   }
+}
+
+void save_result(const ExperimentOptions& opt, const nlohmann::json& j, const Chart& chart) {
+  save_result(opt, j, {{std::string(), chart}});
 }
 
 }  // namespace fabricvp::systems
