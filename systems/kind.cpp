@@ -29,6 +29,15 @@ void RunOptions::refuse(const std::string& option, const std::string& why) const
   throw core::ConfigError(fmt::format("{}: {}", a == aliases.end() ? "--" + option : a->second, why));
 }
 
+core::Dtype RunOptions::reduction_dtype() const {
+  if (!core::is_reduction_dtype(dtype))
+    throw core::ConfigError(fmt::format(
+        "--dtype {}: collectives reduce fp32, bf16, fp16 or int32 ({} is an input type of the TSP matrix unit: "
+        "--workload matmul)",
+        core::dtype_name(dtype), core::dtype_name(dtype)));
+  return dtype;
+}
+
 bool register_kind(Kind kind) {
   auto& r = kind_registry();
   if (r.count(kind.name)) throw std::logic_error("system kind '" + kind.name + "' registered twice");

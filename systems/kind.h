@@ -58,6 +58,8 @@ struct RunOptions {
   /// Throws core::ConfigError "--<option>: <why>" if `option` was given
   /// (an option of kind_options counts as given too).
   void refuse(const std::string& option, const std::string& why) const;
+  /// `dtype` if collectives reduce it (core::kDtypes); else core::ConfigError naming --dtype.
+  core::Dtype reduction_dtype() const;
 
   // Software replay (seed 000 §4.5): a machine check restarts the run from
   // the start in a fresh process, up to max_replays times.

@@ -13,6 +13,7 @@ const char* dtype_name(Dtype d) {
     case Dtype::bf16: return "bf16";
     case Dtype::fp16: return "fp16";
     case Dtype::int32: return "int32";
+    case Dtype::int8: return "int8";
     case Dtype::none: break;
   }
   return "none";
@@ -24,6 +25,7 @@ uint32_t dtype_bytes(Dtype d) {
     case Dtype::int32: return 4;
     case Dtype::bf16:
     case Dtype::fp16: return 2;
+    case Dtype::int8: return 1;
     case Dtype::none: break;
   }
   return 0;
@@ -35,6 +37,16 @@ bool parse_dtype(const std::string& s, Dtype& out) {
       out = d;
       return true;
     }
+  if (s == dtype_name(Dtype::int8)) {
+    out = Dtype::int8;
+    return true;
+  }
+  return false;
+}
+
+bool is_reduction_dtype(Dtype d) {
+  for (Dtype k : kDtypes)
+    if (d == k) return true;
   return false;
 }
 
@@ -148,7 +160,9 @@ void elements(uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
 
 void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
   const uint32_t size = dtype_bytes(dt);
-  if (size == 0 || bytes % size != 0)
+  if (!is_reduction_dtype(dt))
+    throw std::invalid_argument(std::string("core::add: ") + dtype_name(dt) + " elements are not added");
+  if (bytes % size != 0)
     throw std::invalid_argument(std::string("core::add: ") + std::to_string(bytes) +
                                 " bytes is not a whole number of " + dtype_name(dt) + " elements");
   switch (dt) {
@@ -156,6 +170,7 @@ void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t byte
     case Dtype::bf16: elements<uint16_t, ieee::add_bf16>(dst, a, b, bytes); break;
     case Dtype::fp16: elements<uint16_t, ieee::add_fp16>(dst, a, b, bytes); break;
     case Dtype::int32: elements<uint32_t, ieee::add_int32>(dst, a, b, bytes); break;
+    case Dtype::int8:
     case Dtype::none: break;
   }
 }
@@ -172,6 +187,7 @@ double element_value(Dtype dt, const uint8_t* p) {
     }
     case Dtype::bf16: std::memcpy(&h, p, 2); return ieee::bf16_to_f32(h);
     case Dtype::fp16: std::memcpy(&h, p, 2); return ieee::f16_to_f32(h);
+    case Dtype::int8: return static_cast<int8_t>(p[0]);
     case Dtype::none: break;
   }
   return 0;
@@ -227,6 +243,7 @@ void random_elements(Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint
   const uint64_t e0 = offset / es, n = bytes / es;
   switch (dt) {
     case Dtype::int32: fill<uint32_t, 2>(seed, out, n, e0, [](uint32_t w) { return w; }); break;
+    case Dtype::int8: fill<uint8_t, 8>(seed, out, n, e0, [](uint32_t w) { return static_cast<uint8_t>(w); }); break;
     case Dtype::fp32:  // |x| in [2^-8, 2^9): 17 binades, 23 random fraction bits
       fill<uint32_t, 2>(seed, out, n, e0, [](uint32_t w) {
         return (w & 0x80000000u) | ((127u - 8u + (((w >> 23) & 31u) * 17u >> 5)) << 23) | (w & 0x7fffffu);

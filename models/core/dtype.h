@@ -23,17 +23,21 @@
 
 namespace fabricvp::core {
 
-enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4 };
+/// int8 is an input type of the TSP matrix unit (MXM) only: nothing adds
+/// int8 vectors (core::add refuses it; collectives reduce the other four).
+enum class Dtype : uint8_t { none = 0, fp32 = 1, bf16 = 2, fp16 = 3, int32 = 4, int8 = 5 };
 
-/// The four element types, in encoding order.
+/// The four element types that are added (vector ALU, ACE, collectives), in encoding order.
 constexpr std::array<Dtype, 4> kDtypes{Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int32};
 
-/// "fp32", "bf16", "fp16", "int32" ("none" for Dtype::none).
+/// "fp32", "bf16", "fp16", "int32", "int8" ("none" for Dtype::none).
 const char* dtype_name(Dtype d);
 /// Bytes per element; 0 for Dtype::none.
 uint32_t dtype_bytes(Dtype d);
-/// Parse "fp32", "bf16", "fp16", "int32"; false (and `out` unchanged) otherwise.
+/// Parse "fp32", "bf16", "fp16", "int32", "int8"; false (and `out` unchanged) otherwise.
 bool parse_dtype(const std::string& s, Dtype& out);
+/// One of kDtypes (a type that vector ALUs and collectives add).
+bool is_reduction_dtype(Dtype d);
 
 namespace ieee {
 constexpr uint32_t kNaN32 = 0x7fc00000u;
@@ -59,6 +63,7 @@ inline uint32_t add_lane(Dtype dt, uint32_t a, uint32_t b) {
     case Dtype::bf16: return ieee::add_bf16(static_cast<uint16_t>(a), static_cast<uint16_t>(b));
     case Dtype::fp16: return ieee::add_fp16(static_cast<uint16_t>(a), static_cast<uint16_t>(b));
     case Dtype::int32: return ieee::add_int32(a, b);
+    case Dtype::int8:
     case Dtype::none: break;
   }
   return 0;
@@ -66,7 +71,7 @@ inline uint32_t add_lane(Dtype dt, uint32_t a, uint32_t b) {
 
 /// dst = a + b element-wise over `bytes` bytes of little-endian elements; dst
 /// may alias a or b. No allocation. std::invalid_argument if `bytes` is not a
-/// whole number of elements or dt is none.
+/// whole number of elements or dt is not one of kDtypes.
 void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes);
 
 /// An element's value as a double (for mismatch reports; exact).
@@ -76,7 +81,7 @@ double element_value(Dtype dt, const uint8_t* p);
 /// (splitmix64, counter based, so any slice can be generated on its own;
 /// offset must be a whole number of elements): floats with random sign and
 /// significand over several binades, small enough that the sum over `ranks`
-/// inputs cannot overflow; int32 uniformly random (sums wrap).
+/// inputs cannot overflow; int32 and int8 uniformly random (sums wrap).
 void random_elements(Dtype dt, uint64_t seed, uint8_t* out, uint64_t bytes, uint64_t offset = 0, uint32_t ranks = 8);
 
 }  // namespace fabricvp::core

@@ -14,7 +14,7 @@ Spec parse_spec(const std::string& text, const systems::RunOptions& opt) {
   Spec s;
   s.text = text;
   s.bytes = opt.bytes;
-  s.dtype = opt.dtype;
+  s.dtype = opt.reduction_dtype();
   std::stringstream ss(text);
   std::string item;
   bool first = true;

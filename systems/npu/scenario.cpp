@@ -41,8 +41,8 @@ void NpuScenario::prepare(const systems::RunOptions& opt) {
     opt.refuse("bytes", "a training workload's collective sizes come from its file");
     opt.refuse("src", "a training workload's collectives have no root to choose");
     opt.refuse("group", "a training workload's parallelism decides the groups of its collectives");
-    m_train =
-        std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.dtype, opt.kind_options.count("data") > 0);
+    m_train = std::make_unique<TrainingRun>(*m_sys, opt.workload, iterations, opt.reduction_dtype(),
+                                            opt.kind_options.count("data") > 0);
     if (m_sys->plans_circuits()) {
       std::vector<optical::Demand> demand;
       m_train->optical_demand(demand);

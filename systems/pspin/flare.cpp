@@ -281,7 +281,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_workload = training ? opt.workload : std::string();
   m_out_dir = opt.out_dir;
   m_seed = opt.seed;
-  m_dtype = opt.dtype;
+  m_dtype = opt.reduction_dtype();
   const uint32_t esize = core::dtype_bytes(m_dtype);
   const uint64_t bytes = opt.bytes ? opt.bytes : uint64_t(1) << 20;
   if (bytes % esize)
