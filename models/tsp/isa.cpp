@@ -68,6 +68,8 @@ const char* op_name(Op op) {
     case Op::RUNTIME_DESKEW: return "RUNTIME_DESKEW";
     case Op::POLL: return "POLL";
     case Op::RDHAC: return "RDHAC";
+    case Op::LW: return "LW";
+    case Op::MXM: return "MXM";
   }
   return "?";
 }

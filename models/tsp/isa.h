@@ -29,6 +29,17 @@ constexpr uint32_t kVectorBytes = 320;
 constexpr uint32_t kVectors = kHemispheres * kSlices * kBanks * kOffsets;        // 720,896
 constexpr uint64_t kSramBytes = static_cast<uint64_t>(kVectors) * kVectorBytes;  // 220 MiB
 
+// Matrix unit (MXM, seed 000 §5.2): a unit holds a [K x 320] weight tile, K =
+// 160 for fp16 (a unit is a pair of planes) and 320 for int8 (one plane); a
+// tile occupies 320 SRAM vectors (fp16: row k in vectors 2k, 2k+1). A
+// sub-operation [1 x K] x [K x 320] reads one vector and writes 320 fp32 or
+// int32 results: 4 vectors.
+constexpr uint32_t kMxmColumns = 320;
+constexpr uint32_t kTileVectors = 320;
+constexpr uint32_t kResultVectors = kMxmColumns * 4 / kVectorBytes;  // 4
+/// K of a tile: 160 for fp16, 320 for int8, 0 for types the MXM does not take.
+constexpr uint32_t mxm_k(core::Dtype d) { return d == core::Dtype::fp16 ? 160 : d == core::Dtype::int8 ? 320 : 0; }
+
 /// [hemisphere, slice, bank, offset] of one 320-byte vector.
 struct VecAddr {
   uint32_t hemisphere = 0, slice = 0, bank = 0, offset = 0;
@@ -63,6 +74,8 @@ enum class Op : uint8_t {
   RUNTIME_DESKEW = 11,  ///< stall imm + (SAC - HAC) cycles, resynchronize the SAC (§3.3)
   POLL = 12,            ///< polling synchronization loop: at each epoch boundary, continue if port `port` was notified
   RDHAC = 13,           ///< write HAC, SAC, HAC - SAC and the cycle counters into SRAM vector a
+  LW = 14,              ///< load a weight tile into buffer c of MXM unit `port` from SRAM a (count vectors)
+  MXM = 15,             ///< count [1 x K] x [K x 320] sub-operations: inputs at b, results (4 vectors each) at a
 };
 
 constexpr uint32_t kInstrBytes = 32;
@@ -73,9 +86,10 @@ struct Instr {
   uint16_t port = 0;
   uint32_t count = 0;
   uint32_t a = 0, b = 0,
-           c = 0;     ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src)
+           c = 0;     ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src;
+                      ///< LW: a = tile, c = weight buffer; MXM: a = dst, b = inputs, c = weight buffer)
   uint32_t line = 0;  ///< source line of the assembly text (0 if none)
-  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall
+  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall; MXM: 1 = accumulate
 
   std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);

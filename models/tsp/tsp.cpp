@@ -138,6 +138,107 @@ class AddCursor final : public Cursor {
   uint64_t& m_last;
 };
 
+/// LW: weight vector i is read from SRAM at cycle c0 + i / rate into the tile.
+class LwCursor final : public Cursor {
+ public:
+  LwCursor(const Sram& sram, const clock::Oscillator& clk, WeightTile& tile, core::Dtype dt, uint32_t addr, uint32_t n,
+           uint64_t c0, uint32_t rate, uint64_t seq)
+      : m_sram(sram), m_clk(clk), m_tile(tile), m_dt(dt), m_addr(addr), m_n(n), m_c0(c0), m_rate(rate) {
+    key = OpKey{clk.ps(c0), kRead, seq};
+  }
+  bool step() override {
+    if (m_i == 0) m_tile.begin(m_dt, m_n);
+    m_tile.load(m_i, m_sram.read(m_addr + m_i));
+    if (++m_i == m_n) return false;
+    key.t = m_clk.ps(m_c0 + m_i / m_rate);
+    return true;
+  }
+
+ private:
+  const Sram& m_sram;
+  const clock::Oscillator& m_clk;
+  WeightTile& m_tile;
+  core::Dtype m_dt;
+  uint32_t m_addr, m_n, m_i = 0;
+  uint64_t m_c0;
+  uint32_t m_rate;
+};
+
+/// MXM: sub-operation i reads its input vector at cycle c0 + i and multiplies
+/// it by the tile; its 4 result vectors are written (with ACC: added to the
+/// destination, read then) at cycle c0 + i + latency.
+class MxmCursor final : public Cursor {
+ public:
+  MxmCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, const WeightTile& tile, uint32_t dst, uint32_t src,
+            uint32_t n, bool acc, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
+      : m_chip(chip),
+        m_sram(sram),
+        m_clk(clk),
+        m_tile(tile),
+        m_int(tile.dtype() == core::Dtype::int8),
+        m_dst(dst),
+        m_src(src),
+        m_n(n),
+        m_acc(acc),
+        m_c0(c0),
+        m_lat(latency),
+        m_slots(std::min<uint64_t>(n, latency + 1)),
+        m_ring(new uint32_t[m_slots * kMxmColumns]),  // filled before read
+        m_last(last_write) {
+    key = OpKey{clk.ps(c0), kRead, seq};
+  }
+  bool step() override {
+    if (key.order == kRead) {
+      m_tile.multiply(m_sram.read(m_src + m_r), &m_ring[(m_r % m_slots) * kMxmColumns]);
+      ++m_r;
+    } else {
+      const uint32_t* r = &m_ring[(m_w % m_slots) * kMxmColumns];
+      for (uint32_t q = 0; q < kResultVectors; ++q) {
+        const uint32_t v = m_dst + kResultVectors * m_w + q;
+        m_chip.before_write(v);
+        uint8_t* out = m_sram.write(v);
+        const uint32_t* part = r + q * (kVectorBytes / 4);
+        if (!m_acc) {
+          std::memcpy(out, part, kVectorBytes);
+          continue;
+        }
+        for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
+          uint32_t d;
+          std::memcpy(&d, out + 4 * e, 4);
+          d = m_int ? d + part[e] : core::ieee::add_fp32(d, part[e]);
+          std::memcpy(out + 4 * e, &d, 4);
+        }
+      }
+      m_last = key.t;
+      ++m_w;
+    }
+    if (m_w == m_n) return false;
+    OpKey wk{m_clk.ps(m_c0 + m_w + m_lat), kWrite, key.seq};
+    if (m_r < m_n) {
+      OpKey rk{m_clk.ps(m_c0 + m_r), kRead, key.seq};
+      key = rk < wk ? rk : wk;
+    } else {
+      key = wk;
+    }
+    return true;
+  }
+
+ private:
+  Tsp& m_chip;
+  Sram& m_sram;
+  const clock::Oscillator& m_clk;
+  const WeightTile& m_tile;
+  bool m_int;
+  uint32_t m_dst, m_src, m_n;
+  bool m_acc;
+  uint64_t m_c0;
+  uint32_t m_lat;
+  uint64_t m_slots;
+  std::unique_ptr<uint32_t[]> m_ring;
+  uint32_t m_r = 0, m_w = 0;
+  uint64_t& m_last;
+};
+
 /// RDHAC: one vector of counter values written to SRAM at a known time.
 class WordsCursor final : public Cursor {
  public:
@@ -195,6 +296,14 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       recv_latency(this, "recv_latency", 205, "cycles",
                    "vector taken from the receive buffer to written in SRAM (readable)", 1, 100000),
       add_latency(this, "add_latency", 16, "cycles", "ADD: operand read to result written in SRAM", 1, 100000),
+      mxm_planes(this, "mxm_planes", 4, "planes",
+                 "MXM planes: one int8 sub-operation per plane per cycle, fp16 units are pairs of planes", 2, 64),
+      mxm_latency(this, "mxm_latency", 64, "cycles",
+                  "MXM: input vector read to its 4 result vectors written in SRAM (docs/isa.md)", 1, 100000),
+      lw_vectors_per_cycle(this, "lw_vectors_per_cycle", 16, "vectors",
+                           "LW: weight vectors streamed into a plane per cycle", 1, 320),
+      lw_latency(this, "lw_latency", 24, "cycles", "LW: last weight vector read to the weights usable by an MXM", 0,
+                 100000),
       notify_latency(this, "notify_latency", 4, "cycles", "NOTIFY issue to restart of the SYNC'ed queues", 1, 100000),
       queues(this, "queues", 32, "queues", "instruction queues (ICUs) with independent streams", 1, 4096),
       vxm_alus(this, "vxm_alus", 4, "ALUs", "vector ALUs that can run ADD bursts concurrently", 1, 64),
@@ -235,6 +344,12 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       vectors_added(this, nullptr, "vectors_added", "vectors", "vector additions by the VXM"),
       alu_busy_cycles(this, nullptr, "alu_busy_cycles", "cycles", "ALU-cycles spent on ADD (sum over ALUs)"),
       data_ops(this, nullptr, "data_ops", "operations", "per-vector SRAM operations applied by the timeline"),
+      weight_loads(this, nullptr, "weight_loads", "instructions", "LW instructions (weight tiles loaded)"),
+      weight_vectors(this, nullptr, "weight_vectors", "vectors", "weight vectors loaded by LW"),
+      mxm_ops(this, nullptr, "mxm_ops", "instructions", "MXM instructions"),
+      mxm_subops(this, nullptr, "mxm_subops", "sub-operations", "[1 x K] x [K x 320] sub-operations"),
+      mxm_plane_cycles(this, nullptr, "mxm_plane_cycles", "cycles",
+                       "plane-cycles spent streaming MXM sub-operations (sum over planes)"),
       sram_pages(this, nullptr, "sram_pages", "pages", "20-KiB SRAM pages written (sparse storage)"),
       sram_bytes(this, nullptr, "sram_host_bytes", "bytes", "host memory used by this chip's SRAM model"),
       last_write(this, "last_write_ps", "ps", "time of the last SRAM write by RECV or ADD",
@@ -245,6 +360,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
     m_ports.push_back(std::make_unique<Port>(fmt::format("c2c{}", p).c_str(), *this, p));
   m_imem.resize(queues);
   m_alu_free.assign(vxm_alus, 0);
+  m_planes.resize(mxm_planes);
+  m_tiles.resize(2 * mxm_planes);
   ctrl.register_transport_dbg(this, &Tsp::ctrl_dbg);
 
   SC_METHOD(sequencer);
@@ -380,8 +497,34 @@ void Tsp::load_queues() {
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
           range(in.a, "address");
           break;
+        case Op::LW:
+        case Op::MXM: {
+          if (tsp::mxm_k(in.dtype) == 0) program_error(q, pc, in, "takes fp16 or int8 (the MXM's input types)");
+          uint32_t first = 0, planes = 0;
+          if (!unit_planes(in.dtype, in.port, first, planes))
+            program_error(q, pc, in,
+                          fmt::format("MXM unit {} does not exist: the chip has {} {} units", in.port,
+                                      in.dtype == core::Dtype::fp16 ? mxm_planes / 2 : mxm_planes.get(),
+                                      core::dtype_name(in.dtype)));
+          if (in.c > 1) program_error(q, pc, in, fmt::format("weight buffer {} does not exist (w0, w1)", in.c));
+          if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
+          if (in.op == Op::LW) {
+            if (in.count > kTileVectors)
+              program_error(q, pc, in, fmt::format("loads at most {} vectors (one tile)", kTileVectors));
+            range(in.a, "tile");
+          } else {
+            if (in.imm > 1) program_error(q, pc, in, "accumulate flag must be 0 or 1");
+            range(in.b, "inputs");
+            if (static_cast<uint64_t>(in.a) + uint64_t(in.count) * kResultVectors > kVectors)
+              program_error(q, pc, in,
+                            fmt::format("results {} + {} vectors run past the end of SRAM",
+                                        VecAddr::from_linear(in.a).str(), uint64_t(in.count) * kResultVectors));
+          }
+          break;
+        }
         case Op::ADD:
-          if (core::dtype_bytes(in.dtype) == 0) program_error(q, pc, in, "has no valid data type");
+          if (!core::is_reduction_dtype(in.dtype))
+            program_error(q, pc, in, "has no valid data type (fp32, bf16, fp16, int32)");
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
           range(in.a, "destination");
           range(in.b, "source");
@@ -677,9 +820,11 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
                         in.port, in.count, backlog, queued, tx_buffer_vectors.get()));
         return;
       }
+      uint64_t lead = b.ready_ps - m_clock.ps(c);  // read-ahead of the serializer
+      if (!results_landed(q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }))
+        return;
       p.tx_vectors += in.count;
       vectors_sent += in.count;
-      uint64_t lead = b.ready_ps - m_clock.ps(c);  // read-ahead of the serializer
       m_sending.push_back(std::make_unique<Sending>(Sending{b.channel, b.stream_index, in.a, in.count, 0}));
       m_timeline.add(std::make_unique<SendCursor>(m_sram, *b.channel, *m_sending.back(), b.start_ps - lead,
                                                   m_timeline.next_seq()));
@@ -714,9 +859,14 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
             fmt::format(R"("port":{},"addr":"{}","vectors":{})", in.port, VecAddr::from_linear(in.a).str(), in.count));
       break;
     }
+    case Op::LW: issue_lw(q, in, c); break;
+    case Op::MXM: issue_mxm(q, in, c); break;
     case Op::ADD:
     case Op::COPY: {
       const bool copy = in.op == Op::COPY;
+      auto at = [this, c](uint32_t i) { return m_clock.ps(c + i); };
+      if (!results_landed(q, c, op_name(in.op), in.b, in.count, at)) return;
+      if (!copy && !results_landed(q, c, op_name(in.op), in.c, in.count, at)) return;
       ++(copy ? copies : adds);
       auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
       if (alu == m_alu_free.end()) {
@@ -745,6 +895,125 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
   if (queue.st == QState::run) queue.next = next;
   if (queue.pc == queue.prog.size() && queue.st == QState::run) queue.st = QState::done;
   m_end_cycle = std::max(m_end_cycle, next);
+}
+
+bool Tsp::unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& count) const {
+  count = dt == core::Dtype::fp16 ? 2 : 1;
+  first = u * count;
+  return mxm_k(dt) != 0 && first + count <= mxm_planes;
+}
+
+template <typename ReadPs>
+bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps) {
+  if (m_inflight.empty()) return true;
+  const uint64_t now = m_clock.ps(c);
+  for (size_t k = 0; k < m_inflight.size();) {
+    const InFlight& f = m_inflight[k];
+    if (m_clock.ps(f.c0 + f.n - 1 + f.lat) < now) {  // every result has landed: forget it
+      m_inflight[k] = m_inflight.back();
+      m_inflight.pop_back();
+      continue;
+    }
+    const uint64_t lo = std::max<uint64_t>(addr, f.dst);
+    const uint64_t hi = std::min<uint64_t>(uint64_t(addr) + n, f.dst + uint64_t(f.n) * kResultVectors);
+    for (uint64_t v = lo; v < hi; ++v) {
+      const uint64_t lands = f.c0 + (v - f.dst) / kResultVectors + f.lat;
+      const uint64_t read = read_ps(static_cast<uint32_t>(v - addr));
+      if (read < m_clock.ps(lands)) {
+        error(fmt::format("queue{}", q), c,
+              fmt::format("{} reads {} at cycle {}, before the MXM issued at cycle {} writes its result there (cycle "
+                          "{}): the result is still on its stream",
+                          what, VecAddr::from_linear(static_cast<uint32_t>(v)).str(), m_clock.cycle_at_or_after(read),
+                          f.c0, lands));
+        return false;
+      }
+    }
+    ++k;
+  }
+  return true;
+}
+
+void Tsp::issue_lw(uint32_t q, const Instr& in, uint64_t c) {
+  auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
+  const uint32_t rate = lw_vectors_per_cycle;
+  if (!results_landed(q, c, "LW", in.a, in.count, [&](uint32_t i) { return m_clock.ps(c + i / rate); })) return;
+  uint32_t first = 0, n = 0;
+  unit_planes(in.dtype, in.port, first, n);
+  const uint64_t load_end = c + (in.count + rate - 1) / rate;
+  for (uint32_t p = first; p < first + n; ++p) {
+    const MxmPlane& pl = m_planes[p];
+    if (pl.load_until > c) {
+      fail(fmt::format("LW m{}.w{} while plane {} is still loading weights (until cycle {})", in.port, in.c, p,
+                       pl.load_until));
+      return;
+    }
+    if (pl.buf[in.c].read_until > c) {
+      fail(fmt::format("LW m{}.w{} overwrites weights an MXM reads until cycle {}", in.port, in.c,
+                       pl.buf[in.c].read_until));
+      return;
+    }
+  }
+  for (uint32_t p = first; p < first + n; ++p) {
+    MxmPlane& pl = m_planes[p];
+    pl.load_until = load_end;
+    pl.buf[in.c] = MxmPlane::Buffer{in.dtype, in.port, load_end + lw_latency, 0};
+  }
+  ++weight_loads;
+  weight_vectors += in.count;
+  m_timeline.add(std::make_unique<LwCursor>(m_sram, m_clock, m_tiles[2 * first + in.c], in.dtype, in.a, in.count, c,
+                                            rate, m_timeline.next_seq()));
+  extend(m_clock.ps(load_end));
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled())
+    tr.span(m_pid, q, "LW", "tsp", m_clock.ps(c), m_clock.ps(load_end + lw_latency) - m_clock.ps(c),
+            fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"vectors":{})", core::dtype_name(in.dtype), in.port, in.c,
+                        in.count));
+}
+
+void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
+  auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
+  if (!results_landed(q, c, "MXM", in.b, in.count, [&](uint32_t i) { return m_clock.ps(c + i); })) return;
+  if (in.imm && !results_landed(q, c, "MXM (ACC)", in.a, in.count * kResultVectors,
+                                [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }))
+    return;
+  uint32_t first = 0, n = 0;
+  unit_planes(in.dtype, in.port, first, n);
+  for (uint32_t p = first; p < first + n; ++p) {
+    const MxmPlane& pl = m_planes[p];
+    const MxmPlane::Buffer& b = pl.buf[in.c];
+    if (pl.busy_until > c) {
+      fail(fmt::format("MXM m{} issued while plane {} is still streaming (until cycle {})", in.port, p, pl.busy_until));
+      return;
+    }
+    if (b.dt != in.dtype || b.unit != in.port) {
+      fail(fmt::format("MXM.{} m{}.w{}: the buffer holds no {} weights of this unit (LW.{} m{}.w{} first)",
+                       core::dtype_name(in.dtype), in.port, in.c, core::dtype_name(in.dtype),
+                       core::dtype_name(in.dtype), in.port, in.c));
+      return;
+    }
+    if (b.ready > c) {
+      fail(fmt::format("MXM m{}.w{} issued before its weights are installed (cycle {})", in.port, in.c, b.ready));
+      return;
+    }
+  }
+  for (uint32_t p = first; p < first + n; ++p) {
+    m_planes[p].busy_until = c + in.count;
+    m_planes[p].buf[in.c].read_until = c + in.count;
+  }
+  ++mxm_ops;
+  mxm_subops += in.count;
+  mxm_plane_cycles += uint64_t(in.count) * n;
+  m_inflight.push_back(InFlight{in.a, in.count, c, mxm_latency});
+  m_timeline.add(std::make_unique<MxmCursor>(*this, m_sram, m_clock, m_tiles[2 * first + in.c], in.a, in.b, in.count,
+                                             in.imm != 0, c, mxm_latency, m_timeline.next_seq(), m_last_write));
+  const uint64_t end = m_clock.ps(c + in.count - 1 + mxm_latency);
+  extend(end);
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled())
+    tr.span(
+        m_pid, q, "MXM", "tsp", m_clock.ps(c), end - m_clock.ps(c),
+        fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"dst":"{}","subops":{},"acc":{})", core::dtype_name(in.dtype),
+                    in.port, in.c, VecAddr::from_linear(in.a).str(), in.count, in.imm ? "true" : "false"));
 }
 
 }  // namespace fabricvp::tsp

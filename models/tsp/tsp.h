@@ -27,6 +27,7 @@
 #include "models/core/module.h"
 #include "models/core/timebase.h"
 #include "models/tsp/isa.h"
+#include "models/tsp/mxm.h"
 #include "models/tsp/port.h"
 #include "models/tsp/sram.h"
 #include "models/tsp/timeline.h"
@@ -77,6 +78,10 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Param<uint32_t> send_latency;
   core::Param<uint32_t> recv_latency;
   core::Param<uint32_t> add_latency;
+  core::Param<uint32_t> mxm_planes;
+  core::Param<uint32_t> mxm_latency;
+  core::Param<uint32_t> lw_vectors_per_cycle;
+  core::Param<uint32_t> lw_latency;
   core::Param<uint32_t> notify_latency;
   core::Param<uint32_t> queues;
   core::Param<uint32_t> vxm_alus;
@@ -166,6 +171,15 @@ class Tsp : public core::Module, public c2c::Producer {
   void error(const std::string& where, uint64_t cycle, const std::string& msg);
 
   void guard(uint32_t v);
+  /// MXM planes of unit u for type dt (fp16: 2u, 2u + 1; int8: u); false if none.
+  bool unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& count) const;
+  /// Stream check: a read of vectors [addr, addr + n), vector i at read_ps(i),
+  /// must not come before an MXM result issued earlier has landed there
+  /// (the results are still on their stream). Fails the chip; false if so.
+  template <typename ReadPs>
+  bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps);
+  void issue_lw(uint32_t q, const Instr& in, uint64_t c);
+  void issue_mxm(uint32_t q, const Instr& in, uint64_t c);
   void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
   static clock::Oscillator make_oscillator(const Tsp& t);
   core::Clock m_nominal;
@@ -184,6 +198,23 @@ class Tsp : public core::Module, public c2c::Producer {
   std::vector<Queue> m_queues;
   std::deque<Notify> m_notifies;
   std::vector<uint64_t> m_alu_free;  // cycle each ALU becomes free
+  struct MxmPlane {
+    uint64_t busy_until = 0;  // end of the MXM streaming through it
+    uint64_t load_until = 0;  // end of the LW loading it
+    struct Buffer {
+      core::Dtype dt = core::Dtype::none;
+      uint32_t unit = 0;        // the unit that loaded it
+      uint64_t ready = 0;       // cycle from which an MXM may use it
+      uint64_t read_until = 0;  // end of the last MXM reading it
+    } buf[2];
+  };
+  std::vector<MxmPlane> m_planes;
+  std::vector<WeightTile> m_tiles;  // [first plane of the unit][buffer]
+  struct InFlight {                 // MXM results on their way to SRAM
+    uint32_t dst, n;
+    uint64_t c0, lat;  // result vector 4i + q lands at cycle c0 + i + lat
+  };
+  std::vector<InFlight> m_inflight;
   sc_core::sc_event m_kick;
   bool m_ticking = false;
   sc_core::sc_event m_start;
@@ -198,6 +229,7 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Counter instructions, sends, recvs, adds, copies, nops, waits, syncs, notifies;
   core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
+  core::Counter weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
   core::Counter sram_pages, sram_bytes;
   core::Derived last_write;
 };

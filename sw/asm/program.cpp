@@ -91,6 +91,20 @@ struct Parser {
     return static_cast<uint16_t>(v);
   }
 
+  /// "mU.wB": MXM unit U, weight buffer B (0 or 1).
+  void weights(const std::string& tok, tsp::Instr& ins) const {
+    std::string t = trim(tok);
+    const size_t dot = t.find('.');
+    if (t.size() < 5 || (t[0] != 'm' && t[0] != 'M') || dot == std::string::npos || dot + 2 > t.size() ||
+        (t[dot + 1] != 'w' && t[dot + 1] != 'W'))
+      fail(fmt::format("expected an MXM unit and weight buffer mU.wB (e.g. m0.w1), got '{}'", t));
+    const uint64_t u = number(t.substr(1, dot - 1), "MXM unit"), b = number(t.substr(dot + 2), "weight buffer");
+    if (u > 0xffff) fail(fmt::format("MXM unit {} out of range", u));
+    if (b > 1) fail(fmt::format("weight buffer {} out of range: a unit has buffers w0 and w1", b));
+    ins.port = static_cast<uint16_t>(u);
+    ins.c = static_cast<uint32_t>(b);
+  }
+
   uint32_t count(const std::string& tok) const {
     uint64_t v = number(tok, "vector count");
     if (v == 0 || v > tsp::kVectors) fail(fmt::format("vector count {} must be in [1, {}]", v, tsp::kVectors));
@@ -197,7 +211,8 @@ Program assemble(const std::string& text, const std::string& file) {
     ins.line = static_cast<uint32_t>(line);
     std::string base = upper.substr(0, upper.find('.'));
     std::string suffix = upper.find('.') == std::string::npos ? "" : upper.substr(upper.find('.') + 1);
-    if (!suffix.empty() && base != "ADD") P.fail(fmt::format("{} takes no type suffix", base));
+    if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM")
+      P.fail(fmt::format("{} takes no type suffix", base));
     if (base == "NOP") {
       if (ops.empty()) {
         ins.imm = 1;
@@ -224,7 +239,7 @@ Program assemble(const std::string& text, const std::string& file) {
     } else if (base == "ADD") {
       std::string dt = suffix;
       std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (!core::parse_dtype(dt, ins.dtype))
+      if (!core::parse_dtype(dt, ins.dtype) || !core::is_reduction_dtype(ins.dtype))
         P.fail(fmt::format("ADD needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", mnem));
       want(4);
       ins.op = Op::ADD;
@@ -232,6 +247,40 @@ Program assemble(const std::string& text, const std::string& file) {
       ins.b = P.address(ops[1]);
       ins.c = P.address(ops[2]);
       ins.count = P.count(ops[3]);
+    } else if (base == "LW" || base == "MXM") {
+      std::string dt = suffix;
+      std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (!core::parse_dtype(dt, ins.dtype) || tsp::mxm_k(ins.dtype) == 0)
+        P.fail(fmt::format("{} needs a type suffix .fp16 or .int8, got '{}'", base, mnem));
+      if (base == "LW") {
+        want(3);  // LW.t mU.wB, tile, vectors
+        ins.op = Op::LW;
+        P.weights(ops[0], ins);
+        ins.a = P.address(ops[1]);
+        ins.count = P.count(ops[2]);
+        if (ins.count > tsp::kTileVectors)
+          P.fail(fmt::format("LW loads at most {} vectors (one [K x 320] tile), got {}", tsp::kTileVectors, ins.count));
+      } else {
+        // MXM.t mU.wB, results, inputs, sub-operations[, ACC]
+        if (ops.size() != 4 && ops.size() != 5) P.fail(fmt::format("MXM takes 4 or 5 operands, got {}", ops.size()));
+        ins.op = Op::MXM;
+        P.weights(ops[0], ins);
+        ins.a = P.address(ops[1]);
+        ins.b = P.address(ops[2]);
+        ins.count = P.count(ops[3]);
+        if (ops.size() == 5) {
+          std::string acc = Parser::trim(ops[4]);
+          std::transform(acc.begin(), acc.end(), acc.begin(), [](unsigned char c) { return std::toupper(c); });
+          if (acc != "ACC") P.fail(fmt::format("MXM's fifth operand is ACC (accumulate), got '{}'", ops[4]));
+          ins.imm = 1;
+        }
+        if (static_cast<uint64_t>(ins.a) + uint64_t(ins.count) * tsp::kResultVectors > tsp::kVectors)
+          P.fail(fmt::format("{} results of {} vectors from {} run past the end of SRAM", ins.count,
+                             tsp::kResultVectors, tsp::VecAddr::from_linear(ins.a).str()));
+        if (static_cast<uint64_t>(ins.b) + ins.count > tsp::kVectors)
+          P.fail(fmt::format("{} input vectors from {} run past the end of SRAM", ins.count,
+                             tsp::VecAddr::from_linear(ins.b).str()));
+      }
     } else if (base == "COPY") {
       want(3);
       ins.op = Op::COPY;
@@ -285,6 +334,11 @@ std::string format_instr(const Instr& in) {
       return fmt::format("ADD.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), addr(in.c),
                          in.count);
     case Op::COPY: return fmt::format("COPY {}, {}, {}", addr(in.a), addr(in.b), in.count);
+    case Op::LW:
+      return fmt::format("LW.{} m{}.w{}, {}, {}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a), in.count);
+    case Op::MXM:
+      return fmt::format("MXM.{} m{}.w{}, {}, {}, {}{}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a),
+                         addr(in.b), in.count, in.imm ? ", ACC" : "");
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
     case Op::DESKEW: return "DESKEW";

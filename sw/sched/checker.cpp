@@ -13,6 +13,11 @@ struct Burst {
   uint32_t count;
 };
 
+struct MxmOp {  // an LW or MXM on its chip
+  uint64_t cycle;
+  tsp::Instr in;
+};
+
 }  // namespace
 
 CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& programs) {
@@ -21,6 +26,7 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
   // [chip][port] -> bursts issued there, by kind
   std::vector<std::vector<std::vector<Burst>>> sends(chips), recvs(chips);
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> alu(chips);  // [chip] -> [first, end) cycles
+  std::vector<std::vector<MxmOp>> mxm(chips);                          // [chip] -> LW and MXM
   auto bad = [&](const std::string& where, uint64_t cycle, const std::string& what) {
     if (rep.violations.size() < 1000) rep.violations.push_back(Violation{where, cycle, what});
   };
@@ -64,6 +70,8 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
             alu[c].emplace_back(cyc, cyc + in.count);
             ++rep.alu_ops;
             break;
+          case tsp::Op::LW:
+          case tsp::Op::MXM: mxm[c].push_back(MxmOp{cyc, in}); break;
           case tsp::Op::TRANSMIT:  // a link control code: no data slot, one issue cycle
             if (in.port >= chip.ports.size() || chip.ports[in.port].peer == kNoChip)
               bad(where, cyc, fmt::format("TRANSMIT on port {}, which has no cable", in.port));
@@ -176,6 +184,63 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
       if (live > static_cast<int>(m.chips[c].alus)) {
         bad(m.chips[c].name, t, fmt::format("{} ALU bursts at once; the chip has {} ALUs", live, m.chips[c].alus));
         break;
+      }
+    }
+  }
+
+  // 5. Matrix units (docs/isa.md "LW and MXM"): planes of fp16 unit u are 2u
+  //    and 2u + 1, of int8 unit u just u. A plane streams one MXM at a time;
+  //    LW loads one tile at a time and never into a buffer an MXM still
+  //    reads; an MXM uses weights of its type and unit, once installed.
+  for (size_t c = 0; c < chips; ++c) {
+    auto& ops = mxm[c];
+    if (ops.empty()) continue;
+    const ChipSpec& chip = m.chips[c];
+    std::stable_sort(ops.begin(), ops.end(), [](const MxmOp& a, const MxmOp& b) { return a.cycle < b.cycle; });
+    struct Plane {
+      uint64_t busy = 0, load = 0;
+      uint64_t ready[2] = {0, 0}, read[2] = {0, 0};
+      core::Dtype dt[2] = {core::Dtype::none, core::Dtype::none};
+      uint32_t unit[2] = {0, 0};
+    };
+    std::vector<Plane> planes(chip.mxm_planes);
+    for (const MxmOp& op : ops) {
+      const tsp::Instr& in = op.in;
+      const uint32_t n = in.dtype == core::Dtype::fp16 ? 2 : 1, first = in.port * n, b = in.c & 1;
+      const std::string where = fmt::format("{}.m{}", chip.name, in.port);
+      if (tsp::mxm_k(in.dtype) == 0 || first + n > planes.size() || in.c > 1) {
+        bad(where, op.cycle, fmt::format("{} names no matrix unit of this chip", tsp::op_name(in.op)));
+        continue;
+      }
+      ++rep.mxm_ops;
+      std::string fault;  // the first rule the operation breaks (one report for both planes of an fp16 unit)
+      for (uint32_t p = first; p < first + n && fault.empty(); ++p) {
+        const Plane& pl = planes[p];
+        if (in.op == tsp::Op::LW) {
+          if (pl.load > op.cycle)
+            fault = "LW while the previous LW is still loading the plane";
+          else if (pl.read[b] > op.cycle)
+            fault = fmt::format("LW into w{} while an MXM reads it until cycle {}", b, pl.read[b]);
+        } else if (pl.busy > op.cycle) {
+          fault = "MXM while the unit is still streaming";
+        } else if (pl.dt[b] != in.dtype || pl.unit[b] != in.port) {
+          fault = fmt::format("MXM on w{}, which holds no weights of this type and unit", b);
+        } else if (pl.ready[b] > op.cycle) {
+          fault = fmt::format("MXM before its weights are installed (cycle {})", pl.ready[b]);
+        }
+      }
+      if (!fault.empty()) bad(where, op.cycle, fault);
+      for (uint32_t p = first; p < first + n; ++p) {
+        Plane& pl = planes[p];
+        if (in.op == tsp::Op::LW) {
+          pl.load = op.cycle + (in.count + chip.lw_rate - 1) / std::max(1u, chip.lw_rate);
+          pl.ready[b] = pl.load + chip.lw_latency;
+          pl.dt[b] = in.dtype;
+          pl.unit[b] = in.port;
+        } else {
+          pl.busy = std::max(pl.busy, op.cycle + in.count);
+          pl.read[b] = std::max(pl.read[b], op.cycle + in.count);
+        }
       }
     }
   }

@@ -9,7 +9,9 @@
 //   - a RECV that takes a vector before it arrives (underflow), a receive
 //     buffer that would hold more than rx_buffer_vectors (overflow), two RECVs
 //     on one port at once, vectors nobody receives;
-//   - more ADD/COPY bursts at once than the chip has ALUs; WAITs into the past.
+//   - more ADD/COPY bursts at once than the chip has ALUs; WAITs into the past;
+//   - an MXM on a busy unit or before its weights are installed, an LW into
+//     weights an MXM still reads.
 // SYNC/NOTIFY streams are not analysed (their timing depends on other queues),
 // nor what follows a DESKEW, POLL or RUNTIME_DESKEW (timed by the HAC); a
 // TRANSMIT is checked for its cable and otherwise takes one issue cycle.
@@ -32,7 +34,7 @@ struct Violation {
 
 struct CheckReport {
   std::vector<Violation> violations;
-  uint64_t sends = 0, recvs = 0, alu_ops = 0;
+  uint64_t sends = 0, recvs = 0, alu_ops = 0, mxm_ops = 0;
   bool skipped_sync = false;  ///< some queue uses SYNC/NOTIFY and was not analysed
 };
 

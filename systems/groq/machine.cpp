@@ -12,6 +12,10 @@ sched::Machine machine_of(const System& sys) {
     c.send_latency = t->send_latency;
     c.recv_latency = t->recv_latency;
     c.add_latency = t->add_latency;
+    c.mxm_planes = t->mxm_planes;
+    c.mxm_latency = t->mxm_latency;
+    c.lw_rate = t->lw_vectors_per_cycle;
+    c.lw_latency = t->lw_latency;
     c.queues = t->queues;
     c.alus = t->vxm_alus;
     c.tx_buffer = t->tx_buffer_vectors;

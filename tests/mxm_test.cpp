@@ -1,0 +1,246 @@
+// The matrix unit (docs/isa.md "LW and MXM"): sub-operation arithmetic against
+// an independent binary64 oracle, latencies, and the hardware errors of a
+// wrong schedule.
+#include <cstring>
+#include <random>
+
+#include "harness.h"
+#include "ieee_oracle.h"
+#include "sw/sched/checker.h"
+#include "models/core/config.h"
+#include "models/core/dtype.h"
+
+using namespace fabricvp;
+using test::Bench;
+
+namespace {
+
+std::vector<uint8_t> random_vectors(core::Dtype dt, uint64_t seed, uint32_t vectors) {
+  std::vector<uint8_t> v(uint64_t(vectors) * tsp::kVectorBytes);
+  core::random_elements(dt, seed, v.data(), v.size(), 0, 65504);
+  return v;
+}
+
+/// Oracle of one fp16 sub-operation: binary64 products (exact), every sum
+/// rounded to binary32 by the oracle's integer rounding.
+std::vector<uint32_t> oracle_fp16(const uint8_t* in, const std::vector<uint8_t>& tile, uint32_t rows) {
+  const auto f16 = test::oracle::format_of(core::Dtype::fp16);
+  const auto f32 = test::oracle::format_of(core::Dtype::fp32);
+  std::vector<uint32_t> out(320);
+  for (uint32_t j = 0; j < 320; ++j) {
+    double acc = 0.0;
+    for (uint32_t k = 0; k < 160; ++k) {
+      const double a = test::oracle::decode(f16, test::oracle::load(in + 2 * k, 16));
+      const double w = k < rows ? test::oracle::decode(f16, test::oracle::load(&tile[(k * 320 + j) * 2], 16)) : 0.0;
+      acc = test::oracle::decode(f32, test::oracle::round_to(core::Dtype::fp32, acc + a * w));
+    }
+    out[j] = test::oracle::round_to(core::Dtype::fp32, acc);
+  }
+  return out;
+}
+
+uint32_t word(const std::vector<uint8_t>& v, size_t i) {
+  uint32_t x;
+  std::memcpy(&x, &v[4 * i], 4);
+  return x;
+}
+
+}  // namespace
+
+TEST(Mxm, Fp16SubOperationsMatchABinary64OracleAndAccumulate) {
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> in = random_vectors(core::Dtype::fp16, 1, 16);
+  const std::vector<uint8_t> w0 = random_vectors(core::Dtype::fp16, 2, 320);
+  const std::vector<uint8_t> w1 = random_vectors(core::Dtype::fp16, 3, 320);
+  b.write_vec(0, 0, in);
+  b.write_vec(0, 1000, w0);
+  b.write_vec(0, 1400, w1);
+  // Unit 1 (planes 2, 3): tile 0 into w0, tile 1 into w1 once the first load is done;
+  // 8 sub-operations at cycle 100, then 8 more accumulated onto the same results at 200.
+  b.load(0,
+         ".queue 5\nLW.fp16 m1.w0, @1000, 320\nWAIT 20\nLW.fp16 m1.w1, @1400, 320\n"
+         "WAIT 100\nMXM.fp16 m1.w0, @2000, @0, 8\nWAIT 200\nMXM.fp16 m1.w1, @2000, @8, 8, ACC\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  const tsp::Tsp& t = b.chip(0);
+  EXPECT_EQ(t.last_write_ps(), b.clk().ps(200 + 7 + t.mxm_latency));
+  EXPECT_EQ(t.mxm_subops.get(), 16u);
+  EXPECT_EQ(t.weight_loads.get(), 2u);
+  EXPECT_EQ(t.mxm_plane_cycles.get(), 32u);  // an fp16 unit is two planes
+  const std::vector<uint8_t> out = b.read_vec(0, 2000, 8 * 4);
+  for (uint32_t i = 0; i < 8; ++i) {
+    const auto r0 = oracle_fp16(&in[i * 320], w0, 160), r1 = oracle_fp16(&in[(8 + i) * 320], w1, 160);
+    for (uint32_t j = 0; j < 320; ++j) {
+      const auto f32 = test::oracle::format_of(core::Dtype::fp32);
+      const uint32_t want = test::oracle::round_to(
+          core::Dtype::fp32, test::oracle::decode(f32, r0[j]) + test::oracle::decode(f32, r1[j]));
+      ASSERT_EQ(word(out, i * 320 + j), want) << "sub-operation " << i << " column " << j;
+    }
+  }
+}
+
+TEST(Mxm, Int8ProductsAreExactAndAShortTileReadsZeroRows) {
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> in = random_vectors(core::Dtype::int8, 4, 4);
+  const std::vector<uint8_t> w = random_vectors(core::Dtype::int8, 5, 100);
+  b.write_vec(0, 0, in);
+  b.write_vec(0, 1000, w);
+  b.write_vec(0, 1100, random_vectors(core::Dtype::int8, 6, 220));  // must not be loaded
+  b.load(0, ".queue 7\nLW.int8 m3.w1, @1000, 100\nWAIT 50\nMXM.int8 m3.w1, @3000, @0, 4\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  EXPECT_EQ(b.chip(0).last_write_ps(), b.clk().ps(50 + 3 + b.chip(0).mxm_latency));
+  const std::vector<uint8_t> out = b.read_vec(0, 3000, 16);
+  for (uint32_t i = 0; i < 4; ++i)
+    for (uint32_t j = 0; j < 320; ++j) {
+      int64_t sum = 0;
+      for (uint32_t k = 0; k < 100; ++k)
+        sum += int64_t(static_cast<int8_t>(in[i * 320 + k])) * static_cast<int8_t>(w[k * 320 + j]);
+      ASSERT_EQ(static_cast<int32_t>(word(out, i * 320 + j)), sum) << i << " " << j;
+    }
+}
+
+TEST(Mxm, ReadingAResultStillOnItsStreamIsAHardwareError) {
+  // The deliberately wrong schedule of issue 15: the VXM reads an MXM result
+  // 20 cycles after the MXM issued, 44 cycles before it lands.
+  Bench b(test::node_yaml(2));
+  b.write_vec(0, 0, random_vectors(core::Dtype::fp16, 1, 4));
+  b.write_vec(0, 1000, random_vectors(core::Dtype::fp16, 2, 320));
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 4\n"
+         ".queue 1\nWAIT 120\nADD.fp32 @3000, @2000, @2000, 4\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("still on its stream"), std::string::npos) << b.errors()[0].message;
+  EXPECT_NE(b.errors()[0].message.find("MXM issued at cycle 100"), std::string::npos) << b.errors()[0].message;
+}
+
+TEST(Mxm, TheSameReadAfterTheResultLandedIsFine) {
+  Bench b(test::node_yaml(2));
+  b.write_vec(0, 0, random_vectors(core::Dtype::fp16, 1, 4));
+  b.write_vec(0, 1000, random_vectors(core::Dtype::fp16, 2, 320));
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 4\n"
+         ".queue 1\nWAIT 164\nADD.fp32 @3000, @2000, @2000, 4\n");  // vector 4i lands at 164 + i
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  const std::vector<uint8_t> r = b.read_vec(0, 2000), d = b.read_vec(0, 3000);
+  std::vector<uint8_t> want(320);
+  core::add(core::Dtype::fp32, want.data(), r.data(), r.data(), 320);
+  EXPECT_EQ(d, want);
+}
+
+TEST(Mxm, MxmBeforeItsWeightsAreInstalledIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  b.load(0, ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 30\nMXM.fp16 m0.w0, @2000, @0, 4\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("before its weights are installed (cycle 44)"), std::string::npos)
+      << b.errors()[0].message;
+}
+
+TEST(Mxm, LoadingWeightsAnMxmStillReadsIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  b.load(0,
+         ".queue 0\nLW.int8 m2.w0, @1000, 320\nWAIT 100\nMXM.int8 m2.w0, @2000, @0, 50\n"
+         ".queue 1\nWAIT 120\nLW.int8 m2.w0, @1000, 320\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("overwrites weights an MXM reads until cycle 150"), std::string::npos)
+      << b.errors()[0].message;
+}
+
+TEST(Mxm, TwoOperationsOnOneUnitAtOnceAreAStructuralHazard) {
+  Bench b(test::node_yaml(2));
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 50\n"
+         ".queue 1\nWAIT 120\nMXM.fp16 m0.w0, @3000, @0, 10\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("still streaming (until cycle 150)"), std::string::npos)
+      << b.errors()[0].message;
+}
+
+TEST(Mxm, WeightsOfAnotherTypeOrUnitAreRefused) {
+  Bench b(test::node_yaml(2));
+  // fp16 unit 0 loads planes 0 and 1; int8 unit 1 (plane 1) finds no int8 weights there.
+  b.load(0, ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.int8 m1.w0, @2000, @0, 4\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("holds no int8 weights of this unit"), std::string::npos)
+      << b.errors()[0].message;
+}
+
+TEST(Mxm, AUnitThatDoesNotExistIsRefusedWhenTheProgramLoads) {
+  Bench b(test::node_yaml(2));
+  b.load(0, ".queue 0\nMXM.fp16 m2.w0, @2000, @0, 4\n");
+  try {
+    b.run();
+    FAIL() << "expected a program error";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MXM unit 2 does not exist: the chip has 2 fp16 units"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Mxm, AssemblerReadsAndWritesLwAndMxm) {
+  const sw::Program p =
+      sw::assemble(".queue 0\nLW.int8 m3.w1, [0,1,0,5], 100\nMXM.fp16 m1.w0, @2000, @7, 800, ACC\n", "x.s");
+  ASSERT_EQ(p.queues[0].size(), 2u);
+  const tsp::Instr& lw = p.queues[0][0];
+  EXPECT_EQ(lw.op, tsp::Op::LW);
+  EXPECT_EQ(lw.dtype, core::Dtype::int8);
+  EXPECT_EQ(lw.port, 3u);
+  EXPECT_EQ(lw.c, 1u);
+  EXPECT_EQ(lw.count, 100u);
+  const tsp::Instr& mx = p.queues[0][1];
+  EXPECT_EQ(mx.op, tsp::Op::MXM);
+  EXPECT_EQ(mx.a, 2000u);
+  EXPECT_EQ(mx.b, 7u);
+  EXPECT_EQ(mx.imm, 1u);
+  EXPECT_EQ(sw::format_instr(mx), "MXM.fp16 m1.w0, [0,0,0,2000], [0,0,0,7], 800, ACC");
+  sw::Program back = sw::assemble(sw::disassemble(p), "y.s");
+  ASSERT_EQ(back.queues[0].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    back.queues[0][i].line = p.queues[0][i].line;  // the disassembly has its own line numbers
+    EXPECT_EQ(back.queues[0][i], p.queues[0][i]);
+  }
+  auto fails = [](const std::string& text, const std::string& what) {
+    try {
+      sw::assemble(".queue 0\n" + text + "\n", "bad.s");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.s:2:"), std::string::npos) << e.what();
+    }
+  };
+  fails("LW.fp32 m0.w0, @0, 320", "needs a type suffix .fp16 or .int8");
+  fails("LW m0.w0, @0, 320", "needs a type suffix .fp16 or .int8");
+  fails("LW.fp16 m0.w2, @0, 320", "weight buffer 2 out of range");
+  fails("LW.fp16 u0, @0, 320", "expected an MXM unit and weight buffer mU.wB");
+  fails("LW.fp16 m0.w0, @0, 321", "at most 320 vectors");
+  fails("MXM.fp16 m0.w0, @0, @0, 4, ACCUMULATE", "fifth operand is ACC");
+  fails("MXM.int8 m0.w0, @720000, @0, 300", "run past the end of SRAM");
+  fails("ADD.int8 @0, @0, @0, 1", "ADD needs a type suffix");
+}
+
+TEST(Mxm, TheStaticCheckFindsTheSameFaultsBeforeARun) {
+  Bench b(test::node_yaml(2));
+  const sched::Machine m = groq::machine_of(*b.sys);
+  std::vector<sw::Program> progs(2);
+  progs[0] = sw::assemble(
+      ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 30\nMXM.fp16 m0.w0, @2000, @0, 50\n"  // before installed
+      ".queue 1\nWAIT 60\nMXM.fp16 m0.w0, @3000, @0, 10\n"                              // unit busy
+      ".queue 2\nWAIT 70\nLW.fp16 m0.w0, @1000, 320\n",                                 // weights in use
+      "bad.s");
+  const sched::CheckReport rep = sched::check_schedule(m, progs);
+  EXPECT_EQ(rep.mxm_ops, 4u);
+  std::string all;
+  for (const auto& v : rep.violations) all += v.where + " @" + std::to_string(v.cycle) + ": " + v.what + "\n";
+  EXPECT_NE(all.find("sys.node0.tsp0.m0 @30: MXM before its weights are installed (cycle 44)"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("@60: MXM while the unit is still streaming"), std::string::npos) << all;
+  EXPECT_NE(all.find("@70: LW into w0 while an MXM reads it until cycle 80"), std::string::npos) << all;
+  progs[0] = sw::assemble(".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 44\nMXM.fp16 m0.w0, @2000, @0, 50\n", "ok.s");
+  EXPECT_TRUE(sched::check_schedule(m, progs).violations.empty());
+}
