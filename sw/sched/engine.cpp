@@ -32,6 +32,7 @@ Engine::Engine(const Machine& m) : m_m(m) {
   m_takes.resize(n);
   m_queues.resize(n);
   m_leases.resize(n);
+  m_units.resize(n);
   for (size_t c = 0; c < n; ++c) {
     const ChipSpec& s = m.chips[c];
     m_busy[c].resize(s.ports.size());
@@ -265,6 +266,66 @@ uint64_t Engine::alu(uint32_t chip, uint64_t c, const Instr& in) {
     }
     c = std::max(c + 1, soonest);
   }
+}
+
+uint32_t Engine::mxm_units(uint32_t chip, core::Dtype dt) const {
+  const uint32_t planes = m_m.chips[chip].mxm_planes;
+  return dt == core::Dtype::fp16 ? planes / 2 : dt == core::Dtype::int8 ? planes : 0;
+}
+
+uint32_t Engine::unit_queue(uint32_t chip, uint32_t unit) const {
+  const ChipSpec& s = m_m.chips[chip];
+  return 2 * static_cast<uint32_t>(s.ports.size()) + s.alus + unit;
+}
+
+// fp16 and int8 units share planes (fp16 unit u = planes 2u, 2u + 1); a
+// schedule uses one type per chip, so the units are booked by (type, unit).
+uint64_t Engine::lw(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t tile, uint32_t n) {
+  if (unit >= mxm_units(chip, dt) || buf > 1 || n == 0 || n > tsp::kTileVectors)
+    throw std::logic_error(
+        fmt::format("{}: LW m{}.w{} of {} vectors is not a valid load", m_m.chips[chip].name, unit, buf, n));
+  const ChipSpec& s = m_m.chips[chip];
+  Unit& u = m_units[chip][{static_cast<uint8_t>(dt), unit}];
+  c = std::max({c, u.load_until, u.read_until[buf]});
+  while (u.issued.count(c)) ++c;
+  u.issued.insert(c);
+  const uint64_t end = c + (n + s.lw_rate - 1) / s.lw_rate;
+  u.load_until = end;
+  u.ready[buf] = end + s.lw_latency;
+  Instr in;
+  in.op = Op::LW;
+  in.dtype = dt;
+  in.port = static_cast<uint16_t>(unit);
+  in.c = buf;
+  in.a = tile;
+  in.count = n;
+  emit(chip, unit_queue(chip, unit), c, in);
+  return u.ready[buf];
+}
+
+uint64_t Engine::mxm(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t dst, uint32_t src,
+                     uint32_t n, bool acc) {
+  if (unit >= mxm_units(chip, dt) || buf > 1 || n == 0)
+    throw std::logic_error(fmt::format("{}: MXM m{}.w{} is not a valid operation", m_m.chips[chip].name, unit, buf));
+  const ChipSpec& s = m_m.chips[chip];
+  Unit& u = m_units[chip][{static_cast<uint8_t>(dt), unit}];
+  c = std::max({c, u.busy_until, u.ready[buf]});
+  while (u.issued.count(c)) ++c;
+  u.issued.insert(c);
+  u.busy_until = c + n;
+  u.read_until[buf] = c + n;
+  Instr in;
+  in.op = Op::MXM;
+  in.dtype = dt;
+  in.port = static_cast<uint16_t>(unit);
+  in.c = buf;
+  in.a = dst;
+  in.b = src;
+  in.count = n;
+  in.imm = acc ? 1 : 0;
+  emit(chip, unit_queue(chip, unit), c, in);
+  complete(s.clock.ps(c + n - 1 + s.mxm_latency));
+  return c;
 }
 
 std::vector<sw::Program> Engine::programs() const {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "models/tsp/isa.h"
@@ -46,6 +47,21 @@ class Engine {
   uint64_t add(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n);
   /// COPY dst = src over n vectors (through an ALU, same timing as ADD).
   uint64_t copy(uint32_t chip, uint64_t min_cycle, uint32_t dst, uint32_t src, uint32_t n);
+
+  /// Matrix unit (docs/isa.md "LW and MXM"): units of type dt on `chip`
+  /// (fp16: mxm_planes / 2, int8: mxm_planes).
+  uint32_t mxm_units(uint32_t chip, core::Dtype dt) const;
+  /// LW.dt unit.buf from `tile` (n vectors) at the first cycle >= min_cycle at
+  /// which the unit's load path is free and no MXM still reads the buffer.
+  /// Returns the first cycle an MXM may use the weights.
+  uint64_t lw(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t tile,
+              uint32_t n);
+  /// MXM.dt unit.buf: n sub-operations, inputs from `src`, 4 result vectors
+  /// each from `dst` (accumulated onto dst if acc), at the first cycle >=
+  /// min_cycle at which the unit is free and the buffer's weights installed.
+  /// Returns the issue cycle c: result i lands at cycle c + i + mxm_latency.
+  uint64_t mxm(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t dst,
+               uint32_t src, uint32_t n, bool acc);
 
   /// Forwarding buffers are taken from this vector address upwards on every chip.
   void set_scratch_base(uint32_t vec) { m_scratch_base = vec; }
@@ -84,6 +100,14 @@ class Engine {
   // [chip][port]: receive take windows, first -> last take (ps)
   std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_takes;
   std::vector<std::vector<std::vector<Timed>>> m_queues;  // [chip][queue]
+  struct Unit {  // one MXM unit's reservations (the compiler issues its work in order)
+    uint64_t busy_until = 0, load_until = 0;
+    uint64_t ready[2] = {0, 0}, read_until[2] = {0, 0};
+    std::set<uint64_t> issued;  // cycles its queue already issues at
+  };
+  std::vector<std::map<std::pair<uint8_t, uint32_t>, Unit>> m_units;  // [chip][(dtype, unit)]
+  /// The unit's instruction queue: after the C2C and ALU queues.
+  uint32_t unit_queue(uint32_t chip, uint32_t unit) const;
   struct Lease {
     uint32_t addr, len;
     uint64_t t0, t1;

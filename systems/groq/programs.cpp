@@ -34,16 +34,16 @@ CompilerParams::CompilerParams()
 }
 
 std::vector<sw::Program> make_programs(const std::string& out_dir, const std::string& programs_dir, const System& sys,
-                                       sched::Plan* plan, bool text) {
+                                       std::vector<sw::Program>* compiled, bool text) {
   const uint32_t n = static_cast<uint32_t>(sys.chips.size());
   std::vector<sw::Program> programs(n);
-  if (plan && !text) return std::move(plan->programs);
-  if (plan) {
+  if (compiled && !text) return std::move(*compiled);
+  if (compiled) {
     fs::path dir = fs::path(out_dir) / "programs";
     std::error_code ec;
     fs::create_directories(dir, ec);
     for (uint32_t c = 0; c < n; ++c) {
-      const std::string source = sw::disassemble(plan->programs[c]);
+      const std::string source = sw::disassemble((*compiled)[c]);
       fs::path file = dir / (std::string(sys.chips[c]->name()) + ".s");
       core::write_file(file.string(), source, "program");
       programs[c] = sw::assemble(source, file.string());

@@ -24,11 +24,11 @@ struct CompilerParams {
   core::Param<uint32_t> save_programs_max_chips;
 };
 
-/// The compiled programs of `plan` (written to <out_dir>/programs/ and loaded
-/// back from that text when `text`; very large platforms load the binary
-/// directly), or, without a plan, hand-written ones: <programs_dir>/<chip>.s.
+/// The compiled programs (written to <out_dir>/programs/ and loaded back from
+/// that text when `text`; very large platforms load the binary directly), or,
+/// without compiled ones, hand-written ones: <programs_dir>/<chip>.s.
 std::vector<sw::Program> make_programs(const std::string& out_dir, const std::string& programs_dir, const System& sys,
-                                       sched::Plan* plan, bool text);
+                                       std::vector<sw::Program>* compiled, bool text);
 
 /// Write every queue's image into its chip's instruction memory through the
 /// host socket and start the chips that have a program. Returns the instruction count.

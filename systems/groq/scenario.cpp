@@ -19,15 +19,22 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
         "--collective: a Groq system runs one compiled collective at a time (use --workload, --bytes, --dtype)");
   if (opt.group != "all")
     throw core::ConfigError("--group: the Groq compiler schedules collectives over every rank of the job");
-  m_collective = opt.programs_dir.empty();
+  m_matmul = opt.programs_dir.empty() && opt.workload == "matmul";
+  m_collective = opt.programs_dir.empty() && !m_matmul;
   m_machine = machine_of(*m_sys);
-  if (!m_collective)
+  if (!m_matmul)
+    for (const char* o : {"shape", "split"}) opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
+  if (!opt.programs_dir.empty())
     for (const char* o : {"workload", "bytes", "dtype", "src", "dst"})
       opt.refuse(o, "describes a compiled collective; --programs runs hand-written programs instead");
-  if (m_collective) {
+  if (m_matmul) {
+    prepare_matmul(opt);
+  } else if (m_collective) {
     if (!sched::parse_kind(opt.workload, m_req.kind))
-      throw core::ConfigError(fmt::format(
-          "--workload '{}': expected allreduce, allgather, reducescatter, broadcast, alltoall or p2p", opt.workload));
+      throw core::ConfigError(
+          fmt::format("--workload '{}': expected allreduce, allgather, reducescatter, broadcast, alltoall, p2p or "
+                      "matmul",
+                      opt.workload));
     if (m_req.kind != sched::Kind::p2p)
       opt.refuse("dst", fmt::format("only a p2p transfer has a destination (--workload {})", opt.workload));
     if (m_req.kind != sched::Kind::p2p && m_req.kind != sched::Kind::broadcast)
@@ -35,7 +42,7 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
                                     "(--workload {})",
                                     opt.workload));
     m_req.bytes = opt.bytes;
-    m_req.dtype = opt.dtype;
+    m_req.dtype = opt.reduction_dtype();
     m_req.root = opt.root;
     m_req.peer = opt.peer;
     m_req.chunk_vectors = m_params->chunk_vectors;
@@ -45,14 +52,16 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
     m_req.max_paths = m_params->paths;
     m_plan = sched::plan(m_machine, m_req);
   }
+  std::vector<sw::Program>* compiled = m_matmul ? &m_mplan.programs : m_collective ? &m_plan.programs : nullptr;
   const bool text = m_sys->chips.size() <= m_params->save_programs_max_chips;
-  std::vector<sw::Program> programs =
-      make_programs(opt.out_dir, opt.programs_dir, *m_sys, m_collective ? &m_plan : nullptr, text);
+  std::vector<sw::Program> programs = make_programs(opt.out_dir, opt.programs_dir, *m_sys, compiled, text);
+  compiled = nullptr;
   m_plan.programs.clear();
+  m_mplan.programs.clear();
   // Static check of what is about to run, independent of the scheduler.
   m_schedule_check = sched::check_schedule(m_machine, programs);
   const std::vector<sched::Violation>& bad = m_schedule_check.violations;
-  if (m_collective && !bad.empty()) {
+  if ((m_collective || m_matmul) && !bad.empty()) {
     // The compiler's own schedule breaks the hardware's rules on this
     // platform (a clock too slow for its links' receive buffers, say):
     // refuse it rather than simulate a run known to fail.
@@ -89,6 +98,8 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
 // plus the check's partial sums or reference copy (CollectiveData).
 void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs) {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> written(m_sys->chips.size());
+  if (m_matmul)
+    for (const sched::MatmulPart& p : m_mplan.parts) written[p.chip].emplace_back(0, p.c_vec);  // A and B
   if (m_collective)
     for (uint32_t r = 0; r < m_plan.inputs.size(); ++r)
       for (const sched::Region& g : m_plan.inputs[r])
@@ -100,6 +111,8 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
           written[c].emplace_back(in.a, uint64_t(in.a) + in.count);
         else if (in.op == tsp::Op::RDHAC)
           written[c].emplace_back(in.a, uint64_t(in.a) + 1);
+        else if (in.op == tsp::Op::MXM)
+          written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * tsp::kResultVectors);
       }
   uint64_t sram = 0, chips = 0;
   for (auto& w : written) {
@@ -115,6 +128,11 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
     close();
   }
   uint64_t check = 0;
+  if (m_matmul) {  // the reference: a column group's partial products, one part's B rows as binary32
+    const sched::MatmulPart& p = m_mplan.parts[0];
+    const uint64_t width = uint64_t(p.j1 - p.j0) * tsp::kMxmColumns;
+    check = (uint64_t(m_mreq.row) + 1) * m_mreq.M * width * 4 + uint64_t(m_mplan.K) * width * 4;
+  }
   if (m_collective) {
     const uint64_t N = m_plan.input_bytes, P = m_machine.size();
     check = m_req.kind == sched::Kind::allgather ? P * N : 3 * N;
@@ -125,6 +143,11 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
 }
 
 void GroqScenario::load() {
+  if (m_matmul) {
+    m_mdata = std::make_unique<MatmulData>(*m_sys, m_mplan, m_opt.seed);
+    m_mdata->load();
+    return;
+  }
   m_data = std::make_unique<CollectiveData>(*m_sys, m_machine, m_plan, m_req);
   if (m_collective) m_data->load();
 }
@@ -136,6 +159,16 @@ void GroqScenario::finish() {
 
 systems::Outcome GroqScenario::check() {
   systems::Outcome out;
+  if (m_matmul) {
+    m_mres = m_mdata->check();
+    out.checked = true;
+    out.verified = m_mres.mismatched == 0 && m_mres.elements > 0;
+    out.timed = true;
+    out.timing_ok = m_completion == m_mplan.predicted_ps;
+    if (!out.timing_ok)
+      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
+                                    m_completion, m_mplan.predicted_ps);
+  }
   if (m_collective) {
     m_check = check_outputs(
         m_sys->host, m_machine.ranks, m_plan.outputs,
@@ -160,7 +193,7 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     {"groq_node", "dragonfly"},
     true,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<GroqScenario>(); },
-    {}});
+    {"shape", "split"}});
 
 }  // namespace
 

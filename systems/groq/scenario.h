@@ -24,7 +24,9 @@
 #include "models/core/stats.h"
 #include "sw/sched/checker.h"
 #include "sw/sched/collectives.h"
+#include "sw/sched/matmul.h"
 #include "systems/groq/collective_data.h"
+#include "systems/groq/matmul_data.h"
 #include "systems/groq/programs.h"
 #include "systems/groq/system.h"
 #include "systems/kind.h"
@@ -96,6 +98,33 @@ struct WorkloadStats {
                                 "most SRAM any chip set aside for forwarding (buffers reused once drained)"};
 };
 
+/// workload.* — a matrix multiplication (--workload matmul; docs/compute.md).
+struct MatmulStats {
+  core::Value<std::string> kind{nullptr, "workload", "kind", "", "matmul"};
+  core::Value<std::string> shape{nullptr, "workload", "shape", "", "M x N x L of [M x N] x [N x L]"};
+  core::Value<std::string> dtype{nullptr, "workload", "dtype", "", "input type (results fp32 or int32)"};
+  core::Value<uint64_t> col{nullptr, "workload", "col_splits", "splits", "column-wise weight splits"};
+  core::Value<uint64_t> row{nullptr, "workload", "row_splits", "splits", "row-wise weight splits"};
+  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs computing (col x row)"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "", "C is bit-exact against the host reference"};
+  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of C compared"};
+  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
+                                   "elements of C that differ from the reference"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
+                                     "simulated completion: last result vector written"};
+  core::Value<uint64_t> compute_ps{nullptr, "workload", "compute_ps", "ps",
+                                   "last MXM result written (the reduction follows)"};
+  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "2 M N L / simulated time"};
+  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
+                                  "M N L / (TSPs x cycles x peak multiply-accumulates per cycle)"};
+  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations", "[1 x K] x [K x 320] sub-operations"};
+  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "[K x 320] tiles installed"};
+  core::Value<uint64_t> reduced{nullptr, "workload", "reduced_vectors", "vectors",
+                                "partial-product vectors sent over C2C for row-split reductions"};
+  core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route of a partial product"};
+};
+
 class GroqScenario final : public systems::Scenario {
  public:
   GroqScenario();
@@ -107,7 +136,7 @@ class GroqScenario final : public systems::Scenario {
   uint64_t links() const override { return m_sys->links.size(); }
   bool replays() const override { return true; }
   std::vector<std::string> outputs() const override {
-    return m_collective ? std::vector<std::string>{"programs/"} : std::vector<std::string>{};
+    return m_collective || m_matmul ? std::vector<std::string>{"programs/"} : std::vector<std::string>{};
   }
 
   // scenario.cpp
@@ -118,9 +147,9 @@ class GroqScenario final : public systems::Scenario {
   }
   void load() override;
   double fraction_done() const override {
-    if (!m_collective || m_plan.predicted_ps == 0) return -1;
-    return std::min(1.0,
-                    static_cast<double>(sc_core::sc_time_stamp().value()) / static_cast<double>(m_plan.predicted_ps));
+    const uint64_t p = m_matmul ? m_mplan.predicted_ps : m_collective ? m_plan.predicted_ps : 0;
+    if (p == 0) return -1;
+    return std::min(1.0, static_cast<double>(sc_core::sc_time_stamp().value()) / static_cast<double>(p));
   }
   void finish() override;
   systems::Outcome check() override;
@@ -133,11 +162,21 @@ class GroqScenario final : public systems::Scenario {
 
  private:
   void estimate_host_bytes(const std::vector<sw::Program>& programs);
+  // compute.cpp
+  void prepare_matmul(const systems::RunOptions& opt);
+  void report_matmul(const systems::Outcome& out);
+  void summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head);
 
   std::unique_ptr<CompilerParams> m_params;
   std::unique_ptr<System> m_sys;
   systems::RunOptions m_opt;
   bool m_collective = false;
+  bool m_matmul = false;
+  sched::MatmulRequest m_mreq;
+  sched::MatmulPlan m_mplan;
+  std::unique_ptr<MatmulData> m_mdata;
+  MatmulData::Result m_mres;
+  std::optional<MatmulStats> m_ms;
   sched::Machine m_machine;
   sched::Request m_req;
   sched::Plan m_plan;

@@ -25,7 +25,7 @@ int run_cli(CliRun& c) {
   try {
     opt.bytes = core::parse_bytes(c.bytes);
     if (!core::parse_dtype(c.dtype, opt.dtype))
-      throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16 or int32", c.dtype));
+      throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16, int32 or int8 (matmul)", c.dtype));
     if (!c.ber.empty()) opt.overrides.insert(opt.overrides.begin(), "sys.phy.ber=" + c.ber);
     if (!c.astra_system.empty()) {
       // ASTRA-sim's system file: its settings go before the -p overrides (which win).
@@ -67,7 +67,7 @@ const cli::Command run_cmd([](CLI::App& app) {
                   "allreduce | allgather | reducescatter | broadcast | alltoall | p2p, or (NPU fabrics) a training "
                   "workload file: ASTRA-sim 1.0 text or YAML (docs/workloads.md)");
   run->add_option("--bytes,-b", c->bytes, "collective size: 4096, 100KiB, 64MiB, 1GiB (nccl-tests convention)");
-  run->add_option("--dtype,-t", c->dtype, "fp32 | bf16 | fp16 | int32");
+  run->add_option("--dtype,-t", c->dtype, "fp32 | bf16 | fp16 | int32 (collectives); fp16 | int8 (matmul)");
   run->add_option("--root,--src", opt.root, "broadcast root rank; p2p source rank");
   run->add_option("--peer,--dst", opt.peer, "p2p destination rank");
   run->add_option("--group", opt.group,
@@ -119,6 +119,8 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"message-gap-ns", "PsPIN switch: extra ns between messages (default 40)"},
       {"fill", "PsPIN switch: payload zero | seq | random (default seq)"},
       {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"},
+      {"shape", "Groq TSPs, --workload matmul: MxNxL of [M x N] x [N x L], e.g. 800x32576x8192"},
+      {"split", "Groq TSPs, --workload matmul: weight splits col=C,row=R (default col=1,row=1) on C x R TSPs"},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
       {"timing-only", "NPU fabrics: collectives move no payload (same times; nothing to check)", true},
       {"data", "NPU fabrics, training workloads: every collective moves real bytes and is checked (same times)", true}};

@@ -1,0 +1,298 @@
+#include "sw/sched/matmul.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "models/core/config.h"
+#include "models/tsp/isa.h"
+#include "sw/sched/engine.h"
+#include "sw/sched/routing.h"
+
+namespace fabricvp::sched {
+
+namespace {
+
+uint64_t positive(const std::string& tok, const std::string& what, const std::string& text, const char* example) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = tok.empty() || tok[0] == '-' ? 0 : std::strtoull(tok.c_str(), &end, 10);
+  if (tok.empty() || errno || !end || *end || v == 0)
+    throw core::ConfigError(fmt::format("{} '{}': '{}' is not a positive integer (e.g. {})", what, text, tok, example));
+  return v;
+}
+
+/// [i * n / parts, (i + 1) * n / parts): a balanced share.
+uint64_t share(uint64_t n, uint64_t parts, uint64_t i) { return i * n / parts; }
+
+}  // namespace
+
+void parse_shape(const std::string& text, MatmulRequest& r, const std::string& what) {
+  std::vector<std::string> dims;
+  std::stringstream ss(text);
+  for (std::string d; std::getline(ss, d, 'x');) dims.push_back(d);
+  if (dims.size() != 3 || text.back() == 'x')
+    throw core::ConfigError(
+        fmt::format("{} '{}': expected MxNxL ([M x N] x [N x L]), e.g. 800x32576x8192", what, text));
+  r.M = positive(dims[0], what, text, "800x32576x8192");
+  r.N = positive(dims[1], what, text, "800x32576x8192");
+  r.L = positive(dims[2], what, text, "800x32576x8192");
+}
+
+void parse_split(const std::string& text, MatmulRequest& r, const std::string& what) {
+  std::stringstream ss(text);
+  bool any = false;
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    if (eq == std::string::npos || (key != "col" && key != "row"))
+      throw core::ConfigError(fmt::format("{} '{}': expected col=C,row=R (e.g. col=8,row=13), got '{}'", what, text,
+                                          item));
+    const uint64_t v = positive(item.substr(eq + 1), what, text, "col=8,row=13");
+    if (v > 1u << 20) throw core::ConfigError(fmt::format("{} '{}': {} splits is too many", what, text, v));
+    (key == "col" ? r.col : r.row) = static_cast<uint32_t>(v);
+    any = true;
+  }
+  if (!any) throw core::ConfigError(fmt::format("{} '{}': expected col=C,row=R (e.g. col=8,row=13)", what, text));
+}
+
+uint32_t MatmulPlan::tile_vectors(uint32_t t) const {
+  const uint64_t rows = std::min<uint64_t>(K, req.N - uint64_t(t) * K);
+  return static_cast<uint32_t>(req.dtype == core::Dtype::fp16 ? 2 * rows : rows);
+}
+
+MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
+  MatmulPlan pl;
+  pl.req = r;
+  pl.K = tsp::mxm_k(r.dtype);
+  if (pl.K == 0)
+    throw core::ConfigError(fmt::format("--dtype {}: the matrix unit multiplies fp16 or int8",
+                                        core::dtype_name(r.dtype)));
+  if (r.M == 0 || r.N == 0 || r.L == 0) throw core::ConfigError("matmul: every dimension must be at least 1");
+  const uint64_t T = (r.N + pl.K - 1) / pl.K, J = (r.L + tsp::kMxmColumns - 1) / tsp::kMxmColumns;
+  if (T > (1u << 30) || J > (1u << 30) || r.M > tsp::kVectors)
+    throw core::ConfigError(fmt::format("matmul {}x{}x{}: too large for any TSP's SRAM", r.M, r.N, r.L));
+  pl.T = static_cast<uint32_t>(T);
+  pl.J = static_cast<uint32_t>(J);
+  const uint64_t P = uint64_t(r.col) * r.row;
+  if (P > m.size())
+    throw core::ConfigError(fmt::format("--split col={},row={} needs {} TSPs; the platform's job has {}", r.col, r.row,
+                                        P, m.size()));
+  if (r.col > J)
+    throw core::ConfigError(fmt::format("--split col={}: B has only {} column tile{} of 320 ({} columns)", r.col, J,
+                                        J == 1 ? "" : "s", r.L));
+  if (r.row > T)
+    throw core::ConfigError(
+        fmt::format("--split row={}: B has only {} row tile{} of {} ({} rows)", r.row, T, T == 1 ? "" : "s", pl.K, r.N));
+
+  Engine eng(m);
+  const core::Dtype acc_dt = r.dtype == core::Dtype::fp16 ? core::Dtype::fp32 : core::Dtype::int32;
+  const uint64_t M = r.M;
+  // Shares and SRAM layout.
+  pl.parts.resize(P);
+  for (uint32_t g = 0; g < r.col; ++g)
+    for (uint32_t i = 0; i < r.row; ++i) {
+      MatmulPart& p = pl.parts[g * r.row + i];
+      p.rank = g * r.row + i;
+      p.chip = m.ranks[p.rank];
+      p.group = g;
+      p.index = i;
+      p.t0 = static_cast<uint32_t>(share(T, r.row, i));
+      p.t1 = static_cast<uint32_t>(share(T, r.row, i + 1));
+      p.j0 = static_cast<uint32_t>(share(J, r.col, g));
+      p.j1 = static_cast<uint32_t>(share(J, r.col, g + 1));
+    }
+
+  // Reduction structure (row > 1): the group's parts by node, pieces of rows.
+  pl.groups.resize(r.col);
+  if (r.row > 1)
+    for (uint32_t g = 0; g < r.col; ++g) {
+      MatmulGroup& grp = pl.groups[g];
+      std::map<uint32_t, size_t> node_of;
+      for (uint32_t i = 0; i < r.row; ++i) {
+        const uint32_t part = g * r.row + i;
+        const uint32_t node = m.chips[pl.parts[part].chip].node;
+        auto it = node_of.find(node);
+        if (it == node_of.end()) {
+          it = node_of.emplace(node, grp.nodes.size()).first;
+          grp.nodes.emplace_back();
+        }
+        grp.nodes[it->second].push_back(part);
+      }
+      // The node with the most members first: it holds the final pieces, one per member.
+      std::stable_sort(grp.nodes.begin(), grp.nodes.end(),
+                       [](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) { return a.size() > b.size(); });
+      const uint64_t pieces = std::min<uint64_t>(grp.nodes[0].size(), M);
+      for (uint64_t q = 0; q < pieces; ++q) {
+        MatmulGroup::Piece pc;
+        pc.m0 = share(M, pieces, q);
+        pc.m1 = share(M, pieces, q + 1);
+        for (const auto& members : grp.nodes) pc.holder.push_back(members[q % members.size()]);
+        grp.pieces.push_back(pc);
+      }
+    }
+
+  // Staging for the reduction: every run a holder receives gets its own buffer.
+  std::vector<uint64_t> staging(P, 0);
+  for (uint32_t g = 0; g < r.col; ++g)
+    for (const MatmulGroup::Piece& pc : pl.groups[g].pieces) {
+      const MatmulPart& any = pl.parts[pc.holder[0]];
+      const uint64_t run = (pc.m1 - pc.m0) * tsp::kResultVectors * (any.j1 - any.j0);
+      for (size_t k = 0; k < pl.groups[g].nodes.size(); ++k) {
+        staging[pc.holder[k]] += run * (pl.groups[g].nodes[k].size() - 1);
+        if (k > 0) staging[pc.holder[0]] += run;
+      }
+    }
+  uint64_t top = 0;
+  for (MatmulPart& p : pl.parts) {
+    const uint64_t a = uint64_t(p.t1 - p.t0) * M;
+    const uint64_t b = uint64_t(p.j1 - p.j0) * (p.t1 - p.t0) * tsp::kTileVectors;
+    const uint64_t c = uint64_t(p.j1 - p.j0) * M * tsp::kResultVectors;
+    const uint64_t need = a + b + c + staging[p.rank];
+    if (need > tsp::kVectors)
+      throw core::ConfigError(fmt::format(
+          "matmul {}x{}x{} {}: {} needs {} SRAM vectors (A {}, B {}, C {}, reduction staging {}), more than the {} "
+          "of a TSP; use more splits (--split col=C,row=R)",
+          r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, need, a, b, c, staging[p.rank],
+          tsp::kVectors));
+    p.a_vec = 0;
+    p.b_vec = static_cast<uint32_t>(a);
+    p.c_vec = static_cast<uint32_t>(a + b);
+    p.sram_vectors = static_cast<uint32_t>(need);
+    top = std::max(top, need);
+  }
+  eng.set_scratch_base(static_cast<uint32_t>(top));  // forwarding buffers of multi-hop routes above everything
+
+  // Compute: per chip, A's rows over the units; per unit, every tile in turn.
+  // last[part][j - j0][u]: issue cycle of the unit's final MXM into column tile j.
+  std::vector<std::vector<std::vector<uint64_t>>> last(P);
+  std::vector<uint32_t> units(P);
+  for (MatmulPart& p : pl.parts) {
+    const ChipSpec& chip = m.chips[p.chip];
+    const uint32_t U = static_cast<uint32_t>(std::min<uint64_t>(eng.mxm_units(p.chip, r.dtype), M));
+    if (U == 0) throw core::ConfigError(fmt::format("{}: no MXM units for {}", chip.name, core::dtype_name(r.dtype)));
+    units[p.rank] = U;
+    pl.units = std::max(pl.units, U);
+    last[p.rank].assign(p.j1 - p.j0, std::vector<uint64_t>(U, 0));
+    for (uint32_t u = 0; u < U; ++u) {
+      const uint64_t r0 = share(M, U, u), r1 = share(M, U, u + 1);
+      uint32_t k = 0;
+      for (uint32_t j = p.j0; j < p.j1; ++j)
+        for (uint32_t t = p.t0; t < p.t1; ++t, ++k) {
+          const uint32_t buf = k % 2;
+          const uint32_t tile = p.b_vec + ((j - p.j0) * (p.t1 - p.t0) + (t - p.t0)) * tsp::kTileVectors;
+          eng.lw(p.chip, 0, r.dtype, u, buf, tile, pl.tile_vectors(t));
+          ++pl.weight_loads;
+          const uint32_t dst = p.c_vec + static_cast<uint32_t>(((j - p.j0) * M + r0) * tsp::kResultVectors);
+          const uint32_t src = p.a_vec + static_cast<uint32_t>((t - p.t0) * M + r0);
+          const uint64_t c =
+              eng.mxm(p.chip, 0, r.dtype, u, buf, dst, src, static_cast<uint32_t>(r1 - r0), t > p.t0);
+          pl.subops += r1 - r0;
+          if (t + 1 == p.t1) {
+            last[p.rank][j - p.j0][u] = c;
+            pl.compute_end_ps = std::max(pl.compute_end_ps, chip.clock.ps(c + (r1 - r0) - 1 + chip.mxm_latency));
+          }
+        }
+    }
+  }
+  // Peak of the first chip (a platform's chips are alike).
+  pl.peak_macs_per_cycle = static_cast<double>(eng.mxm_units(pl.parts[0].chip, r.dtype)) * pl.K * tsp::kMxmColumns;
+
+  // When each vector of a part's C rows [m0, m1) of column tile j is final.
+  auto c_ready = [&](const MatmulPart& p, uint32_t j, uint64_t m0, uint64_t m1) {
+    const ChipSpec& chip = m.chips[p.chip];
+    const uint32_t U = units[p.rank];
+    Ready out;
+    out.reserve((m1 - m0) * tsp::kResultVectors);
+    for (uint64_t row = m0; row < m1; ++row) {
+      uint32_t u = 0;
+      while (share(M, U, u + 1) <= row) ++u;
+      const uint64_t t = chip.clock.ps(last[p.rank][j - p.j0][u] + (row - share(M, U, u)) + chip.mxm_latency);
+      for (uint32_t q = 0; q < tsp::kResultVectors; ++q) out.push_back(t);
+    }
+    return out;
+  };
+  auto c_addr = [&](const MatmulPart& p, uint32_t j, uint64_t row) {
+    return p.c_vec + static_cast<uint32_t>(((j - p.j0) * M + row) * tsp::kResultVectors);
+  };
+
+  // Reduction.
+  Router router(m);
+  std::vector<uint64_t> stage_next(P);
+  for (const MatmulPart& p : pl.parts) stage_next[p.rank] = p.sram_vectors - staging[p.rank];
+  auto stage = [&](uint32_t part, uint32_t n) {
+    const uint64_t a = stage_next[part];
+    stage_next[part] += n;
+    return static_cast<uint32_t>(a);
+  };
+  // acc[i] += x[i] on `part`'s chip once both are ready: one ADD burst.
+  auto add_into = [&](const MatmulPart& h, uint32_t acc, Ready& acc_ready, uint32_t x, const Ready& x_ready) {
+    const ChipSpec& chip = m.chips[h.chip];
+    const uint32_t n = static_cast<uint32_t>(acc_ready.size());
+    uint64_t c = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint64_t need = chip.clock.cycle_at_or_after(std::max(acc_ready[i], x_ready[i]));
+      c = std::max(c, need > i ? need - i : 0);
+    }
+    c = eng.add(h.chip, c, acc_dt, acc, acc, x, n);
+    for (uint32_t i = 0; i < n; ++i) acc_ready[i] = chip.clock.ps(c + i + chip.add_latency);
+  };
+  // A run of n vectors to a staging buffer on `to`; between nodes spread over
+  // up to max_paths link-disjoint routes (a Dragonfly has one global cable
+  // between two nodes; the detours go through other nodes' global links).
+  auto move = [&](const MatmulPart& from, uint32_t src, const MatmulPart& to, uint32_t n, const Ready& ready) {
+    const bool between = m.chips[from.chip].node != m.chips[to.chip].node;
+    std::vector<Route> routes = between ? router.candidates(from.chip, to.chip, std::max<uint32_t>(1, r.max_paths))
+                                        : std::vector<Route>{router.minimal(from.chip, to.chip)};
+    const std::vector<uint32_t> counts =
+        routes.size() == 1 ? std::vector<uint32_t>{n} : router.split(routes, n);
+    const uint32_t dst = stage(to.rank, n);
+    pl.reduced_vectors += n;
+    Ready landed(n);
+    uint32_t off = 0;
+    for (size_t k = 0; k < routes.size(); ++k) {
+      if (!counts[k]) continue;
+      pl.max_hops = std::max<uint32_t>(pl.max_hops, static_cast<uint32_t>(routes[k].hops.size()));
+      const Ready part(ready.begin() + off, ready.begin() + off + counts[k]);
+      const Ready got = eng.send(routes[k], src + off, {Engine::Chunk{dst + off, counts[k]}}, counts[k], part);
+      std::copy(got.begin(), got.end(), landed.begin() + off);
+      off += counts[k];
+    }
+    return std::make_pair(dst, landed);
+  };
+  for (uint32_t g = 0; g < r.col && r.row > 1; ++g) {
+    const MatmulGroup& grp = pl.groups[g];
+    const MatmulPart& first = pl.parts[g * r.row];
+    for (uint32_t j = first.j0; j < first.j1; ++j)
+      for (const MatmulGroup::Piece& pc : grp.pieces) {
+        const uint32_t n = static_cast<uint32_t>((pc.m1 - pc.m0) * tsp::kResultVectors);
+        std::vector<Ready> sums(grp.nodes.size());
+        for (size_t k = 0; k < grp.nodes.size(); ++k) {
+          const MatmulPart& h = pl.parts[pc.holder[k]];
+          sums[k] = c_ready(h, j, pc.m0, pc.m1);
+          for (uint32_t member : grp.nodes[k]) {
+            if (member == pc.holder[k]) continue;
+            const MatmulPart& from = pl.parts[member];
+            auto [dst, ready] = move(from, c_addr(from, j, pc.m0), h, n, c_ready(from, j, pc.m0, pc.m1));
+            add_into(h, c_addr(h, j, pc.m0), sums[k], dst, ready);
+          }
+        }
+        const MatmulPart& h0 = pl.parts[pc.holder[0]];
+        for (size_t k = 1; k < grp.nodes.size(); ++k) {
+          const MatmulPart& hk = pl.parts[pc.holder[k]];
+          auto [dst, ready] = move(hk, c_addr(hk, j, pc.m0), h0, n, sums[k]);
+          add_into(h0, c_addr(h0, j, pc.m0), sums[0], dst, ready);
+        }
+      }
+  }
+  pl.programs = eng.programs();
+  pl.predicted_ps = eng.completion_ps();
+  pl.bursts = eng.bursts();
+  return pl;
+}
+
+}  // namespace fabricvp::sched

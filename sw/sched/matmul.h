@@ -1,0 +1,100 @@
+// Compiler for distributed matrix multiplication on TSPs (seed 000 §5.2;
+// docs/compute.md).
+//
+// C [M x L] = A [M x N] x B [N x L], A and B fp16 (C in fp32) or int8 (C in
+// int32). B is the weight matrix: it is cut into [K x 320] tiles (K = 160 for
+// fp16, 320 for int8); a chip streams A's rows through one installed tile at a
+// time, one [1 x K] x [K x 320] sub-operation per row per cycle per unit.
+//
+// Splits: `col` column-wise weight splits give each group of chips a share of
+// B's 320-column tiles (results concatenated); `row` row-wise weight splits
+// give each chip of a group a share of B's K-row tiles and the matching
+// columns of A, and the group's partial products are reduced. Chip (g, i) is
+// rank g * row + i. A group's reduction follows the packaging: the chips of
+// each node reduce-scatter their partial products (piece p of the rows to
+// the node's member p mod its size), then every other node's holder of piece
+// p sends its sum to the holder in the node with the most members, which
+// adds them in node order. The order
+// of every addition is part of the plan (MatmulPlan::groups), so the host
+// reference reproduces the results bit for bit.
+//
+// On a chip, the rows of A are split over the MXM units (2 for fp16, 4 for
+// int8), every unit installs every tile of its chip in turn into its two
+// weight buffers (loading the next while streaming the current), column tile
+// by column tile, K tile by K tile, accumulating into C with ACC. Every
+// instruction's cycle is fixed here and the completion predicted; the
+// simulation must agree to the picosecond.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/dtype.h"
+#include "sw/asm/program.h"
+#include "sw/sched/machine.h"
+
+namespace fabricvp::sched {
+
+struct MatmulRequest {
+  uint64_t M = 0, N = 0, L = 0;
+  core::Dtype dtype = core::Dtype::fp16;  ///< fp16 or int8
+  uint32_t col = 1, row = 1;              ///< column-wise and row-wise weight splits
+  uint32_t max_paths = 7;                 ///< routes a partial product between nodes is spread over
+};
+
+/// Parse "800x32576x8192" into M, N, L (core::ConfigError naming `what` otherwise).
+void parse_shape(const std::string& text, MatmulRequest& r, const std::string& what = "--shape");
+/// Parse "col=8,row=13" (either may be left out).
+void parse_split(const std::string& text, MatmulRequest& r, const std::string& what = "--split");
+
+/// One chip's share.
+struct MatmulPart {
+  uint32_t rank = 0, chip = 0;  ///< job rank and physical chip
+  uint32_t group = 0, index = 0;  ///< column group g, row split i
+  uint32_t t0 = 0, t1 = 0;      ///< K tiles of B (rows t*K .. t*K + K) it multiplies
+  uint32_t j0 = 0, j1 = 0;      ///< 320-column tiles of B it holds
+  uint32_t a_vec = 0;  ///< A: vector (t - t0) * M + m = A[m][t*K .. t*K + K), zero-padded
+  uint32_t b_vec = 0;  ///< B: tile (t, j) at b_vec + ((j - j0) * (t1 - t0) + t - t0) * 320 (tile_vectors(t) used)
+  uint32_t c_vec = 0;  ///< C: vector ((j - j0) * M + m) * 4 + q = C[m][j*320 + 80q .. + 80)
+  uint32_t sram_vectors = 0;  ///< highest vector used (A, B, C, reduction staging)
+};
+
+/// How a column group's partial products are reduced (row > 1).
+struct MatmulGroup {
+  std::vector<std::vector<uint32_t>> nodes;  ///< part indices per node, in rank order; the largest node first
+  struct Piece {
+    uint64_t m0 = 0, m1 = 0;          ///< rows of C
+    std::vector<uint32_t> holder;     ///< per node: the part that sums this piece there
+  };
+  std::vector<Piece> pieces;  ///< the final result of piece p is on holder[0]
+};
+
+struct MatmulPlan {
+  MatmulRequest req;
+  uint32_t K = 0;                     ///< tile rows: 160 (fp16) or 320 (int8)
+  uint32_t T = 0, J = 0;              ///< K tiles and 320-column tiles of B
+  uint32_t units = 0;                 ///< MXM units per chip used
+  std::vector<MatmulPart> parts;      ///< by rank
+  std::vector<MatmulGroup> groups;    ///< by column group
+  std::vector<sw::Program> programs;  ///< per physical chip
+  uint64_t predicted_ps = 0;          ///< last SRAM write of the schedule
+  uint64_t compute_end_ps = 0;        ///< last MXM result written
+  uint64_t subops = 0;                ///< sub-operations over all chips
+  uint64_t weight_loads = 0;          ///< tiles installed over all chips
+  uint64_t bursts = 0, reduced_vectors = 0;
+  uint32_t max_hops = 0;
+
+  /// Vectors of SRAM a tile of K-tile t takes (fp16: 2 per row, int8: 1).
+  uint32_t tile_vectors(uint32_t t) const;
+  /// Useful multiply-accumulates: M * N * L.
+  double macs() const { return static_cast<double>(req.M) * req.N * req.L; }
+  /// Peak multiply-accumulates per cycle of one chip (fp16 2 x 160 x 320, int8 4 x 320 x 320 with 4 planes).
+  double peak_macs_per_cycle = 0;
+};
+
+/// Throws core::ConfigError for requests the machine cannot run (too few
+/// chips, a share larger than the SRAM, an unknown type).
+MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r);
+
+}  // namespace fabricvp::sched

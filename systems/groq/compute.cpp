@@ -1,0 +1,95 @@
+// --workload matmul on a Groq system: compile (sw/sched/matmul.h), check,
+// statistics and summary. docs/compute.md.
+#include <fmt/format.h>
+
+#include "models/core/units.h"
+#include "systems/groq/scenario.h"
+
+namespace fabricvp::groq {
+
+using core::human_time;
+
+void GroqScenario::prepare_matmul(const systems::RunOptions& opt) {
+  for (const char* o : {"bytes", "src", "dst"})
+    opt.refuse(o, "does not apply to a matrix multiplication (--shape, --split, --dtype describe it)");
+  const auto shape = opt.kind_options.find("shape");
+  if (shape == opt.kind_options.end())
+    throw core::ConfigError("--workload matmul needs --shape MxNxL ([M x N] x [N x L]), e.g. --shape 800x32576x8192");
+  sched::parse_shape(shape->second, m_mreq);
+  const auto split = opt.kind_options.find("split");
+  if (split != opt.kind_options.end()) sched::parse_split(split->second, m_mreq);
+  m_mreq.dtype = opt.given.count("dtype") ? opt.dtype : core::Dtype::fp16;
+  if (tsp::mxm_k(m_mreq.dtype) == 0)
+    throw core::ConfigError(fmt::format("--dtype {}: the matrix unit multiplies fp16 (fp32 results) or int8 (int32 "
+                                        "results)",
+                                        core::dtype_name(m_mreq.dtype)));
+  m_mreq.max_paths = m_params->paths;
+  m_mplan = sched::plan_matmul(m_machine, m_mreq);
+}
+
+void GroqScenario::report_matmul(const systems::Outcome& out) {
+  m_ms.emplace();
+  MatmulStats& ms = *m_ms;
+  const sched::MatmulRequest& r = m_mreq;
+  ms.kind.set("matmul");
+  ms.shape.set(fmt::format("{}x{}x{}", r.M, r.N, r.L));
+  ms.dtype.set(core::dtype_name(r.dtype));
+  ms.col.set(r.col);
+  ms.row.set(r.row);
+  ms.chips.set(m_mplan.parts.size());
+  ms.verified.set(out.checked && out.verified);
+  ms.elements.set(m_mres.elements);
+  ms.mismatched.set(m_mres.mismatched);
+  ms.predicted_ps.set(m_mplan.predicted_ps);
+  ms.simulated_ps.set(m_completion);
+  ms.compute_ps.set(m_mplan.compute_end_ps);
+  const double secs = m_completion * 1e-12;
+  ms.tflops.set(secs > 0 ? 2.0 * m_mplan.macs() / secs / 1e12 : 0.0);
+  const double cycle_ps = 1e6 / m_sys->chips[m_mplan.parts[0].chip]->clock_mhz;
+  const double peak = m_mplan.peak_macs_per_cycle * m_mplan.parts.size() * (m_completion / cycle_ps);
+  ms.utilization.set(peak > 0 ? 100.0 * m_mplan.macs() / peak : 0.0);
+  ms.subops.set(m_mplan.subops);
+  ms.weight_loads.set(m_mplan.weight_loads);
+  ms.reduced.set(m_mplan.reduced_vectors);
+  ms.max_hops.set(m_mplan.max_hops);
+}
+
+void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head) {
+  const sched::MatmulRequest& r = m_mreq;
+  const bool fp = r.dtype == core::Dtype::fp16;
+  if (head) {
+    s.line("workload", fmt::format("matmul [{} x {}] x [{} x {}] {} ({} results) on {} TSP{} (col {} x row {})", r.M,
+                                   r.N, r.N, r.L, core::dtype_name(r.dtype), fp ? "fp32" : "int32",
+                                   m_mplan.parts.size(), m_mplan.parts.size() == 1 ? "" : "s", r.col, r.row));
+    s.line("schedule",
+           fmt::format("{} [1 x {}] x [{} x 320] sub-operations on {} MXM units per TSP, {} tiles installed{}",
+                       m_mplan.subops, m_mplan.K, m_mplan.K, m_mplan.units, m_mplan.weight_loads,
+                       m_mplan.reduced_vectors
+                           ? fmt::format(", {} partial-product vectors reduced over C2C (longest route {} cables)",
+                                         m_mplan.reduced_vectors, m_mplan.max_hops)
+                           : std::string()));
+    return;
+  }
+  if (out.verified)
+    s.line("result", fmt::format("verified: all {} elements of C bit-exact against the host reference",
+                                 m_mres.elements));
+  else
+    s.line("result", fmt::format("MISMATCH: {} of {} elements of C differ", m_mres.mismatched, m_mres.elements));
+  for (const auto& m : m_mres.first)
+    s.text(fmt::format("               C[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
+  s.line("completion",
+         fmt::format("simulated {} ({} ps), predicted {} ({}); last MXM result at {}", human_time(m_completion),
+                     m_completion, human_time(m_mplan.predicted_ps),
+                     out.timing_ok ? "equal"
+                                   : fmt::format("DIFFERS by {} ps",
+                                                 static_cast<int64_t>(m_completion - m_mplan.predicted_ps)),
+                     human_time(m_mplan.compute_end_ps)));
+  if (m_ms)
+    s.line("compute", fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
+                                  "per cycle",
+                                  m_ms->tflops.get(), fp ? "fp16 " : "int8 ", m_ms->utilization.get(),
+                                  m_mplan.parts.size(), m_mplan.parts.size() == 1 ? "" : "s",
+                                  m_mplan.peak_macs_per_cycle));
+}
+
+}  // namespace fabricvp::groq

@@ -1,0 +1,49 @@
+// Host side of a checked matrix multiplication on a Groq system (docs/compute.md):
+// seeded A and B loaded straight into every chip's SRAM in the compiler's
+// layout, and the reference product computed on the host in the order the
+// chips compute it: per sub-operation the k-sequential binary32 (or int32)
+// sum of the MXM contract (models/tsp/mxm.h), K tiles accumulated in order,
+// then the partial products of a column group added in the plan's reduction
+// order. So the check is bit-exact for fp16 as for int8.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sw/sched/matmul.h"
+#include "systems/groq/system.h"
+
+namespace fabricvp::groq {
+
+class MatmulData {
+ public:
+  MatmulData(System& sys, const sched::MatmulPlan& plan, uint64_t seed);
+  /// Generate A and B and write every chip's share into its SRAM.
+  void load();
+
+  struct Mismatch {
+    uint64_t row, col;  ///< element of C
+    double expected, got;
+  };
+  struct Result {
+    uint64_t elements = 0, mismatched = 0;
+    std::vector<Mismatch> first;  ///< the first few
+  };
+  /// Read C from the chips holding it and compare with the reference.
+  Result check() const;
+
+  /// Element (row, col) of A [M x N] or B [N x L] (raw bits; for tests).
+  static void elements(const sched::MatmulRequest& r, uint64_t seed, bool b, uint64_t row, uint64_t col0, uint64_t n,
+                       uint8_t* out);
+
+ private:
+  /// Partial product of one part: [M][(j1 - j0) * 320] result words, in the chips' order.
+  std::vector<uint32_t> partial(const sched::MatmulPart& p) const;
+
+  System& m_sys;
+  const sched::MatmulPlan& m_plan;
+  uint64_t m_seed;
+};
+
+}  // namespace fabricvp::groq

@@ -1,0 +1,134 @@
+// Distributed matrix multiplication end to end (docs/compute.md): compiled,
+// simulated, every element of C bit-exact against the host reference, and the
+// completion exactly as the compiler predicted, on 1, 2, 8 and 16 TSPs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "models/core/config.h"
+#include "models/core/context.h"
+#include "runtime/driver.h"
+#include "sw/sched/matmul.h"
+#include "harness.h"
+
+using namespace fabricvp;
+
+namespace {
+
+struct Case {
+  std::string platform, shape, split, dtype;
+};
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.platform << " " << c.shape << " " << (c.split.empty() ? "1 TSP" : c.split) << " "
+      << (c.dtype.empty() ? "fp16" : c.dtype);
+}
+
+nlohmann::json run_matmul(const Case& c, int expect_rc = 0) {
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/" + c.platform;
+  o.workload = "matmul";
+  o.kind_options["shape"] = c.shape;
+  if (!c.split.empty()) o.kind_options["split"] = c.split;
+  if (!c.dtype.empty()) {
+    core::parse_dtype(c.dtype, o.dtype);
+    o.given.insert("dtype");
+  }
+  o.quiet = true;
+  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-mm-" + std::to_string(::getpid()))).string();
+  const int rc = runtime::run(o);
+  EXPECT_EQ(rc, expect_rc);
+  nlohmann::json j;
+  std::ifstream f(o.out_dir + "/stats.json");
+  if (f) j = nlohmann::json::parse(f);
+  std::filesystem::remove_all(o.out_dir);
+  return j;
+}
+
+}  // namespace
+
+class Matmul : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Matmul, VerifiedAndCompletesAsPredicted) {
+  const Case c = GetParam();
+  const nlohmann::json j = run_matmul(c);
+  const auto& w = j["workload"];
+  EXPECT_EQ(w["kind"], "matmul");
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["mismatched_elements"].get<uint64_t>(), 0u);
+  sched::MatmulRequest r;
+  sched::parse_shape(c.shape, r);
+  EXPECT_EQ(w["checked_elements"].get<uint64_t>(), r.M * r.L);
+  EXPECT_GT(w["simulated_ps"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["simulated_ps"].get<uint64_t>(), w["predicted_ps"].get<uint64_t>());
+  EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["run"]["schedule_violations"].get<uint64_t>(), 0u);
+  if (!c.split.empty()) sched::parse_split(c.split, r);
+  EXPECT_EQ(w["tsps"].get<uint64_t>(), uint64_t(r.col) * r.row);
+  EXPECT_EQ(w["reduced_vectors"].get<uint64_t>() > 0, r.row > 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Chips, Matmul,
+    ::testing::Values(Case{"groq-node.yaml", "64x320x640", "", ""},                  // 1 TSP, whole tiles
+                      Case{"groq-node.yaml", "37x333x401", "", "int8"},              // 1 TSP, ragged edges
+                      Case{"groq-node.yaml", "50x500x1000", "col=2", "fp16"},        // 2 TSPs, concatenated
+                      Case{"groq-node.yaml", "48x1300x700", "row=2", "int8"},        // 2 TSPs, reduced
+                      Case{"groq-node.yaml", "40x1500x700", "col=2,row=4", "fp16"},  // 8 TSPs
+                      Case{"groq-node.yaml", "24x1400x320", "row=8", "fp16"},        // 8-way reduce-scatter
+                      Case{"groq-dragonfly-264.yaml", "30x2700x650", "col=1,row=16", "fp16"},  // 2 nodes
+                      Case{"groq-dragonfly-264.yaml", "20x2700x1000", "col=2,row=8", "int8"}),  // 16 TSPs
+    [](const ::testing::TestParamInfo<Case>& i) {
+      std::string n = i.param.platform.substr(0, i.param.platform.find('.')) + "_" + i.param.shape + "_" +
+                      (i.param.split.empty() ? "single" : i.param.split) + "_" +
+                      (i.param.dtype.empty() ? "fp16" : i.param.dtype);
+      for (char& ch : n)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
+TEST(MatmulInput, BadShapesSplitsAndTypesAreRefused) {
+  auto refused = [](auto f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted";
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  sched::MatmulRequest r;
+  refused([&] { sched::parse_shape("800x32576", r); }, "expected MxNxL");
+  refused([&] { sched::parse_shape("800x0x10", r); }, "'0' is not a positive integer");
+  refused([&] { sched::parse_shape("800xabcx10", r); }, "'abc' is not a positive integer");
+  refused([&] { sched::parse_shape("800x10x10x", r); }, "expected MxNxL");
+  refused([&] { sched::parse_split("col=8,rows=13", r); }, "got 'rows=13'");
+  refused([&] { sched::parse_split("col=-1", r); }, "'-1' is not a positive integer");
+  refused([&] { sched::parse_split("row=1e3", r); }, "'1e3' is not a positive integer");
+}
+
+TEST(MatmulInput, RunsTheMachineCannotHoldAreRefusedWithTheReason) {
+  auto error_of = [](const std::string& args) {
+    const std::string out = "/tmp/fabricvp-mm-" + std::to_string(::getpid());
+    const test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --workload matmul " +
+                                    args + " -q --out " + out);
+    std::filesystem::remove_all(out);
+    EXPECT_EQ(r.code, 1) << r.out;  // an input error
+    return r.out;
+  };
+  EXPECT_NE(error_of("--shape 800x32576x8192").find("needs 1943680 SRAM vectors (A 163200, B 1697280, C 83200"),
+            std::string::npos);
+  EXPECT_NE(error_of("--shape 8x320x320 --split col=3,row=3").find("needs 9 TSPs; the platform's job has 8"),
+            std::string::npos);
+  EXPECT_NE(error_of("--shape 8x320x320 --dtype fp32").find("multiplies fp16 (fp32 results) or int8"),
+            std::string::npos);
+  EXPECT_NE(error_of("--shape 8x320x320 --split col=2").find("B has only 1 column tile of 320"), std::string::npos);
+  EXPECT_NE(error_of("--split col=2").find("needs --shape MxNxL"), std::string::npos);
+  EXPECT_NE(error_of("--shape 8x320x320 --bytes 1MiB").find("--bytes: does not apply to a matrix multiplication"),
+            std::string::npos);
+  const test::Result c = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+                                  "/groq-node.yaml --workload allreduce --dtype int8 -q --out /tmp/fabricvp-mm-x");
+  EXPECT_EQ(c.code, 1);
+  EXPECT_NE(c.out.find("--dtype int8: collectives reduce fp32, bf16, fp16 or int32"), std::string::npos) << c.out;
+}
