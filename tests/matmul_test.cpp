@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "harness.h"
 #include "models/core/config.h"
 #include "models/core/context.h"
 #include "runtime/driver.h"
 #include "sw/sched/matmul.h"
-#include "harness.h"
 
 using namespace fabricvp;
 
@@ -72,13 +72,13 @@ TEST_P(Matmul, VerifiedAndCompletesAsPredicted) {
 
 INSTANTIATE_TEST_SUITE_P(
     Chips, Matmul,
-    ::testing::Values(Case{"groq-node.yaml", "64x320x640", "", ""},                  // 1 TSP, whole tiles
-                      Case{"groq-node.yaml", "37x333x401", "", "int8"},              // 1 TSP, ragged edges
-                      Case{"groq-node.yaml", "50x500x1000", "col=2", "fp16"},        // 2 TSPs, concatenated
-                      Case{"groq-node.yaml", "48x1300x700", "row=2", "int8"},        // 2 TSPs, reduced
-                      Case{"groq-node.yaml", "40x1500x700", "col=2,row=4", "fp16"},  // 8 TSPs
-                      Case{"groq-node.yaml", "24x1400x320", "row=8", "fp16"},        // 8-way reduce-scatter
-                      Case{"groq-dragonfly-264.yaml", "30x2700x650", "col=1,row=16", "fp16"},  // 2 nodes
+    ::testing::Values(Case{"groq-node.yaml", "64x320x640", "", ""},                             // 1 TSP, whole tiles
+                      Case{"groq-node.yaml", "37x333x401", "", "int8"},                         // 1 TSP, ragged edges
+                      Case{"groq-node.yaml", "50x500x1000", "col=2", "fp16"},                   // 2 TSPs, concatenated
+                      Case{"groq-node.yaml", "48x1300x700", "row=2", "int8"},                   // 2 TSPs, reduced
+                      Case{"groq-node.yaml", "40x1500x700", "col=2,row=4", "fp16"},             // 8 TSPs
+                      Case{"groq-node.yaml", "24x1400x320", "row=8", "fp16"},                   // 8-way reduce-scatter
+                      Case{"groq-dragonfly-264.yaml", "30x2700x650", "col=1,row=16", "fp16"},   // 2 nodes
                       Case{"groq-dragonfly-264.yaml", "20x2700x1000", "col=2,row=8", "int8"}),  // 16 TSPs
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.platform.substr(0, i.param.platform.find('.')) + "_" + i.param.shape + "_" +
@@ -131,4 +131,29 @@ TEST(MatmulInput, RunsTheMachineCannotHoldAreRefusedWithTheReason) {
                                   "/groq-node.yaml --workload allreduce --dtype int8 -q --out /tmp/fabricvp-mm-x");
   EXPECT_EQ(c.code, 1);
   EXPECT_NE(c.out.find("--dtype int8: collectives reduce fp32, bf16, fp16 or int32"), std::string::npos) << c.out;
+}
+
+TEST(MatmulPlacement, RowSplitsThatFitANodeStayInOne) {
+  // 8 groups of 3 row splits on the Dragonfly: two groups per node (6 of its
+  // 8 TSPs), so every partial product crosses one direct cable, never a
+  // global one; 9 row splits take two whole nodes per group.
+  nlohmann::json j = run_matmul({"groq-dragonfly-264.yaml", "24x1300x2600", "col=8,row=3", "fp16"});
+  EXPECT_TRUE(j["workload"]["verified"].get<bool>());
+  EXPECT_EQ(j["workload"]["max_hops"].get<uint64_t>(), 1u);
+  j = run_matmul({"groq-dragonfly-264.yaml", "24x1500x700", "col=2,row=9", "fp16"});
+  EXPECT_TRUE(j["workload"]["verified"].get<bool>());
+  EXPECT_GT(j["workload"]["max_hops"].get<uint64_t>(), 1u);
+  EXPECT_EQ(j["workload"]["simulated_ps"], j["workload"]["predicted_ps"]);
+}
+
+TEST(MatmulExperiment, SingleChipUtilizationIsAtLeastEightyPercent) {
+  const std::string dir = "/tmp/fabricvp-mm-exp-" + std::to_string(::getpid());
+  const test::Result r = test::sh("experiment matmul-single --quick -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(dir + "/matmul-single.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["N"].size(), 2u);
+  EXPECT_GE(j["min_utilization_pct"].get<double>(), 80.0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/matmul-single.png"));
+  std::filesystem::remove_all(dir);
 }

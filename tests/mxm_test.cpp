@@ -6,9 +6,9 @@
 
 #include "harness.h"
 #include "ieee_oracle.h"
-#include "sw/sched/checker.h"
 #include "models/core/config.h"
 #include "models/core/dtype.h"
+#include "sw/sched/checker.h"
 
 using namespace fabricvp;
 using test::Bench;
@@ -72,8 +72,8 @@ TEST(Mxm, Fp16SubOperationsMatchABinary64OracleAndAccumulate) {
     const auto r0 = oracle_fp16(&in[i * 320], w0, 160), r1 = oracle_fp16(&in[(8 + i) * 320], w1, 160);
     for (uint32_t j = 0; j < 320; ++j) {
       const auto f32 = test::oracle::format_of(core::Dtype::fp32);
-      const uint32_t want = test::oracle::round_to(
-          core::Dtype::fp32, test::oracle::decode(f32, r0[j]) + test::oracle::decode(f32, r1[j]));
+      const uint32_t want = test::oracle::round_to(core::Dtype::fp32,
+                                                   test::oracle::decode(f32, r0[j]) + test::oracle::decode(f32, r1[j]));
       ASSERT_EQ(word(out, i * 320 + j), want) << "sub-operation " << i << " column " << j;
     }
   }
@@ -230,8 +230,8 @@ TEST(Mxm, TheStaticCheckFindsTheSameFaultsBeforeARun) {
   std::vector<sw::Program> progs(2);
   progs[0] = sw::assemble(
       ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 30\nMXM.fp16 m0.w0, @2000, @0, 50\n"  // before installed
-      ".queue 1\nWAIT 60\nMXM.fp16 m0.w0, @3000, @0, 10\n"                              // unit busy
-      ".queue 2\nWAIT 70\nLW.fp16 m0.w0, @1000, 320\n",                                 // weights in use
+      ".queue 1\nWAIT 60\nMXM.fp16 m0.w0, @3000, @0, 10\n"                             // unit busy
+      ".queue 2\nWAIT 70\nLW.fp16 m0.w0, @1000, 320\n",                                // weights in use
       "bad.s");
   const sched::CheckReport rep = sched::check_schedule(m, progs);
   EXPECT_EQ(rep.mxm_ops, 4u);

@@ -36,9 +36,9 @@ class WeightTile {
 
  private:
   core::Dtype m_dt = core::Dtype::none;
-  uint32_t m_rows = 0;  ///< rows holding loaded data (later ones are zero)
-  std::unique_ptr<float[]> m_f;      ///< fp16 weights as binary32, [160][320]
-  std::unique_ptr<int16_t[]> m_i;    ///< int8 weights, [320][320]
+  uint32_t m_rows = 0;             ///< rows holding loaded data (later ones are zero)
+  std::unique_ptr<float[]> m_f;    ///< fp16 weights as binary32, [160][320]
+  std::unique_ptr<int16_t[]> m_i;  ///< int8 weights, [320][320]
 };
 
 }  // namespace fabricvp::tsp

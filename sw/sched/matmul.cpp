@@ -50,8 +50,8 @@ void parse_split(const std::string& text, MatmulRequest& r, const std::string& w
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     if (eq == std::string::npos || (key != "col" && key != "row"))
-      throw core::ConfigError(fmt::format("{} '{}': expected col=C,row=R (e.g. col=8,row=13), got '{}'", what, text,
-                                          item));
+      throw core::ConfigError(
+          fmt::format("{} '{}': expected col=C,row=R (e.g. col=8,row=13), got '{}'", what, text, item));
     const uint64_t v = positive(item.substr(eq + 1), what, text, "col=8,row=13");
     if (v > 1u << 20) throw core::ConfigError(fmt::format("{} '{}': {} splits is too many", what, text, v));
     (key == "col" ? r.col : r.row) = static_cast<uint32_t>(v);
@@ -70,8 +70,8 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   pl.req = r;
   pl.K = tsp::mxm_k(r.dtype);
   if (pl.K == 0)
-    throw core::ConfigError(fmt::format("--dtype {}: the matrix unit multiplies fp16 or int8",
-                                        core::dtype_name(r.dtype)));
+    throw core::ConfigError(
+        fmt::format("--dtype {}: the matrix unit multiplies fp16 or int8", core::dtype_name(r.dtype)));
   if (r.M == 0 || r.N == 0 || r.L == 0) throw core::ConfigError("matmul: every dimension must be at least 1");
   const uint64_t T = (r.N + pl.K - 1) / pl.K, J = (r.L + tsp::kMxmColumns - 1) / tsp::kMxmColumns;
   if (T > (1u << 30) || J > (1u << 30) || r.M > tsp::kVectors)
@@ -80,24 +80,41 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   pl.J = static_cast<uint32_t>(J);
   const uint64_t P = uint64_t(r.col) * r.row;
   if (P > m.size())
-    throw core::ConfigError(fmt::format("--split col={},row={} needs {} TSPs; the platform's job has {}", r.col, r.row,
-                                        P, m.size()));
+    throw core::ConfigError(
+        fmt::format("--split col={},row={} needs {} TSPs; the platform's job has {}", r.col, r.row, P, m.size()));
   if (r.col > J)
     throw core::ConfigError(fmt::format("--split col={}: B has only {} column tile{} of 320 ({} columns)", r.col, J,
                                         J == 1 ? "" : "s", r.L));
   if (r.row > T)
-    throw core::ConfigError(
-        fmt::format("--split row={}: B has only {} row tile{} of {} ({} rows)", r.row, T, T == 1 ? "" : "s", pl.K, r.N));
+    throw core::ConfigError(fmt::format("--split row={}: B has only {} row tile{} of {} ({} rows)", r.row, T,
+                                        T == 1 ? "" : "s", pl.K, r.N));
 
   Engine eng(m);
   const core::Dtype acc_dt = r.dtype == core::Dtype::fp16 ? core::Dtype::fp32 : core::Dtype::int32;
   const uint64_t M = r.M;
+  // Placement: a group's row splits in one node when they fit (several
+  // groups per node), else in whole nodes of their own, so partial products
+  // cross the fewest global cables; densely when the job is too small for that.
+  const uint64_t tpn = std::max<uint32_t>(1, m.tsps_per_node);
+  std::vector<uint32_t> rank_of(P);
+  {
+    const bool fits = r.row <= tpn;
+    const uint64_t per_node = fits ? tpn / r.row : 0, nodes_per_group = fits ? 0 : (r.row + tpn - 1) / tpn;
+    const uint64_t needed = fits ? (r.col + per_node - 1) / per_node * tpn : r.col * nodes_per_group * tpn;
+    for (uint32_t g = 0; g < r.col; ++g)
+      for (uint32_t i = 0; i < r.row; ++i) {
+        uint64_t rank = uint64_t(g) * r.row + i;  // dense
+        if (needed <= m.size())
+          rank = fits ? (g / per_node) * tpn + (g % per_node) * r.row + i : g * nodes_per_group * tpn + i;
+        rank_of[g * r.row + i] = static_cast<uint32_t>(rank);
+      }
+  }
   // Shares and SRAM layout.
   pl.parts.resize(P);
   for (uint32_t g = 0; g < r.col; ++g)
     for (uint32_t i = 0; i < r.row; ++i) {
       MatmulPart& p = pl.parts[g * r.row + i];
-      p.rank = g * r.row + i;
+      p.rank = rank_of[g * r.row + i];
       p.chip = m.ranks[p.rank];
       p.group = g;
       p.index = i;
@@ -107,6 +124,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
       p.j1 = static_cast<uint32_t>(share(J, r.col, g + 1));
     }
 
+  auto idx = [&pl](const MatmulPart& p) { return static_cast<size_t>(&p - pl.parts.data()); };
   // Reduction structure (row > 1): the group's parts by node, pieces of rows.
   pl.groups.resize(r.col);
   if (r.row > 1)
@@ -124,8 +142,9 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         grp.nodes[it->second].push_back(part);
       }
       // The node with the most members first: it holds the final pieces, one per member.
-      std::stable_sort(grp.nodes.begin(), grp.nodes.end(),
-                       [](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) { return a.size() > b.size(); });
+      std::stable_sort(
+          grp.nodes.begin(), grp.nodes.end(),
+          [](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) { return a.size() > b.size(); });
       const uint64_t pieces = std::min<uint64_t>(grp.nodes[0].size(), M);
       for (uint64_t q = 0; q < pieces; ++q) {
         MatmulGroup::Piece pc;
@@ -152,12 +171,12 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     const uint64_t a = uint64_t(p.t1 - p.t0) * M;
     const uint64_t b = uint64_t(p.j1 - p.j0) * (p.t1 - p.t0) * tsp::kTileVectors;
     const uint64_t c = uint64_t(p.j1 - p.j0) * M * tsp::kResultVectors;
-    const uint64_t need = a + b + c + staging[p.rank];
+    const uint64_t need = a + b + c + staging[idx(p)];
     if (need > tsp::kVectors)
       throw core::ConfigError(fmt::format(
           "matmul {}x{}x{} {}: {} needs {} SRAM vectors (A {}, B {}, C {}, reduction staging {}), more than the {} "
           "of a TSP; use more splits (--split col=C,row=R)",
-          r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, need, a, b, c, staging[p.rank],
+          r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, need, a, b, c, staging[idx(p)],
           tsp::kVectors));
     p.a_vec = 0;
     p.b_vec = static_cast<uint32_t>(a);
@@ -175,9 +194,9 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     const ChipSpec& chip = m.chips[p.chip];
     const uint32_t U = static_cast<uint32_t>(std::min<uint64_t>(eng.mxm_units(p.chip, r.dtype), M));
     if (U == 0) throw core::ConfigError(fmt::format("{}: no MXM units for {}", chip.name, core::dtype_name(r.dtype)));
-    units[p.rank] = U;
+    units[idx(p)] = U;
     pl.units = std::max(pl.units, U);
-    last[p.rank].assign(p.j1 - p.j0, std::vector<uint64_t>(U, 0));
+    last[idx(p)].assign(p.j1 - p.j0, std::vector<uint64_t>(U, 0));
     for (uint32_t u = 0; u < U; ++u) {
       const uint64_t r0 = share(M, U, u), r1 = share(M, U, u + 1);
       uint32_t k = 0;
@@ -189,11 +208,10 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
           ++pl.weight_loads;
           const uint32_t dst = p.c_vec + static_cast<uint32_t>(((j - p.j0) * M + r0) * tsp::kResultVectors);
           const uint32_t src = p.a_vec + static_cast<uint32_t>((t - p.t0) * M + r0);
-          const uint64_t c =
-              eng.mxm(p.chip, 0, r.dtype, u, buf, dst, src, static_cast<uint32_t>(r1 - r0), t > p.t0);
+          const uint64_t c = eng.mxm(p.chip, 0, r.dtype, u, buf, dst, src, static_cast<uint32_t>(r1 - r0), t > p.t0);
           pl.subops += r1 - r0;
           if (t + 1 == p.t1) {
-            last[p.rank][j - p.j0][u] = c;
+            last[idx(p)][j - p.j0][u] = c;
             pl.compute_end_ps = std::max(pl.compute_end_ps, chip.clock.ps(c + (r1 - r0) - 1 + chip.mxm_latency));
           }
         }
@@ -205,13 +223,13 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   // When each vector of a part's C rows [m0, m1) of column tile j is final.
   auto c_ready = [&](const MatmulPart& p, uint32_t j, uint64_t m0, uint64_t m1) {
     const ChipSpec& chip = m.chips[p.chip];
-    const uint32_t U = units[p.rank];
+    const uint32_t U = units[idx(p)];
     Ready out;
     out.reserve((m1 - m0) * tsp::kResultVectors);
     for (uint64_t row = m0; row < m1; ++row) {
       uint32_t u = 0;
       while (share(M, U, u + 1) <= row) ++u;
-      const uint64_t t = chip.clock.ps(last[p.rank][j - p.j0][u] + (row - share(M, U, u)) + chip.mxm_latency);
+      const uint64_t t = chip.clock.ps(last[idx(p)][j - p.j0][u] + (row - share(M, U, u)) + chip.mxm_latency);
       for (uint32_t q = 0; q < tsp::kResultVectors; ++q) out.push_back(t);
     }
     return out;
@@ -223,7 +241,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   // Reduction.
   Router router(m);
   std::vector<uint64_t> stage_next(P);
-  for (const MatmulPart& p : pl.parts) stage_next[p.rank] = p.sram_vectors - staging[p.rank];
+  for (const MatmulPart& p : pl.parts) stage_next[idx(p)] = p.sram_vectors - staging[idx(p)];
   auto stage = [&](uint32_t part, uint32_t n) {
     const uint64_t a = stage_next[part];
     stage_next[part] += n;
@@ -248,9 +266,8 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     const bool between = m.chips[from.chip].node != m.chips[to.chip].node;
     std::vector<Route> routes = between ? router.candidates(from.chip, to.chip, std::max<uint32_t>(1, r.max_paths))
                                         : std::vector<Route>{router.minimal(from.chip, to.chip)};
-    const std::vector<uint32_t> counts =
-        routes.size() == 1 ? std::vector<uint32_t>{n} : router.split(routes, n);
-    const uint32_t dst = stage(to.rank, n);
+    const std::vector<uint32_t> counts = routes.size() == 1 ? std::vector<uint32_t>{n} : router.split(routes, n);
+    const uint32_t dst = stage(static_cast<uint32_t>(idx(to)), n);
     pl.reduced_vectors += n;
     Ready landed(n);
     uint32_t off = 0;

@@ -9,8 +9,10 @@
 // Splits: `col` column-wise weight splits give each group of chips a share of
 // B's 320-column tiles (results concatenated); `row` row-wise weight splits
 // give each chip of a group a share of B's K-row tiles and the matching
-// columns of A, and the group's partial products are reduced. Chip (g, i) is
-// rank g * row + i. A group's reduction follows the packaging: the chips of
+// columns of A, and the group's partial products are reduced. A group's chips
+// share a node when they fit (several groups per node), else take whole
+// nodes of their own (the seed: "cluster row-wise splits in a single node");
+// densely in rank order if the job is too small for that. A group's reduction follows the packaging: the chips of
 // each node reduce-scatter their partial products (piece p of the rows to
 // the node's member p mod its size), then every other node's holder of piece
 // p sends its sum to the holder in the node with the most members, which
@@ -50,11 +52,11 @@ void parse_split(const std::string& text, MatmulRequest& r, const std::string& w
 
 /// One chip's share.
 struct MatmulPart {
-  uint32_t rank = 0, chip = 0;  ///< job rank and physical chip
+  uint32_t rank = 0, chip = 0;    ///< job rank and physical chip
   uint32_t group = 0, index = 0;  ///< column group g, row split i
-  uint32_t t0 = 0, t1 = 0;      ///< K tiles of B (rows t*K .. t*K + K) it multiplies
-  uint32_t j0 = 0, j1 = 0;      ///< 320-column tiles of B it holds
-  uint32_t a_vec = 0;  ///< A: vector (t - t0) * M + m = A[m][t*K .. t*K + K), zero-padded
+  uint32_t t0 = 0, t1 = 0;        ///< K tiles of B (rows t*K .. t*K + K) it multiplies
+  uint32_t j0 = 0, j1 = 0;        ///< 320-column tiles of B it holds
+  uint32_t a_vec = 0;             ///< A: vector (t - t0) * M + m = A[m][t*K .. t*K + K), zero-padded
   uint32_t b_vec = 0;  ///< B: tile (t, j) at b_vec + ((j - j0) * (t1 - t0) + t - t0) * 320 (tile_vectors(t) used)
   uint32_t c_vec = 0;  ///< C: vector ((j - j0) * M + m) * 4 + q = C[m][j*320 + 80q .. + 80)
   uint32_t sram_vectors = 0;  ///< highest vector used (A, B, C, reduction staging)
@@ -64,8 +66,8 @@ struct MatmulPart {
 struct MatmulGroup {
   std::vector<std::vector<uint32_t>> nodes;  ///< part indices per node, in rank order; the largest node first
   struct Piece {
-    uint64_t m0 = 0, m1 = 0;          ///< rows of C
-    std::vector<uint32_t> holder;     ///< per node: the part that sums this piece there
+    uint64_t m0 = 0, m1 = 0;       ///< rows of C
+    std::vector<uint32_t> holder;  ///< per node: the part that sums this piece there
   };
   std::vector<Piece> pieces;  ///< the final result of piece p is on holder[0]
 };
@@ -75,7 +77,7 @@ struct MatmulPlan {
   uint32_t K = 0;                     ///< tile rows: 160 (fp16) or 320 (int8)
   uint32_t T = 0, J = 0;              ///< K tiles and 320-column tiles of B
   uint32_t units = 0;                 ///< MXM units per chip used
-  std::vector<MatmulPart> parts;      ///< by rank
+  std::vector<MatmulPart> parts;      ///< part g * row + i: column group g, row split i
   std::vector<MatmulGroup> groups;    ///< by column group
   std::vector<sw::Program> programs;  ///< per physical chip
   uint64_t predicted_ps = 0;          ///< last SRAM write of the schedule

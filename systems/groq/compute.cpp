@@ -20,9 +20,10 @@ void GroqScenario::prepare_matmul(const systems::RunOptions& opt) {
   if (split != opt.kind_options.end()) sched::parse_split(split->second, m_mreq);
   m_mreq.dtype = opt.given.count("dtype") ? opt.dtype : core::Dtype::fp16;
   if (tsp::mxm_k(m_mreq.dtype) == 0)
-    throw core::ConfigError(fmt::format("--dtype {}: the matrix unit multiplies fp16 (fp32 results) or int8 (int32 "
-                                        "results)",
-                                        core::dtype_name(m_mreq.dtype)));
+    throw core::ConfigError(
+        fmt::format("--dtype {}: the matrix unit multiplies fp16 (fp32 results) or int8 (int32 "
+                    "results)",
+                    core::dtype_name(m_mreq.dtype)));
   m_mreq.max_paths = m_params->paths;
   m_mplan = sched::plan_matmul(m_machine, m_mreq);
 }
@@ -71,8 +72,8 @@ void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summar
     return;
   }
   if (out.verified)
-    s.line("result", fmt::format("verified: all {} elements of C bit-exact against the host reference",
-                                 m_mres.elements));
+    s.line("result",
+           fmt::format("verified: all {} elements of C bit-exact against the host reference", m_mres.elements));
   else
     s.line("result", fmt::format("MISMATCH: {} of {} elements of C differ", m_mres.mismatched, m_mres.elements));
   for (const auto& m : m_mres.first)
@@ -80,16 +81,16 @@ void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summar
   s.line("completion",
          fmt::format("simulated {} ({} ps), predicted {} ({}); last MXM result at {}", human_time(m_completion),
                      m_completion, human_time(m_mplan.predicted_ps),
-                     out.timing_ok ? "equal"
-                                   : fmt::format("DIFFERS by {} ps",
-                                                 static_cast<int64_t>(m_completion - m_mplan.predicted_ps)),
+                     out.timing_ok
+                         ? "equal"
+                         : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(m_completion - m_mplan.predicted_ps)),
                      human_time(m_mplan.compute_end_ps)));
   if (m_ms)
-    s.line("compute", fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
-                                  "per cycle",
-                                  m_ms->tflops.get(), fp ? "fp16 " : "int8 ", m_ms->utilization.get(),
-                                  m_mplan.parts.size(), m_mplan.parts.size() == 1 ? "" : "s",
-                                  m_mplan.peak_macs_per_cycle));
+    s.line("compute",
+           fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
+                       "per cycle",
+                       m_ms->tflops.get(), fp ? "fp16 " : "int8 ", m_ms->utilization.get(), m_mplan.parts.size(),
+                       m_mplan.parts.size() == 1 ? "" : "s", m_mplan.peak_macs_per_cycle));
 }
 
 }  // namespace fabricvp::groq

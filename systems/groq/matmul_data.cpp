@@ -44,8 +44,8 @@ uint32_t bits(float f) {
 MatmulData::MatmulData(System& sys, const sched::MatmulPlan& plan, uint64_t seed)
     : m_sys(sys), m_plan(plan), m_seed(seed) {}
 
-void MatmulData::elements(const sched::MatmulRequest& r, uint64_t seed, bool b, uint64_t row, uint64_t col0,
-                          uint64_t n, uint8_t* out) {
+void MatmulData::elements(const sched::MatmulRequest& r, uint64_t seed, bool b, uint64_t row, uint64_t col0, uint64_t n,
+                          uint8_t* out) {
   const uint64_t cols = b ? r.L : r.N;
   const uint32_t es = core::dtype_bytes(r.dtype);
   core::random_elements(r.dtype, stream_seed(seed, b), out, n * es, (row * cols + col0) * es, kFp16Range);
@@ -196,8 +196,7 @@ MatmulData::Result MatmulData::check() const {
               uint8_t xb[4], wb[4];
               std::memcpy(xb, &x, 4);
               std::memcpy(wb, &w, 4);
-              res.first.push_back(
-                  Mismatch{m, col, core::element_value(out_dt, xb), core::element_value(out_dt, wb)});
+              res.first.push_back(Mismatch{m, col, core::element_value(out_dt, xb), core::element_value(out_dt, wb)});
             }
           }
       }
