@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 15's speed targets (results go to docs/benchmarks.md with this command).
+#
+#   bench/compute.sh [path/to/fabricvp] [all|quick]
+#
+# Matrix multiplications on TSPs with real data, checked: simulated MXM
+# sub-operations per wall second of simulation (one TSP, [2304 x 4096] x
+# [4096 x 3200], fp16 and int8) and the Fig 14 point with the most TSPs,
+# [800 x 32576] x [32576 x 8192] on 104 TSPs (target < 60 s wall). One table
+# row per run: wall seconds and peak RSS (/usr/bin/time), the driver's
+# simulate and check seconds, sub-operations per simulate-second.
+# `quick` skips the 104-TSP run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/bin/fabricvp}
+mode=${2:-all}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+row() {  # label, then fabricvp run arguments
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$@" -q -o "$tmp/r"
+  read -r wall rss_kb < "$tmp/time"
+  jq -r --arg l "$label" --arg wall "$wall" --arg rss "$rss_kb" \
+    '"| \($l) | \($wall) | \(($rss|tonumber)/1024|round) | \(.run.sim_wall_s*100|round/100) | \(.run.check_wall_s*100|round/100) | \((.workload.subops / .run.sim_wall_s / 1e3)|round) | \(.workload.verified and (.workload.simulated_ps == .workload.predicted_ps)) |"' \
+    "$tmp/r/stats.json"
+}
+
+echo "## Issue 15 speed targets ($(nproc) cores, $(date -u +%Y-%m-%d), $(git describe --always --dirty))"
+echo
+echo "| run | wall s | peak RSS MiB | simulate s | check s | k sub-ops / simulate s | verified, = predicted |"
+echo "|---|---:|---:|---:|---:|---:|---|"
+row "[2304 x 4096] x [4096 x 3200] fp16, 1 TSP" platforms/groq-node.yaml --workload matmul \
+  --shape 2304x4096x3200 --dtype fp16
+row "[2304 x 4096] x [4096 x 3200] int8, 1 TSP" platforms/groq-node.yaml --workload matmul \
+  --shape 2304x4096x3200 --dtype int8
+if [ "$mode" = all ]; then
+  row "[800 x 32576] x [32576 x 8192] fp16, 104 TSPs (col 8 x row 13; target < 60 s)" \
+    platforms/groq-dragonfly-264.yaml --workload matmul --shape 800x32576x8192 --split col=8,row=13
+fi
