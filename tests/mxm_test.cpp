@@ -244,3 +244,34 @@ TEST(Mxm, TheStaticCheckFindsTheSameFaultsBeforeARun) {
   progs[0] = sw::assemble(".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 44\nMXM.fp16 m0.w0, @2000, @0, 50\n", "ok.s");
   EXPECT_TRUE(sched::check_schedule(m, progs).violations.empty());
 }
+
+TEST(HostInterface, PcieWritesLandAtTheLinkRateAfterTheLatency) {
+  Bench b(test::node_yaml(2));
+  const tsp::Tsp& t = b.chip(0);
+  // Gen4 x16: 16 GT/s x 16 lanes, 128b/130b; a vector is two TLPs (256 + 64 B) of 24 B overhead each.
+  EXPECT_EQ(t.pcie_vector_bytes(), 368u);
+  const core::SerialRate want(368 * 8, 16, 16.0 * 128 / 130);
+  EXPECT_EQ(t.pcie().rate().ps(100), want.ps(100));
+  EXPECT_NEAR(t.pcie().rate().payload_GBps(320), 27.4, 0.05);
+  const std::vector<uint8_t> data = test::pattern(3, 100);
+  const uint64_t done = b.sys->host.dma(0, 500 * 320, data.data(), data.size(), 2000000);
+  EXPECT_EQ(done, 2000000 + want.ps(100) + 1000000);  // ready at 2 us, 1 us latency
+  // A second write queues behind the first on the link.
+  const uint64_t second = b.sys->host.dma(0, 700 * 320, data.data(), 320, 0);
+  EXPECT_EQ(second, 2000000 + want.ps(101) + 1000000);
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  EXPECT_EQ(b.read_vec(0, 500, 100), data);
+  EXPECT_EQ(t.last_write_ps(), second);
+  EXPECT_EQ(t.pcie().transfer_count(), 2u);
+}
+
+TEST(HostInterface, ReadingAVectorStillOnThePcieLinkIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> data = test::pattern(3, 10);
+  b.sys->host.dma(0, 0, data.data(), data.size(), 0);  // lands from ~1.01 us = cycle ~910
+  b.load(0, ".queue 0\nWAIT 500\nADD.int32 @100, @0, @0, 10\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("still on the PCIe link"), std::string::npos) << b.errors()[0].message;
+}

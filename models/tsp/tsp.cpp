@@ -239,6 +239,41 @@ class MxmCursor final : public Cursor {
   uint64_t& m_last;
 };
 
+/// Host DMA over PCIe: vector i written to SRAM at start + ser(i + 1) + latency.
+class DmaCursor final : public Cursor {
+ public:
+  DmaCursor(Tsp& chip, Sram& sram, const core::SerialChannel& link, uint32_t addr, std::vector<uint8_t> data,
+            uint64_t start, uint64_t seq, uint64_t& last_write)
+      : m_chip(chip),
+        m_sram(sram),
+        m_link(link),
+        m_addr(addr),
+        m_n(static_cast<uint32_t>(data.size() / kVectorBytes)),
+        m_data(std::move(data)),
+        m_start(start),
+        m_last(last_write) {
+    key = OpKey{at(0), kWrite, seq};
+  }
+  bool step() override {
+    m_chip.before_write(m_addr + m_i);
+    std::memcpy(m_sram.write(m_addr + m_i), &m_data[uint64_t(m_i) * kVectorBytes], kVectorBytes);
+    m_last = key.t;
+    if (++m_i == m_n) return false;
+    key.t = at(m_i);
+    return true;
+  }
+
+ private:
+  uint64_t at(uint32_t i) const { return m_start + m_link.rate().ps(i + 1) + m_link.latency_ps(); }
+  Tsp& m_chip;
+  Sram& m_sram;
+  const core::SerialChannel& m_link;
+  uint32_t m_addr, m_n, m_i = 0;
+  std::vector<uint8_t> m_data;
+  uint64_t m_start;
+  uint64_t& m_last;
+};
+
 /// RDHAC: one vector of counter values written to SRAM at a known time.
 class WordsCursor final : public Cursor {
  public:
@@ -320,6 +355,18 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
                         "host-side: how often a busy chip applies its pending data operations (bounds host memory; "
                         "never changes results or timing)",
                         1, 1000000000),
+      pcie_gts(this, "pcie_gts", 16.0, "GT/s", "PCIe host link: transfer rate per lane (Gen4: 16)", 2.5, 64.0),
+      pcie_lanes(this, "pcie_lanes", 16, "lanes", "PCIe host link: lanes (x16)", 1, 32),
+      pcie_max_payload(this, "pcie_max_payload", 256, "bytes",
+                       "PCIe: largest TLP payload (a vector is ceil(320 / it) TLPs)", 64, 4096),
+      pcie_tlp_overhead(this, "pcie_tlp_overhead", 24, "bytes",
+                        "PCIe: per TLP, framing (4), sequence number and LCRC (6), 4-DW header (16), less 2 for the "
+                        "Gen3+ framing token's share (docs/isa.md)",
+                        0, 256),
+      pcie_latency_ns(this, "pcie_latency_ns", 1000, "ns",
+                      "PCIe: end of a packet's serialization to its vector readable in SRAM (root complex, link, "
+                      "the chip's host interface)",
+                      0, 1000000),
       ctrl("ctrl"),
       m_nominal(clock_mhz),
       m_clock(make_oscillator(*this)),
@@ -363,6 +410,20 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
   m_planes.resize(mxm_planes);
   m_tiles.resize(2 * mxm_planes);
   ctrl.register_transport_dbg(this, &Tsp::ctrl_dbg);
+  ctrl.register_b_transport(this, &Tsp::ctrl_b);
+  {
+    // 128b/130b encoding from Gen3 on (8b/10b below); one packet = one vector's TLPs.
+    const double gts = pcie_gts, lane_gbps = gts >= 8.0 ? gts * 128.0 / 130.0 : gts * 0.8;
+    static const core::SerialChannel::Names names{
+        {"pcie_transfers", "transfers", "host DMA writes over PCIe"},
+        {"pcie_vectors", "vectors", "vectors the host wrote over PCIe"},
+        {"pcie_payload_bytes", "bytes", "bytes the host wrote over PCIe"},
+        {"pcie_busy_ps", "ps", "time the PCIe link serialized host writes"},
+        {"pcie_utilization", "%", "busy share of the host-to-chip PCIe direction"}};
+    m_pcie = std::make_unique<core::SerialChannel>(
+        this, names, core::SerialRate(uint64_t(pcie_vector_bytes()) * 8, pcie_lanes, lane_gbps),
+        pcie_latency_ns * 1000);
+  }
 
   SC_METHOD(sequencer);
   sensitive << m_start;
@@ -418,6 +479,41 @@ unsigned int Tsp::ctrl_dbg(tlm::tlm_generic_payload& gp) {
   ctrl_dbg_access(gp, ok);
   gp.set_response_status(ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
   return ok ? gp.get_data_length() : 0;
+}
+
+uint32_t Tsp::pcie_vector_bytes() const {
+  const uint32_t tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
+  return kVectorBytes + tlps * pcie_tlp_overhead;
+}
+
+uint64_t Tsp::InFlight::lands(const Tsp& t, uint64_t v) const {
+  if (dma) return start + t.m_pcie->rate().ps(v - dst + 1) + t.m_pcie->latency_ps();
+  return t.m_clock.ps(c0 + (v - dst) / kResultVectors + lat);
+}
+
+void Tsp::ctrl_b(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  const uint64_t addr = gp.get_address(), len = gp.get_data_length();
+  if (gp.get_command() != tlm::TLM_WRITE_COMMAND || gp.get_byte_enable_ptr() ||
+      gp.get_streaming_width() != gp.get_data_length()) {
+    gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  if (addr % kVectorBytes || len == 0 || len % kVectorBytes || addr + len > kSramBytes) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);  // whole vectors of SRAM only
+    return;
+  }
+  const uint64_t n = len / kVectorBytes, tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
+  const uint64_t ready = now_ps() + delay.value();
+  const uint64_t start = m_pcie->serialize(ready, n, len, n * tlps);
+  const uint32_t v0 = static_cast<uint32_t>(addr / kVectorBytes);
+  m_inflight.push_back(InFlight{v0, static_cast<uint32_t>(n), 0, 0, start, true});
+  const uint8_t* d = gp.get_data_ptr();
+  m_timeline.add(std::make_unique<DmaCursor>(*this, m_sram, *m_pcie, v0, std::vector<uint8_t>(d, d + len), start,
+                                             m_timeline.next_seq(), m_last_write));
+  const uint64_t last = start + m_pcie->rate().ps(n) + m_pcie->latency_ps();
+  extend(last);
+  delay = ps_time(last - now_ps());
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 void Tsp::ctrl_dbg_access(tlm::tlm_generic_payload& gp, bool& ok) {
@@ -909,24 +1005,29 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
   const uint64_t now = m_clock.ps(c);
   for (size_t k = 0; k < m_inflight.size();) {
     const InFlight& f = m_inflight[k];
-    if (m_clock.ps(f.c0 + f.n - 1 + f.lat) < now) {  // every result has landed: forget it
+    if (f.last(*this) < now) {  // every vector has landed: forget it
       m_inflight[k] = m_inflight.back();
       m_inflight.pop_back();
       continue;
     }
     const uint64_t lo = std::max<uint64_t>(addr, f.dst);
-    const uint64_t hi = std::min<uint64_t>(uint64_t(addr) + n, f.dst + uint64_t(f.n) * kResultVectors);
+    const uint64_t hi = std::min<uint64_t>(uint64_t(addr) + n, f.dst + uint64_t(f.n) * (f.dma ? 1 : kResultVectors));
     for (uint64_t v = lo; v < hi; ++v) {
-      const uint64_t lands = f.c0 + (v - f.dst) / kResultVectors + f.lat;
+      const uint64_t lands = f.lands(*this, v);
       const uint64_t read = read_ps(static_cast<uint32_t>(v - addr));
-      if (read < m_clock.ps(lands)) {
-        error(fmt::format("queue{}", q), c,
-              fmt::format("{} reads {} at cycle {}, before the MXM issued at cycle {} writes its result there (cycle "
-                          "{}): the result is still on its stream",
-                          what, VecAddr::from_linear(static_cast<uint32_t>(v)).str(), m_clock.cycle_at_or_after(read),
-                          f.c0, lands));
-        return false;
-      }
+      // A host write counts from when the link starts sending it: a read
+      // before that reads the previous contents (a buffer being reused).
+      if (read >= lands || (f.dma && read < f.start)) continue;
+      const std::string at = VecAddr::from_linear(static_cast<uint32_t>(v)).str();
+      const uint64_t rc = m_clock.cycle_at_or_after(read), lc = m_clock.cycle_at_or_after(lands);
+      error(fmt::format("queue{}", q), c,
+            f.dma ? fmt::format("{} reads {} at cycle {}, before the host's write over PCIe lands there (cycle {}): "
+                                "the vector is still on the PCIe link",
+                                what, at, rc, lc)
+                  : fmt::format("{} reads {} at cycle {}, before the MXM issued at cycle {} writes its result there "
+                                "(cycle {}): the result is still on its stream",
+                                what, at, rc, f.c0, lc));
+      return false;
     }
     ++k;
   }

@@ -8,9 +8,14 @@
 // order by the chip's Timeline. A burst costs a handful of SystemC events in
 // total, never one per vector.
 //
-// Host access (the `ctrl` socket, TLM-2.0 generic payload, debug transport):
-//   [0, 220 MiB)                    SRAM, byte address = linear vector * 320 + byte
-//   kImemBase + q * kImemStride     instruction memory of queue q (32-byte instructions, END-terminated)
+// Host access (the `ctrl` socket, TLM-2.0 generic payload):
+//   debug transport, untimed:
+//     [0, 220 MiB)                    SRAM, byte address = linear vector * 320 + byte
+//     kImemBase + q * kImemStride     instruction memory of queue q (32-byte instructions, END-terminated)
+//   b_transport, timed (the PCIe host interface, docs/isa.md "Host interface"):
+//     a write of whole vectors into SRAM, ready at now + delay, serialized on
+//     the chip's PCIe link; the delay returned is when its last vector is
+//     readable.
 #pragma once
 
 #include <tlm_utils/simple_target_socket.h>
@@ -24,6 +29,7 @@
 #include "models/c2c/protocol.h"
 #include "models/clock/hac_counter.h"
 #include "models/clock/oscillator.h"
+#include "models/core/channel.h"
 #include "models/core/module.h"
 #include "models/core/timebase.h"
 #include "models/tsp/isa.h"
@@ -91,6 +97,11 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Param<uint32_t> global_ports;
   core::Param<uint32_t> imem_instructions;
   core::Param<uint64_t> drain_interval_ns;
+  core::Param<double> pcie_gts;
+  core::Param<uint32_t> pcie_lanes;
+  core::Param<uint32_t> pcie_max_payload;
+  core::Param<uint32_t> pcie_tlp_overhead;
+  core::Param<uint64_t> pcie_latency_ns;
 
   tlm_utils::simple_target_socket<Tsp> ctrl;
 
@@ -98,6 +109,10 @@ class Tsp : public core::Module, public c2c::Producer {
   Port& port(uint32_t i) { return *m_ports.at(i); }
   /// The chip's own oscillator: its cycles are the chip's local time.
   const clock::Oscillator& clock() const { return m_clock; }
+  /// The host-to-chip direction of the PCIe link: one packet per 320-byte vector.
+  const core::SerialChannel& pcie() const { return *m_pcie; }
+  /// PCIe packet of one vector: its TLPs' payload and overhead, in bytes.
+  uint32_t pcie_vector_bytes() const;
   /// The nominal clock (clock_mhz, no offset, no jitter): what a compiler assumes.
   const core::Clock& nominal_clock() const { return m_nominal; }
   /// Hardware and software aligned counters (seed 000 §3.1, §3.3).
@@ -166,6 +181,7 @@ class Tsp : public core::Module, public c2c::Producer {
   void extend(uint64_t end_ps);
   void ctrl_dbg_access(tlm::tlm_generic_payload& gp, bool& ok);
   unsigned int ctrl_dbg(tlm::tlm_generic_payload& gp);
+  void ctrl_b(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
   void load_queues();
   [[noreturn]] void program_error(uint32_t q, size_t pc, const Instr& in, const std::string& msg) const;
   void error(const std::string& where, uint64_t cycle, const std::string& msg);
@@ -175,7 +191,8 @@ class Tsp : public core::Module, public c2c::Producer {
   bool unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& count) const;
   /// Stream check: a read of vectors [addr, addr + n), vector i at read_ps(i),
   /// must not come before an MXM result issued earlier has landed there
-  /// (the results are still on their stream). Fails the chip; false if so.
+  /// (the results are still on their stream), nor between the start of a
+  /// host write over PCIe and its landing. Fails the chip; false if so.
   template <typename ReadPs>
   bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps);
   void issue_lw(uint32_t q, const Instr& in, uint64_t c);
@@ -210,9 +227,13 @@ class Tsp : public core::Module, public c2c::Producer {
   };
   std::vector<MxmPlane> m_planes;
   std::vector<WeightTile> m_tiles;  // [first plane of the unit][buffer]
-  struct InFlight {                 // MXM results on their way to SRAM
+  struct InFlight {                 // MXM results (or host DMA vectors) on their way to SRAM
     uint32_t dst, n;
-    uint64_t c0, lat;  // result vector 4i + q lands at cycle c0 + i + lat
+    uint64_t c0, lat;    // MXM: result vector 4i + q lands at cycle c0 + i + lat
+    uint64_t start = 0;  // DMA (dma): vector i lands at start + pcie ser(i + 1) + latency
+    bool dma = false;
+    uint64_t lands(const Tsp& t, uint64_t v) const;  // ps
+    uint64_t last(const Tsp& t) const { return lands(t, dst + (dma ? n : uint64_t(n) * kResultVectors) - 1); }
   };
   std::vector<InFlight> m_inflight;
   sc_core::sc_event m_kick;
@@ -230,6 +251,9 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
   core::Counter weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
+
+ private:
+  std::unique_ptr<core::SerialChannel> m_pcie;
   core::Counter sram_pages, sram_bytes;
   core::Derived last_write;
 };

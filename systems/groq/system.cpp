@@ -48,6 +48,26 @@ void Host::write(size_t chip, uint64_t addr, const void* data, uint64_t len) {
   }
 }
 
+uint64_t Host::dma(size_t chip, uint64_t addr, const void* data, uint64_t len, uint64_t ready_ps) {
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_address(addr);
+  gp.set_data_ptr(static_cast<unsigned char*>(const_cast<void*>(data)));
+  gp.set_data_length(static_cast<unsigned int>(len));
+  gp.set_streaming_width(static_cast<unsigned int>(len));
+  gp.set_byte_enable_ptr(nullptr);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  if (ready_ps < now)
+    throw std::logic_error(fmt::format("host DMA to chip {} ready at {} ps, in the past ({} ps)", chip, ready_ps, now));
+  sc_core::sc_time delay = sc_core::sc_time::from_value(ready_ps - now);
+  mem[static_cast<int>(chip)]->b_transport(gp, delay);
+  if (gp.get_response_status() != tlm::TLM_OK_RESPONSE)
+    throw std::runtime_error(
+        fmt::format("host DMA of {} bytes at 0x{:x} on chip {} failed: {}", len, addr, chip, gp.get_response_string()));
+  return now + delay.value();
+}
+
 void Host::read(size_t chip, uint64_t addr, void* data, uint64_t len) {
   uint8_t* p = static_cast<uint8_t*>(data);
   while (len) {

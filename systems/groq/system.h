@@ -51,6 +51,9 @@ class Host : public core::Module {
   tlm_utils::multi_passthrough_initiator_socket<Host> mem;
   void write(size_t chip, uint64_t addr, const void* data, uint64_t len);
   void read(size_t chip, uint64_t addr, void* data, uint64_t len);
+  /// Timed write of whole vectors over the chip's PCIe link (TLM b_transport),
+  /// ready at `ready_ps`; returns when its last vector is readable (ps).
+  uint64_t dma(size_t chip, uint64_t addr, const void* data, uint64_t len, uint64_t ready_ps);
 
  private:
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
