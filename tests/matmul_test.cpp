@@ -157,3 +157,35 @@ TEST(MatmulExperiment, SingleChipUtilizationIsAtLeastEightyPercent) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/matmul-single.png"));
   std::filesystem::remove_all(dir);
 }
+
+TEST(MatmulHost, InputsStreamedInRowOrderSendEachSliceOfAOnce) {
+  // [64 x 500] x [500 x 700]: T = 4 K tiles (the last of 20 rows), J = 3 column tiles.
+  auto run = [](const std::string& order) {
+    systems::RunOptions o;
+    o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+    o.workload = "matmul";
+    o.kind_options["shape"] = "64x500x700";
+    o.overrides = {"sched.matmul_inputs=host", "sched.matmul_order=" + order};
+    o.quiet = true;
+    o.out_dir = "/tmp/fabricvp-mmh-" + std::to_string(::getpid());
+    EXPECT_EQ(runtime::run(o), 0);
+    std::ifstream f(o.out_dir + "/stats.json");
+    nlohmann::json j = nlohmann::json::parse(f);
+    std::filesystem::remove_all(o.out_dir);
+    return j;
+  };
+  const nlohmann::json row = run("row"), col = run("col");
+  for (const nlohmann::json* j : {&row, &col}) {
+    EXPECT_TRUE((*j)["workload"]["verified"].get<bool>());
+    EXPECT_EQ((*j)["workload"]["simulated_ps"], (*j)["workload"]["predicted_ps"]);
+  }
+  const uint64_t tiles = 3 * (3 * 320 + 40);  // per column tile: 3 whole K tiles (320 vectors) and one of 20 rows
+  EXPECT_EQ(row["workload"]["host_bytes"].get<uint64_t>(), (4 * 64 + tiles) * 320);
+  EXPECT_EQ(col["workload"]["host_bytes"].get<uint64_t>(), (3 * 4 * 64 + tiles) * 320);
+  EXPECT_EQ(row["workload"]["inputs"], "host-row");
+  EXPECT_GT(col["workload"]["simulated_ps"].get<uint64_t>(), row["workload"]["simulated_ps"].get<uint64_t>());
+  EXPECT_GT(col["workload"]["host_GBps_needed_per_tsp"].get<double>(),
+            row["workload"]["host_GBps_needed_per_tsp"].get<double>());
+  // The chip's PCIe statistics count what the plan sent.
+  EXPECT_EQ(row["sys"]["node0"]["tsp0"]["pcie_payload_bytes"], row["workload"]["host_bytes"]);
+}

@@ -33,6 +33,7 @@ Engine::Engine(const Machine& m) : m_m(m) {
   m_queues.resize(n);
   m_leases.resize(n);
   m_units.resize(n);
+  m_pcie_free.assign(n, 0);
   for (size_t c = 0; c < n; ++c) {
     const ChipSpec& s = m.chips[c];
     m_busy[c].resize(s.ports.size());
@@ -326,6 +327,16 @@ uint64_t Engine::mxm(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, u
   emit(chip, unit_queue(chip, unit), c, in);
   complete(s.clock.ps(c + n - 1 + s.mxm_latency));
   return c;
+}
+
+Ready Engine::host_write(uint32_t chip, uint32_t n, uint64_t ready_ps) {
+  const ChipSpec& s = m_m.chips[chip];
+  const uint64_t start = std::max(ready_ps, m_pcie_free[chip]);
+  m_pcie_free[chip] = start + s.pcie.ps(n);
+  Ready out(n);
+  for (uint32_t i = 0; i < n; ++i) out[i] = start + s.pcie.ps(i + 1) + s.pcie_latency_ps;
+  complete(out.back());
+  return out;
 }
 
 std::vector<sw::Program> Engine::programs() const {

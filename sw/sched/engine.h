@@ -63,6 +63,11 @@ class Engine {
   uint64_t mxm(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t dst,
                uint32_t src, uint32_t n, bool acc);
 
+  /// A host write of n vectors over the chip's PCIe link, ready at ready_ps,
+  /// after the writes booked before it (the link is a FIFO). Returns when
+  /// each vector is readable.
+  Ready host_write(uint32_t chip, uint32_t n, uint64_t ready_ps);
+
   /// Forwarding buffers are taken from this vector address upwards on every chip.
   void set_scratch_base(uint32_t vec) { m_scratch_base = vec; }
 
@@ -106,6 +111,7 @@ class Engine {
     std::set<uint64_t> issued;  // cycles its queue already issues at
   };
   std::vector<std::map<std::pair<uint8_t, uint32_t>, Unit>> m_units;  // [chip][(dtype, unit)]
+  std::vector<uint64_t> m_pcie_free;                                  // [chip]: end of the last host write
   /// The unit's instruction queue: after the C2C and ALU queues.
   uint32_t unit_queue(uint32_t chip, uint32_t unit) const;
   struct Lease {

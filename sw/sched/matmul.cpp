@@ -166,10 +166,16 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         if (k > 0) staging[pc.holder[0]] += run;
       }
     }
+  // SRAM layout. Inputs in SRAM: all of the part's A (K tile by K tile) and
+  // B tiles. Inputs from the host: two A slices (one in use, the next
+  // arriving) and a ring of kTileSlots B tiles, reused as the MXMs and LWs
+  // finish reading them.
+  constexpr uint32_t kTileSlots = 4;
+  const bool host = r.host_inputs;
   uint64_t top = 0;
   for (MatmulPart& p : pl.parts) {
-    const uint64_t a = uint64_t(p.t1 - p.t0) * M;
-    const uint64_t b = uint64_t(p.j1 - p.j0) * (p.t1 - p.t0) * tsp::kTileVectors;
+    const uint64_t a = host ? 2 * M : uint64_t(p.t1 - p.t0) * M;
+    const uint64_t b = (host ? kTileSlots : uint64_t(p.j1 - p.j0) * (p.t1 - p.t0)) * tsp::kTileVectors;
     const uint64_t c = uint64_t(p.j1 - p.j0) * M * tsp::kResultVectors;
     const uint64_t need = a + b + c + staging[idx(p)];
     if (need > tsp::kVectors)
@@ -186,7 +192,8 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   }
   eng.set_scratch_base(static_cast<uint32_t>(top));  // forwarding buffers of multi-hop routes above everything
 
-  // Compute: per chip, A's rows over the units; per unit, every tile in turn.
+  // Compute: per chip, A's rows over the units; every unit installs every
+  // tile of the chip in turn, step by step.
   // last[part][j - j0][u]: issue cycle of the unit's final MXM into column tile j.
   std::vector<std::vector<std::vector<uint64_t>>> last(P);
   std::vector<uint32_t> units(P);
@@ -197,25 +204,89 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     units[idx(p)] = U;
     pl.units = std::max(pl.units, U);
     last[idx(p)].assign(p.j1 - p.j0, std::vector<uint64_t>(U, 0));
-    for (uint32_t u = 0; u < U; ++u) {
-      const uint64_t r0 = share(M, U, u), r1 = share(M, U, u + 1);
-      uint32_t k = 0;
+    // The steps (t, j): column tile by column tile, K tile by K tile; from the
+    // host in row order K tile by K tile instead (each A slice sent once).
+    std::vector<std::pair<uint32_t, uint32_t>> steps;
+    if (host && r.row_order) {
+      for (uint32_t t = p.t0; t < p.t1; ++t)
+        for (uint32_t j = p.j0; j < p.j1; ++j) steps.emplace_back(t, j);
+    } else {
       for (uint32_t j = p.j0; j < p.j1; ++j)
-        for (uint32_t t = p.t0; t < p.t1; ++t, ++k) {
-          const uint32_t buf = k % 2;
-          const uint32_t tile = p.b_vec + ((j - p.j0) * (p.t1 - p.t0) + (t - p.t0)) * tsp::kTileVectors;
-          eng.lw(p.chip, 0, r.dtype, u, buf, tile, pl.tile_vectors(t));
-          ++pl.weight_loads;
-          const uint32_t dst = p.c_vec + static_cast<uint32_t>(((j - p.j0) * M + r0) * tsp::kResultVectors);
-          const uint32_t src = p.a_vec + static_cast<uint32_t>((t - p.t0) * M + r0);
-          const uint64_t c = eng.mxm(p.chip, 0, r.dtype, u, buf, dst, src, static_cast<uint32_t>(r1 - r0), t > p.t0);
-          pl.subops += r1 - r0;
-          if (t + 1 == p.t1) {
-            last[idx(p)][j - p.j0][u] = c;
-            pl.compute_end_ps = std::max(pl.compute_end_ps, chip.clock.ps(c + (r1 - r0) - 1 + chip.mxm_latency));
-          }
-        }
+        for (uint32_t t = p.t0; t < p.t1; ++t) steps.emplace_back(t, j);
     }
+    Ready a_land[2];                      // host: when each vector of an A slot lands
+    uint64_t a_free[2] = {0, 0};          // host: end of the last read of an A slot (ps)
+    uint64_t tile_free[kTileSlots] = {};  // host: end of the last read of a tile slot (ps)
+    uint32_t a_loads = 0;
+    int64_t a_t = -1;  // K tile in the A slot in use
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const auto [t, j] = steps[k];
+      const uint32_t tv = pl.tile_vectors(t), buf = k % 2;
+      uint32_t tile = 0, a_base = 0, a_slot = 0;
+      Ready tile_land;
+      if (host) {
+        if (!r.row_order || a_t != int64_t(t)) {  // the A slice of this step, again in column order
+          a_slot = a_loads++ % 2;
+          a_land[a_slot] = eng.host_write(p.chip, static_cast<uint32_t>(M), a_free[a_slot]);
+          pl.dmas.push_back(MatmulDma{static_cast<uint32_t>(idx(p)), p.a_vec + static_cast<uint32_t>(a_slot * M),
+                                      static_cast<uint32_t>(M), a_free[a_slot], false, t, j});
+          a_t = t;
+        } else {
+          a_slot = (a_loads - 1) % 2;
+        }
+        a_base = p.a_vec + static_cast<uint32_t>(a_slot * M);
+        const uint32_t ts = k % kTileSlots;
+        tile = p.b_vec + ts * tsp::kTileVectors;
+        tile_land = eng.host_write(p.chip, tv, tile_free[ts]);
+        pl.dmas.push_back(MatmulDma{static_cast<uint32_t>(idx(p)), tile, tv, tile_free[ts], true, t, j});
+      } else {
+        tile = p.b_vec + ((j - p.j0) * (p.t1 - p.t0) + (t - p.t0)) * tsp::kTileVectors;
+        a_base = p.a_vec + static_cast<uint32_t>((t - p.t0) * M);
+      }
+      for (uint32_t u = 0; u < U; ++u) {
+        const uint64_t r0 = share(M, U, u), r1 = share(M, U, u + 1);
+        // LW reads tile vector i at cycle c + i / rate, once it has landed.
+        uint64_t c_lw = 0;
+        for (uint32_t i = 0; i < tile_land.size(); ++i) {
+          const uint64_t need = chip.clock.cycle_at_or_after(tile_land[i]);
+          c_lw = std::max(c_lw, need > i / chip.lw_rate ? need - i / chip.lw_rate : 0);
+        }
+        const uint64_t ready = eng.lw(p.chip, c_lw, r.dtype, u, buf, tile, tv);
+        ++pl.weight_loads;
+        if (host) {
+          const uint32_t ts = k % kTileSlots;  // read until the load ends
+          tile_free[ts] = std::max(tile_free[ts], chip.clock.ps(ready - chip.lw_latency));
+        }
+        // MXM reads input row r0 + i at cycle c + i, once it has landed.
+        uint64_t c_mx = 0;
+        if (host)
+          for (uint64_t i = 0; i < r1 - r0; ++i) {
+            const uint64_t need = chip.clock.cycle_at_or_after(a_land[a_slot][r0 + i]);
+            c_mx = std::max(c_mx, need > i ? need - i : 0);
+          }
+        const uint32_t dst = p.c_vec + static_cast<uint32_t>(((j - p.j0) * M + r0) * tsp::kResultVectors);
+        const uint64_t c = eng.mxm(p.chip, c_mx, r.dtype, u, buf, dst, a_base + static_cast<uint32_t>(r0),
+                                   static_cast<uint32_t>(r1 - r0), t > p.t0);
+        if (host) a_free[a_slot] = std::max(a_free[a_slot], chip.clock.ps(c + (r1 - r0)));
+        pl.subops += r1 - r0;
+        if (t + 1 == p.t1) {
+          last[idx(p)][j - p.j0][u] = c;
+          pl.compute_end_ps = std::max(pl.compute_end_ps, chip.clock.ps(c + (r1 - r0) - 1 + chip.mxm_latency));
+        }
+      }
+    }
+  }
+  // Host inputs: the bandwidth a chip's PCIe link would need for its MXMs to
+  // never wait (its bytes over the time its sub-operations take at full rate).
+  std::vector<uint64_t> part_bytes(P, 0);
+  for (const MatmulDma& d : pl.dmas) {
+    pl.host_bytes += uint64_t(d.n) * tsp::kVectorBytes;
+    part_bytes[d.part] += uint64_t(d.n) * tsp::kVectorBytes;
+  }
+  for (const MatmulPart& p : pl.parts) {
+    const uint64_t subops = M * (p.t1 - p.t0) * (p.j1 - p.j0);
+    const double secs = static_cast<double>(subops) / units[idx(p)] * m.chips[p.chip].clock.span_ps(0, 1000) / 1e15;
+    if (host && secs > 0) pl.host_GBps_at_peak = std::max(pl.host_GBps_at_peak, part_bytes[idx(p)] / secs / 1e9);
   }
   // Peak of the first chip (a platform's chips are alike).
   pl.peak_macs_per_cycle = static_cast<double>(eng.mxm_units(pl.parts[0].chip, r.dtype)) * pl.K * tsp::kMxmColumns;

@@ -43,6 +43,12 @@ struct MatmulRequest {
   core::Dtype dtype = core::Dtype::fp16;  ///< fp16 or int8
   uint32_t col = 1, row = 1;              ///< column-wise and row-wise weight splits
   uint32_t max_paths = 7;                 ///< routes a partial product between nodes is spread over
+  /// Inputs streamed from the host over PCIe as the MXMs need them (else
+  /// loaded into SRAM before the run); in row order (K tile by K tile: every
+  /// A slice sent once) or column order (column tile by column tile: A sent
+  /// again for every column tile, seed 000 §5.2).
+  bool host_inputs = false;
+  bool row_order = true;
 };
 
 /// Parse "800x32576x8192" into M, N, L (core::ConfigError naming `what` otherwise).
@@ -60,6 +66,16 @@ struct MatmulPart {
   uint32_t b_vec = 0;  ///< B: tile (t, j) at b_vec + ((j - j0) * (t1 - t0) + t - t0) * 320 (tile_vectors(t) used)
   uint32_t c_vec = 0;  ///< C: vector ((j - j0) * M + m) * 4 + q = C[m][j*320 + 80q .. + 80)
   uint32_t sram_vectors = 0;  ///< highest vector used (A, B, C, reduction staging)
+};
+
+/// A host write over a chip's PCIe link (MatmulRequest::host_inputs), in the
+/// order the host must issue them per chip: n vectors into `addr` of part
+/// `part`, ready at `ready_ps`: A's K tile t (all M rows) or B's tile (t, j).
+struct MatmulDma {
+  uint32_t part = 0, addr = 0, n = 0;
+  uint64_t ready_ps = 0;
+  bool b = false;
+  uint32_t t = 0, j = 0;
 };
 
 /// How a column group's partial products are reduced (row > 1).
@@ -80,6 +96,9 @@ struct MatmulPlan {
   std::vector<MatmulPart> parts;      ///< part g * row + i: column group g, row split i
   std::vector<MatmulGroup> groups;    ///< by column group
   std::vector<sw::Program> programs;  ///< per physical chip
+  std::vector<MatmulDma> dmas;        ///< host inputs: the writes over PCIe, in issue order
+  uint64_t host_bytes = 0;            ///< bytes of those writes
+  double host_GBps_at_peak = 0;       ///< PCIe bandwidth a chip needs for its MXMs never to wait (GB/s)
   uint64_t predicted_ps = 0;          ///< last SRAM write of the schedule
   uint64_t compute_end_ps = 0;        ///< last MXM result written
   uint64_t subops = 0;                ///< sub-operations over all chips

@@ -25,6 +25,8 @@ void GroqScenario::prepare_matmul(const systems::RunOptions& opt) {
                     "results)",
                     core::dtype_name(m_mreq.dtype)));
   m_mreq.max_paths = m_params->paths;
+  m_mreq.host_inputs = m_params->matmul_inputs.get() == "host";
+  m_mreq.row_order = m_params->matmul_order.get() == "row";
   m_mplan = sched::plan_matmul(m_machine, m_mreq);
 }
 
@@ -53,6 +55,10 @@ void GroqScenario::report_matmul(const systems::Outcome& out) {
   ms.weight_loads.set(m_mplan.weight_loads);
   ms.reduced.set(m_mplan.reduced_vectors);
   ms.max_hops.set(m_mplan.max_hops);
+  ms.inputs.set(r.host_inputs ? (r.row_order ? "host-row" : "host-col") : "sram");
+  ms.host_bytes.set(m_mplan.host_bytes);
+  ms.host_GBps.set(secs > 0 ? m_mplan.host_bytes / secs / 1e9 : 0.0);
+  ms.host_GBps_at_peak.set(m_mplan.host_GBps_at_peak);
 }
 
 void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head) {
@@ -69,6 +75,14 @@ void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summar
                            ? fmt::format(", {} partial-product vectors reduced over C2C (longest route {} cables)",
                                          m_mplan.reduced_vectors, m_mplan.max_hops)
                            : std::string()));
+    if (r.host_inputs) {
+      const tsp::Tsp& t = *m_sys->chips[m_mplan.parts[0].chip];
+      s.line("inputs", fmt::format("streamed from the host in {} order: {} over PCIe Gen{} x{} ({:.1f} GB/s of "
+                                   "payload per TSP); its MXMs never waiting would need {:.1f} GB/s per TSP",
+                                   r.row_order ? "row" : "column", core::approx_bytes(m_mplan.host_bytes),
+                                   t.pcie_gts >= 16 ? (t.pcie_gts >= 32 ? 5 : 4) : 3, t.pcie_lanes.get(),
+                                   t.pcie().rate().payload_GBps(tsp::kVectorBytes), m_mplan.host_GBps_at_peak));
+    }
     return;
   }
   if (out.verified)

@@ -25,8 +25,7 @@ std::vector<nlohmann::json> checked_points(const systems::SweepResult& r, const 
   for (const systems::Job& j : r.jobs) {
     const nlohmann::json& w = j.result["workload"];
     if (!w["verified"].get<bool>() || w["simulated_ps"] != w["predicted_ps"])
-      throw core::ConfigError(fmt::format("{}: a point was not verified or missed its prediction ({})", name,
-                                          j.dir));
+      throw core::ConfigError(fmt::format("{}: a point was not verified or missed its prediction ({})", name, j.dir));
     out.push_back(w);
   }
   return out;
@@ -68,8 +67,7 @@ int matmul_single(const ExperimentOptions& opt) {
   out["column_tile_fill_pct"] = tiles;
   out["tflops"] = tflops;
   out["min_utilization_pct"] = lo;
-  systems::Chart chart{"[2304 x 4096] x [4096 x N] on one TSP, fp16 (seed 000 Fig 13)", "N",
-                       "MXM utilization (%)", ""};
+  systems::Chart chart{"[2304 x 4096] x [4096 x N] on one TSP, fp16 (seed 000 Fig 13)", "N", "MXM utilization (%)", ""};
   chart.series.push_back({"fabricvp (simulated)", ns, util});
   chart.series.push_back({"share of 320-column tiles filled", ns, tiles});
   chart.series.push_back({"paper: at least 80 %", {ns.front(), ns.back()}, {80.0, 80.0}});
@@ -107,8 +105,8 @@ int matmul_scale(const ExperimentOptions& opt) {
   out["compute_us"] = comp;
   out["tflops"] = tfl;
   out["mxm_utilization_pct"] = util;
-  systems::Chart a{"[800 x 32576] x [32576 x 8192] vs TSPs: latency (seed 000 Fig 14 left)", "TSPs",
-                   "latency (us)", ""};
+  systems::Chart a{"[800 x 32576] x [32576 x 8192] vs TSPs: latency (seed 000 Fig 14 left)", "TSPs", "latency (us)",
+                   ""};
   a.series.push_back({"end to end (simulated)", tsps, lat});
   a.series.push_back({"compute: last MXM result", tsps, comp});
   systems::Chart b{"[800 x 32576] x [32576 x 8192] vs TSPs: throughput (seed 000 Fig 14 right)", "TSPs",
@@ -120,9 +118,9 @@ int matmul_scale(const ExperimentOptions& opt) {
 }
 
 const bool registered =
-    systems::register_experiment(
-        {"matmul-single", "seed 000 Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP",
-         matmul_single}) &&
+    systems::register_experiment({"matmul-single",
+                                  "seed 000 Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP",
+                                  matmul_single}) &&
     systems::register_experiment(
         {"matmul-scale", "seed 000 Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs", matmul_scale});
 

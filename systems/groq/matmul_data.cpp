@@ -51,8 +51,39 @@ void MatmulData::elements(const sched::MatmulRequest& r, uint64_t seed, bool b, 
   core::random_elements(r.dtype, stream_seed(seed, b), out, n * es, (row * cols + col0) * es, kFp16Range);
 }
 
+void MatmulData::a_slice(uint32_t t, uint8_t* out) const {
+  const sched::MatmulRequest& r = m_plan.req;
+  const uint64_t k0 = uint64_t(t) * m_plan.K, kn = std::min<uint64_t>(m_plan.K, r.N - k0);
+  for (uint64_t m = 0; m < r.M; ++m) {
+    std::fill(out + m * tsp::kVectorBytes, out + (m + 1) * tsp::kVectorBytes, 0);
+    elements(r, m_seed, false, m, k0, kn, out + m * tsp::kVectorBytes);
+  }
+}
+
+void MatmulData::b_tile(uint32_t t, uint32_t j, uint8_t* out) const {
+  const sched::MatmulRequest& r = m_plan.req;
+  const uint32_t es = core::dtype_bytes(r.dtype);
+  const uint64_t k0 = uint64_t(t) * m_plan.K, kn = std::min<uint64_t>(m_plan.K, r.N - k0);
+  const uint64_t c0 = uint64_t(j) * kCols, cn = std::min<uint64_t>(kCols, r.L - c0);
+  std::fill(out, out + uint64_t(m_plan.tile_vectors(t)) * tsp::kVectorBytes, 0);
+  for (uint64_t k = 0; k < kn; ++k) elements(r, m_seed, true, k0 + k, c0, cn, out + k * kCols * es);
+}
+
 void MatmulData::load() {
   const sched::MatmulRequest& r = m_plan.req;
+  if (r.host_inputs) {  // the host's writes over PCIe, in the compiler's order, at its times
+    std::vector<uint8_t> buf;
+    for (const sched::MatmulDma& d : m_plan.dmas) {
+      buf.resize(uint64_t(d.n) * tsp::kVectorBytes);
+      if (d.b)
+        b_tile(d.t, d.j, buf.data());
+      else
+        a_slice(d.t, buf.data());
+      m_sys.host.dma(m_plan.parts[d.part].chip, uint64_t(d.addr) * tsp::kVectorBytes, buf.data(), buf.size(),
+                     d.ready_ps);
+    }
+    return;
+  }
   const uint32_t es = core::dtype_bytes(r.dtype), K = m_plan.K;
   std::vector<uint8_t> vec(tsp::kVectorBytes), tile(uint64_t(tsp::kTileVectors) * tsp::kVectorBytes);
   for (const sched::MatmulPart& p : m_plan.parts) {

@@ -19,7 +19,8 @@ namespace fabricvp::groq {
 class MatmulData {
  public:
   MatmulData(System& sys, const sched::MatmulPlan& plan, uint64_t seed);
-  /// Generate A and B and write every chip's share into its SRAM.
+  /// Generate A and B and write every chip's share into its SRAM (or, with
+  /// host inputs, issue the compiler's writes over each chip's PCIe link).
   void load();
 
   struct Mismatch {
@@ -38,6 +39,9 @@ class MatmulData {
                        uint8_t* out);
 
  private:
+  /// A's K tile t, all M rows (one vector each, zero-padded); B's tile (t, j) (tile_vectors(t) vectors).
+  void a_slice(uint32_t t, uint8_t* out) const;
+  void b_tile(uint32_t t, uint32_t j, uint8_t* out) const;
   /// Partial product of one part: [M][(j1 - j0) * 320] result words, in the chips' order.
   std::vector<uint32_t> partial(const sched::MatmulPart& p) const;
 

@@ -26,6 +26,14 @@ CompilerParams::CompilerParams()
               "routes as shorten the transfer, decided from tensor size and route latencies)",
               {"minimal", "spread", "auto"}),
       paths("sched", "paths", 7, "routes", "most routes one tensor is spread over (minimal + detours)", 1, 64),
+      matmul_inputs("sched", "matmul_inputs", "sram", "",
+                    "matmul: A and B in SRAM before the run (sram), or streamed from the host over each chip's PCIe "
+                    "link as the MXMs need them (host)",
+                    {"sram", "host"}),
+      matmul_order("sched", "matmul_order", "row", "",
+                   "matmul from the host: row order (K tile by K tile, each slice of A sent once) or col order "
+                   "(column tile by column tile, A sent again for each; seed 000 §5.2)",
+                   {"row", "col"}),
       save_programs_max_chips("run", "save_programs_max_chips", 1024, "chips",
                               "write <out>/programs/*.s and load them from that text for platforms up to this size "
                               "(larger ones load the binary directly)",

@@ -21,6 +21,8 @@ struct CompilerParams {
   core::Param<uint32_t> min_piece_vectors;
   core::Param<std::string> routing;
   core::Param<uint32_t> paths;
+  core::Param<std::string> matmul_inputs;
+  core::Param<std::string> matmul_order;
   core::Param<uint32_t> save_programs_max_chips;
 };
 

@@ -123,6 +123,12 @@ struct MatmulStats {
   core::Value<uint64_t> reduced{nullptr, "workload", "reduced_vectors", "vectors",
                                 "partial-product vectors sent over C2C for row-split reductions"};
   core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route of a partial product"};
+  core::Value<std::string> inputs{nullptr, "workload", "inputs", "",
+                                  "sram (loaded before the run) or host-row / host-col (streamed over PCIe)"};
+  core::Value<uint64_t> host_bytes{nullptr, "workload", "host_bytes", "bytes", "inputs the host wrote over PCIe"};
+  core::Value<double> host_GBps{nullptr, "workload", "host_GBps", "GB/s", "host_bytes / simulated time, all chips"};
+  core::Value<double> host_GBps_at_peak{nullptr, "workload", "host_GBps_needed_per_tsp", "GB/s",
+                                        "PCIe bandwidth a TSP needs for its MXMs never to wait on inputs"};
 };
 
 class GroqScenario final : public systems::Scenario {
