@@ -127,6 +127,12 @@ TEST(MatmulInput, RunsTheMachineCannotHoldAreRefusedWithTheReason) {
   EXPECT_NE(error_of("--split col=2").find("needs --shape MxNxL"), std::string::npos);
   EXPECT_NE(error_of("--shape 8x320x320 --bytes 1MiB").find("--bytes: does not apply to a matrix multiplication"),
             std::string::npos);
+  EXPECT_NE(error_of("--shape 1x20000000x320 -p sched.matmul_inputs=host").find("more than imem_instructions"),
+            std::string::npos);
+  const test::Result n = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+                                  "/npu-3d-64.yaml --collective allreduce,dtype=int8 -q --out /tmp/fabricvp-mm-y");
+  EXPECT_EQ(n.code, 1);
+  EXPECT_NE(n.out.find("dtype 'int8' (fp32, bf16, fp16, int32)"), std::string::npos) << n.out;
   const test::Result c = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
                                   "/groq-node.yaml --workload allreduce --dtype int8 -q --out /tmp/fabricvp-mm-x");
   EXPECT_EQ(c.code, 1);

@@ -266,6 +266,16 @@ TEST(HostInterface, PcieWritesLandAtTheLinkRateAfterTheLatency) {
   EXPECT_EQ(t.pcie().transfer_count(), 2u);
 }
 
+TEST(HostInterface, WritesOutsideSramOrNotWholeVectorsAreRefused) {
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> data = test::pattern(3, 2);
+  EXPECT_THROW(b.sys->host.dma(0, UINT64_MAX - 575, data.data(), 640, 0), std::runtime_error);  // would wrap
+  EXPECT_THROW(b.sys->host.dma(0, tsp::kSramBytes - 320, data.data(), 640, 0), std::runtime_error);
+  EXPECT_THROW(b.sys->host.dma(0, 100, data.data(), 320, 0), std::runtime_error);  // not a vector boundary
+  EXPECT_THROW(b.sys->host.dma(0, 0, data.data(), 100, 0), std::runtime_error);    // not whole vectors
+  EXPECT_EQ(b.chip(0).pcie().transfer_count(), 0u);
+}
+
 TEST(HostInterface, ReadingAVectorStillOnThePcieLinkIsAHardwareError) {
   Bench b(test::node_yaml(2));
   const std::vector<uint8_t> data = test::pattern(3, 10);

@@ -178,6 +178,14 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     const uint64_t b = (host ? kTileSlots : uint64_t(p.j1 - p.j0) * (p.t1 - p.t0)) * tsp::kTileVectors;
     const uint64_t c = uint64_t(p.j1 - p.j0) * M * tsp::kResultVectors;
     const uint64_t need = a + b + c + staging[idx(p)];
+    // Every step is an LW and an MXM on each unit's queue: refuse what cannot
+    // fit its instruction memory before building it.
+    const uint64_t steps = uint64_t(p.t1 - p.t0) * (p.j1 - p.j0);
+    if (2 * steps + 1 > m.chips[p.chip].imem)
+      throw core::ConfigError(fmt::format(
+          "matmul {}x{}x{} {}: {} would issue {} LW and MXM instructions on each MXM unit's queue, more than "
+          "imem_instructions ({}); use more splits (--split col=C,row=R)",
+          r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, 2 * steps, m.chips[p.chip].imem));
     if (need > tsp::kVectors)
       throw core::ConfigError(fmt::format(
           "matmul {}x{}x{} {}: {} needs {} SRAM vectors (A {}, B {}, C {}, reduction staging {}), more than the {} "

@@ -10,7 +10,7 @@
 // B's 320-column tiles (results concatenated); `row` row-wise weight splits
 // give each chip of a group a share of B's K-row tiles and the matching
 // columns of A, and the group's partial products are reduced. A group's chips
-// share a node when they fit (several groups per node), else take whole
+// share a node when they fit (several groups per node), else fill whole
 // nodes of their own (the seed: "cluster row-wise splits in a single node");
 // densely in rank order if the job is too small for that. A group's reduction follows the packaging: the chips of
 // each node reduce-scatter their partial products (piece p of the rows to

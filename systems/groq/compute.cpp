@@ -9,6 +9,17 @@ namespace fabricvp::groq {
 
 using core::human_time;
 
+namespace {
+/// PCIe generation of a lane rate: 2.5 GT/s Gen1, 5 Gen2, 8 Gen3, 16 Gen4, 32 Gen5, 64 Gen6.
+int pcie_generation(double gts) {
+  const double rates[] = {2.5, 5, 8, 16, 32, 64};
+  int gen = 1;
+  for (int g = 0; g < 6; ++g)
+    if (gts >= rates[g]) gen = g + 1;
+  return gen;
+}
+}  // namespace
+
 void GroqScenario::prepare_matmul(const systems::RunOptions& opt) {
   for (const char* o : {"bytes", "src", "dst"})
     opt.refuse(o, "does not apply to a matrix multiplication (--shape, --split, --dtype describe it)");
@@ -80,7 +91,7 @@ void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summar
       s.line("inputs", fmt::format("streamed from the host in {} order: {} over PCIe Gen{} x{} ({:.1f} GB/s of "
                                    "payload per TSP); its MXMs never waiting would need {:.1f} GB/s per TSP",
                                    r.row_order ? "row" : "column", core::approx_bytes(m_mplan.host_bytes),
-                                   t.pcie_gts >= 16 ? (t.pcie_gts >= 32 ? 5 : 4) : 3, t.pcie_lanes.get(),
+                                   pcie_generation(t.pcie_gts), t.pcie_lanes.get(),
                                    t.pcie().rate().payload_GBps(tsp::kVectorBytes), m_mplan.host_GBps_at_peak));
     }
     return;

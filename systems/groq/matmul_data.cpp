@@ -72,16 +72,18 @@ void MatmulData::b_tile(uint32_t t, uint32_t j, uint8_t* out) const {
 void MatmulData::load() {
   const sched::MatmulRequest& r = m_plan.req;
   if (r.host_inputs) {  // the host's writes over PCIe, in the compiler's order, at its times
-    std::vector<uint8_t> buf;
+    std::vector<Host::TimedWrite> writes;
+    writes.reserve(m_plan.dmas.size());
     for (const sched::MatmulDma& d : m_plan.dmas) {
-      buf.resize(uint64_t(d.n) * tsp::kVectorBytes);
-      if (d.b)
-        b_tile(d.t, d.j, buf.data());
-      else
-        a_slice(d.t, buf.data());
-      m_sys.host.dma(m_plan.parts[d.part].chip, uint64_t(d.addr) * tsp::kVectorBytes, buf.data(), buf.size(),
-                     d.ready_ps);
+      Host::TimedWrite w;
+      w.chip = m_plan.parts[d.part].chip;
+      w.addr = uint64_t(d.addr) * tsp::kVectorBytes;
+      w.len = uint64_t(d.n) * tsp::kVectorBytes;
+      w.ready_ps = d.ready_ps;
+      w.fill = [this, d](uint8_t* out) { d.b ? b_tile(d.t, d.j, out) : a_slice(d.t, out); };
+      writes.push_back(std::move(w));
     }
+    m_sys.host.schedule(std::move(writes));
     return;
   }
   const uint32_t es = core::dtype_bytes(r.dtype), K = m_plan.K;

@@ -30,6 +30,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -47,6 +48,7 @@ namespace fabricvp::groq {
 /// Host side of every chip's control socket (program and data loading, result readback).
 class Host : public core::Module {
  public:
+  SC_HAS_PROCESS(Host);
   explicit Host(const sc_core::sc_module_name& nm);
   tlm_utils::multi_passthrough_initiator_socket<Host> mem;
   void write(size_t chip, uint64_t addr, const void* data, uint64_t len);
@@ -55,8 +57,23 @@ class Host : public core::Module {
   /// ready at `ready_ps`; returns when its last vector is readable (ps).
   uint64_t dma(size_t chip, uint64_t addr, const void* data, uint64_t len, uint64_t ready_ps);
 
+  /// A write over PCIe the host issues during the run; `fill` makes its data then.
+  struct TimedWrite {
+    uint32_t chip = 0;
+    uint64_t addr = 0, len = 0, ready_ps = 0;
+    std::function<void(uint8_t*)> fill;
+  };
+  /// Issue `writes` during the run, per chip in the order given (the link's
+  /// FIFO order, as a compiler booked them), each when it is ready or, if
+  /// later, when the chip's previous one is issued: only the writes on their
+  /// way are held, and the link's timing is the same as issuing all at once.
+  void schedule(std::vector<TimedWrite> writes);
+
  private:
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
+  void writer();
+  std::vector<TimedWrite> m_writes;
+  sc_core::sc_event m_go;
 };
 
 /// What the generators wire and where (made by System, handed to the nodes and

@@ -34,7 +34,7 @@ Spec parse_spec(const std::string& text, const systems::RunOptions& opt) {
     if (key == "bytes") {
       s.bytes = core::parse_bytes(value, "--collective " + text + ": bytes");
     } else if (key == "dtype") {
-      if (!core::parse_dtype(value, s.dtype))
+      if (!core::parse_dtype(value, s.dtype) || !core::is_reduction_dtype(s.dtype))
         throw core::ConfigError(fmt::format("--collective '{}': dtype '{}' (fp32, bf16, fp16, int32)", text, value));
     } else if (key == "group") {
       s.group = value;
