@@ -128,6 +128,15 @@ uint16_t add_fp16(uint16_t a, uint16_t b) { return f32_to_f16(f16_to_f32(a) + f1
 
 uint16_t add_bf16(uint16_t a, uint16_t b) { return f32_to_bf16(bf16_to_f32(a) + bf16_to_f32(b)); }
 
+uint32_t mul_fp32(uint32_t a, uint32_t b) {
+  float r = from_bits(a) * from_bits(b);
+  return r != r ? kNaN32 : bits(r);
+}
+
+uint16_t mul_fp16(uint16_t a, uint16_t b) { return f32_to_f16(f16_to_f32(a) * f16_to_f32(b)); }
+
+uint16_t mul_bf16(uint16_t a, uint16_t b) { return f32_to_bf16(bf16_to_f32(a) * bf16_to_f32(b)); }
+
 }  // namespace ieee
 
 namespace {
@@ -170,6 +179,43 @@ void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t byte
     case Dtype::bf16: elements<uint16_t, ieee::add_bf16>(dst, a, b, bytes); break;
     case Dtype::fp16: elements<uint16_t, ieee::add_fp16>(dst, a, b, bytes); break;
     case Dtype::int32: elements<uint32_t, ieee::add_int32>(dst, a, b, bytes); break;
+    case Dtype::int8:
+    case Dtype::none: break;
+  }
+}
+
+namespace {
+uint32_t sub_fp32(uint32_t a, uint32_t b) { return ieee::add_fp32(a, b ^ 0x80000000u); }
+uint16_t sub_fp16(uint16_t a, uint16_t b) { return ieee::add_fp16(a, static_cast<uint16_t>(b ^ 0x8000u)); }
+uint16_t sub_bf16(uint16_t a, uint16_t b) { return ieee::add_bf16(a, static_cast<uint16_t>(b ^ 0x8000u)); }
+uint32_t sub_int32(uint32_t a, uint32_t b) { return a - b; }
+
+void check_elements(const char* what, Dtype dt, size_t bytes) {
+  if (!is_reduction_dtype(dt) || bytes % dtype_bytes(dt) != 0)
+    throw std::invalid_argument(std::string("core::") + what + ": " + std::to_string(bytes) + " bytes of " +
+                                dtype_name(dt) + " elements");
+}
+}  // namespace
+
+void mul(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
+  check_elements("mul", dt, bytes);
+  switch (dt) {
+    case Dtype::fp32: elements<uint32_t, ieee::mul_fp32>(dst, a, b, bytes); break;
+    case Dtype::bf16: elements<uint16_t, ieee::mul_bf16>(dst, a, b, bytes); break;
+    case Dtype::fp16: elements<uint16_t, ieee::mul_fp16>(dst, a, b, bytes); break;
+    case Dtype::int32: elements<uint32_t, ieee::mul_int32>(dst, a, b, bytes); break;
+    case Dtype::int8:
+    case Dtype::none: break;
+  }
+}
+
+void sub(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes) {
+  check_elements("sub", dt, bytes);
+  switch (dt) {
+    case Dtype::fp32: elements<uint32_t, sub_fp32>(dst, a, b, bytes); break;
+    case Dtype::bf16: elements<uint16_t, sub_bf16>(dst, a, b, bytes); break;
+    case Dtype::fp16: elements<uint16_t, sub_fp16>(dst, a, b, bytes); break;
+    case Dtype::int32: elements<uint32_t, sub_int32>(dst, a, b, bytes); break;
     case Dtype::int8:
     case Dtype::none: break;
   }

@@ -53,6 +53,14 @@ uint32_t add_fp32(uint32_t a, uint32_t b);  ///< bit patterns in, bit pattern ou
 uint16_t add_fp16(uint16_t a, uint16_t b);
 uint16_t add_bf16(uint16_t a, uint16_t b);
 inline uint32_t add_int32(uint32_t a, uint32_t b) { return a + b; }
+
+/// Products, correctly rounded like the sums: binary32 directly; bf16 and
+/// fp16 products are exact in binary32 (8 x 8, 11 x 11 significand bits) and
+/// rounded once. int32 wraps. NaN results canonical.
+uint32_t mul_fp32(uint32_t a, uint32_t b);
+uint16_t mul_fp16(uint16_t a, uint16_t b);
+uint16_t mul_bf16(uint16_t a, uint16_t b);
+inline uint32_t mul_int32(uint32_t a, uint32_t b) { return a * b; }
 }  // namespace ieee
 
 /// One 32-bit lane: 16-bit types take the low halves of a and b and give a
@@ -73,6 +81,10 @@ inline uint32_t add_lane(Dtype dt, uint32_t a, uint32_t b) {
 /// may alias a or b. No allocation. std::invalid_argument if `bytes` is not a
 /// whole number of elements or dt is not one of kDtypes.
 void add(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes);
+
+/// dst = a * b, dst = a - b element-wise (same contract as add; a - b is a + (-b)).
+void mul(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes);
+void sub(Dtype dt, uint8_t* dst, const uint8_t* a, const uint8_t* b, size_t bytes);
 
 /// An element's value as a double (for mismatch reports; exact).
 double element_value(Dtype dt, const uint8_t* p);

@@ -70,6 +70,12 @@ const char* op_name(Op op) {
     case Op::RDHAC: return "RDHAC";
     case Op::LW: return "LW";
     case Op::MXM: return "MXM";
+    case Op::MUL: return "MUL";
+    case Op::SUB: return "SUB";
+    case Op::RSQRT: return "RSQRT";
+    case Op::SPLAT: return "SPLAT";
+    case Op::NARROW: return "NARROW";
+    case Op::WIDEN: return "WIDEN";
   }
   return "?";
 }

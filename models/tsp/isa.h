@@ -76,6 +76,12 @@ enum class Op : uint8_t {
   RDHAC = 13,           ///< write HAC, SAC, HAC - SAC and the cycle counters into SRAM vector a
   LW = 14,              ///< load a weight tile into buffer c of MXM unit `port` from SRAM a (count vectors)
   MXM = 15,             ///< count [1 x K] x [K x 320] sub-operations: inputs at b, results (4 vectors each) at a
+  MUL = 16,             ///< a[i] = b[i] * c[i] (imm 1: c[0] for every i)
+  SUB = 17,             ///< a[i] = b[i] - c[i] (imm 1: c[0] for every i)
+  RSQRT = 18,           ///< a[i] = rsqrt(b[i]), binary32 lanes
+  SPLAT = 19,           ///< every lane of a[i] = lane imm of b[i]
+  NARROW = 20,          ///< a[i] = binary32 vectors b[2i], b[2i + 1] rounded to fp16 / bf16
+  WIDEN = 21,           ///< a[2i], a[2i + 1] = fp16 / bf16 vector b[i] as binary32
 };
 
 constexpr uint32_t kInstrBytes = 32;

@@ -1,5 +1,7 @@
 #include "models/tsp/tsp.h"
 
+#include "models/tsp/vxm.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -239,6 +241,91 @@ class MxmCursor final : public Cursor {
   uint64_t& m_last;
 };
 
+/// MUL, SUB, RSQRT, SPLAT, NARROW, WIDEN: step i reads its operands at
+/// cycle c0 + i and writes its result (two vectors for WIDEN) at c0 + i + latency.
+class VxmCursor final : public Cursor {
+ public:
+  VxmCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, const Instr& in, uint64_t c0, uint32_t latency,
+            uint64_t seq, uint64_t& last_write)
+      : m_chip(chip),
+        m_sram(sram),
+        m_clk(clk),
+        m_in(in),
+        m_c0(c0),
+        m_lat(latency),
+        m_out(in.op == Op::WIDEN ? 2 : 1),
+        m_slots(std::min<uint64_t>(in.count, latency + 1)),
+        m_ring(new uint8_t[m_slots * m_out * kVectorBytes]),  // filled before read
+        m_last(last_write) {
+    key = OpKey{clk.ps(c0), kRead, seq};
+  }
+  bool step() override {
+    if (key.order == kRead) {
+      compute(&m_ring[(m_r % m_slots) * m_out * kVectorBytes]);
+      ++m_r;
+    } else {
+      for (uint32_t k = 0; k < m_out; ++k) {
+        const uint32_t v = m_in.a + m_out * m_w + k;
+        m_chip.before_write(v);
+        std::memcpy(m_sram.write(v), &m_ring[((m_w % m_slots) * m_out + k) * kVectorBytes], kVectorBytes);
+      }
+      m_last = key.t;
+      ++m_w;
+    }
+    if (m_w == m_in.count) return false;
+    OpKey wk{m_clk.ps(m_c0 + m_w + m_lat), kWrite, key.seq};
+    if (m_r < m_in.count) {
+      OpKey rk{m_clk.ps(m_c0 + m_r), kRead, key.seq};
+      key = rk < wk ? rk : wk;
+    } else {
+      key = wk;
+    }
+    return true;
+  }
+
+ private:
+  void compute(uint8_t* out) const {
+    const uint32_t i = m_r;
+    switch (m_in.op) {
+      case Op::MUL:
+      case Op::SUB: {
+        const uint8_t* b = m_sram.read(m_in.c + (m_in.imm ? 0 : i));
+        (m_in.op == Op::MUL ? core::mul : core::sub)(m_in.dtype, out, m_sram.read(m_in.b + i), b, kVectorBytes);
+        break;
+      }
+      case Op::RSQRT: {
+        const uint8_t* x = m_sram.read(m_in.b + i);
+        for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
+          uint32_t w;
+          std::memcpy(&w, x + 4 * e, 4);
+          w = rsqrt_fp32(w);
+          std::memcpy(out + 4 * e, &w, 4);
+        }
+        break;
+      }
+      case Op::SPLAT: {
+        const uint32_t es = core::dtype_bytes(m_in.dtype);
+        const uint8_t* lane = m_sram.read(m_in.b + i) + m_in.imm * es;
+        for (uint32_t e = 0; e < kVectorBytes / es; ++e) std::memcpy(out + e * es, lane, es);
+        break;
+      }
+      case Op::NARROW: narrow(m_in.dtype, m_sram.read(m_in.b + 2 * i), m_sram.read(m_in.b + 2 * i + 1), out); break;
+      case Op::WIDEN: widen(m_in.dtype, m_sram.read(m_in.b + i), out, out + kVectorBytes); break;
+      default: break;
+    }
+  }
+  Tsp& m_chip;
+  Sram& m_sram;
+  const clock::Oscillator& m_clk;
+  Instr m_in;
+  uint64_t m_c0;
+  uint32_t m_lat, m_out;
+  uint64_t m_slots;
+  std::unique_ptr<uint8_t[]> m_ring;
+  uint32_t m_r = 0, m_w = 0;
+  uint64_t& m_last;
+};
+
 /// Host DMA over PCIe: vector i written to SRAM at start + ser(i + 1) + latency.
 class DmaCursor final : public Cursor {
  public:
@@ -391,6 +478,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       vectors_added(this, nullptr, "vectors_added", "vectors", "vector additions by the VXM"),
       alu_busy_cycles(this, nullptr, "alu_busy_cycles", "cycles", "ALU-cycles spent on ADD (sum over ALUs)"),
       data_ops(this, nullptr, "data_ops", "operations", "per-vector SRAM operations applied by the timeline"),
+      vxm_ops(this, nullptr, "vxm_ops", "instructions", "MUL, SUB, RSQRT, SPLAT, NARROW and WIDEN instructions"),
       weight_loads(this, nullptr, "weight_loads", "instructions", "LW instructions (weight tiles loaded)"),
       weight_vectors(this, nullptr, "weight_vectors", "vectors", "weight vectors loaded by LW"),
       mxm_ops(this, nullptr, "mxm_ops", "instructions", "MXM instructions"),
@@ -631,6 +719,26 @@ void Tsp::load_queues() {
           range(in.a, "destination");
           range(in.b, "source");
           break;
+        case Op::MUL:
+        case Op::SUB:
+        case Op::RSQRT:
+        case Op::SPLAT:
+        case Op::NARROW:
+        case Op::WIDEN: {
+          const bool half = in.dtype == core::Dtype::fp16 || in.dtype == core::Dtype::bf16;
+          if (!core::is_reduction_dtype(in.dtype) || (in.op == Op::RSQRT && in.dtype != core::Dtype::fp32) ||
+              ((in.op == Op::NARROW || in.op == Op::WIDEN) && !half))
+            program_error(q, pc, in, "has no valid data type for this operation");
+          if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
+          if (in.op == Op::SPLAT && in.imm >= kVectorBytes / core::dtype_bytes(in.dtype))
+            program_error(q, pc, in, fmt::format("lane {} does not exist", in.imm));
+          const uint64_t reads = in.op == Op::NARROW ? 2ULL * in.count : in.count;
+          const uint64_t writes = in.op == Op::WIDEN ? 2ULL * in.count : in.count;
+          if (in.a + writes > kVectors || in.b + reads > kVectors ||
+              ((in.op == Op::MUL || in.op == Op::SUB) && in.c + (in.imm ? 1 : uint64_t(in.count)) > kVectors))
+            program_error(q, pc, in, "runs past the end of SRAM");
+          break;
+        }
         default: program_error(q, pc, in, fmt::format("unknown opcode {}", static_cast<int>(in.op)));
       }
       queue.prog.push_back(in);
@@ -956,6 +1064,39 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       break;
     }
     case Op::LW: issue_lw(q, in, c); break;
+    case Op::MUL:
+    case Op::SUB:
+    case Op::RSQRT:
+    case Op::SPLAT:
+    case Op::NARROW:
+    case Op::WIDEN: {
+      const uint32_t per = in.op == Op::NARROW ? 2 : 1;
+      if (!results_landed(q, c, op_name(in.op), in.b, per * in.count,
+                          [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }))
+        return;
+      if ((in.op == Op::MUL || in.op == Op::SUB) &&
+          !results_landed(q, c, op_name(in.op), in.c, in.imm ? 1 : in.count,
+                          [this, c](uint32_t i) { return m_clock.ps(c + i); }))
+        return;
+      auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
+      if (alu == m_alu_free.end()) {
+        fail(fmt::format("{} issued while all {} vector ALUs are busy (next free at cycle {})", op_name(in.op),
+                         m_alu_free.size(), *std::min_element(m_alu_free.begin(), m_alu_free.end())));
+        return;
+      }
+      *alu = c + in.count;
+      alu_busy_cycles += in.count;
+      ++vxm_ops;
+      m_timeline.add(
+          std::make_unique<VxmCursor>(*this, m_sram, m_clock, in, c, add_latency, m_timeline.next_seq(), m_last_write));
+      const uint64_t end = m_clock.ps(c + in.count - 1 + add_latency);
+      extend(end);
+      if (tr.enabled())
+        tr.span(m_pid, q, op_name(in.op), "tsp", m_clock.ps(c), end - m_clock.ps(c),
+                fmt::format(R"("dtype":"{}","dst":"{}","vectors":{})", core::dtype_name(in.dtype),
+                            VecAddr::from_linear(in.a).str(), in.count));
+      break;
+    }
     case Op::MXM: issue_mxm(q, in, c); break;
     case Op::ADD:
     case Op::COPY: {

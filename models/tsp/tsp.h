@@ -250,7 +250,7 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Counter instructions, sends, recvs, adds, copies, nops, waits, syncs, notifies;
   core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
-  core::Counter weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
+  core::Counter vxm_ops, weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
 
  private:
   std::unique_ptr<core::SerialChannel> m_pcie;

@@ -211,7 +211,9 @@ Program assemble(const std::string& text, const std::string& file) {
     ins.line = static_cast<uint32_t>(line);
     std::string base = upper.substr(0, upper.find('.'));
     std::string suffix = upper.find('.') == std::string::npos ? "" : upper.substr(upper.find('.') + 1);
-    if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM")
+    const bool vxm =
+        base == "MUL" || base == "SUB" || base == "RSQRT" || base == "SPLAT" || base == "NARROW" || base == "WIDEN";
+    if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM" && !vxm)
       P.fail(fmt::format("{} takes no type suffix", base));
     if (base == "NOP") {
       if (ops.empty()) {
@@ -247,6 +249,53 @@ Program assemble(const std::string& text, const std::string& file) {
       ins.b = P.address(ops[1]);
       ins.c = P.address(ops[2]);
       ins.count = P.count(ops[3]);
+    } else if (vxm) {
+      std::string dt = suffix;
+      std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
+      const bool known = core::parse_dtype(dt, ins.dtype) && core::is_reduction_dtype(ins.dtype);
+      if (base == "MUL" || base == "SUB" || base == "SPLAT") {
+        if (!known) P.fail(fmt::format("{} needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", base, mnem));
+      } else if (base == "RSQRT") {
+        if (!known || ins.dtype != core::Dtype::fp32) P.fail(fmt::format("RSQRT takes .fp32, got '{}'", mnem));
+      } else if (!known || (ins.dtype != core::Dtype::fp16 && ins.dtype != core::Dtype::bf16)) {
+        P.fail(fmt::format("{} takes .fp16 or .bf16 (the 16-bit type), got '{}'", base, mnem));
+      }
+      if (base == "MUL" || base == "SUB") {  // dst, a, b, n[, BCAST]
+        if (ops.size() != 4 && ops.size() != 5)
+          P.fail(fmt::format("{} takes 4 or 5 operands, got {}", base, ops.size()));
+        ins.op = base == "MUL" ? Op::MUL : Op::SUB;
+        ins.a = P.address(ops[0]);
+        ins.b = P.address(ops[1]);
+        ins.c = P.address(ops[2]);
+        ins.count = P.count(ops[3]);
+        if (ops.size() == 5) {
+          std::string bc = Parser::trim(ops[4]);
+          std::transform(bc.begin(), bc.end(), bc.begin(), [](unsigned char c) { return std::toupper(c); });
+          if (bc != "BCAST")
+            P.fail(fmt::format("{}'s fifth operand is BCAST (one b vector for all), got '{}'", base, ops[4]));
+          ins.imm = 1;
+        }
+      } else if (base == "SPLAT") {  // dst, src, lane, n
+        want(4);
+        ins.op = Op::SPLAT;
+        ins.a = P.address(ops[0]);
+        ins.b = P.address(ops[1]);
+        ins.imm = P.number(ops[2], "lane");
+        const uint32_t lanes = tsp::kVectorBytes / core::dtype_bytes(ins.dtype);
+        if (ins.imm >= lanes) P.fail(fmt::format("lane {} out of range: a {} vector has {} lanes", ins.imm, dt, lanes));
+        ins.count = P.count(ops[3]);
+      } else {  // RSQRT, NARROW, WIDEN: dst, src, n
+        want(3);
+        ins.op = base == "RSQRT" ? Op::RSQRT : base == "NARROW" ? Op::NARROW : Op::WIDEN;
+        ins.a = P.address(ops[0]);
+        ins.b = P.address(ops[1]);
+        ins.count = P.count(ops[2]);
+      }
+      const uint64_t reads = ins.op == Op::NARROW ? 2ULL * ins.count : ins.count;
+      const uint64_t writes = ins.op == Op::WIDEN ? 2ULL * ins.count : ins.count;
+      if (ins.a + writes > tsp::kVectors || ins.b + reads > tsp::kVectors ||
+          ((ins.op == Op::MUL || ins.op == Op::SUB) && ins.c + (ins.imm ? 1 : uint64_t(ins.count)) > tsp::kVectors))
+        P.fail(fmt::format("{} of {} vectors runs past the end of SRAM", base, ins.count));
     } else if (base == "LW" || base == "MXM") {
       std::string dt = suffix;
       std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -339,6 +388,18 @@ std::string format_instr(const Instr& in) {
     case Op::MXM:
       return fmt::format("MXM.{} m{}.w{}, {}, {}, {}{}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a),
                          addr(in.b), in.count, in.imm ? ", ACC" : "");
+    case Op::MUL:
+    case Op::SUB:
+      return fmt::format("{}.{} {}, {}, {}, {}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a),
+                         addr(in.b), addr(in.c), in.count, in.imm ? ", BCAST" : "");
+    case Op::SPLAT:
+      return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), in.imm,
+                         in.count);
+    case Op::RSQRT:
+    case Op::NARROW:
+    case Op::WIDEN:
+      return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a), addr(in.b),
+                         in.count);
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
     case Op::DESKEW: return "DESKEW";

@@ -67,6 +67,12 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
           }
           case tsp::Op::ADD:
           case tsp::Op::COPY:
+          case tsp::Op::MUL:
+          case tsp::Op::SUB:
+          case tsp::Op::RSQRT:
+          case tsp::Op::SPLAT:
+          case tsp::Op::NARROW:
+          case tsp::Op::WIDEN:
             alu[c].emplace_back(cyc, cyc + in.count);
             ++rep.alu_ops;
             break;

@@ -113,6 +113,9 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
           written[c].emplace_back(in.a, uint64_t(in.a) + 1);
         else if (in.op == tsp::Op::MXM)
           written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * tsp::kResultVectors);
+        else if (in.op == tsp::Op::MUL || in.op == tsp::Op::SUB || in.op == tsp::Op::RSQRT || in.op == tsp::Op::SPLAT ||
+                 in.op == tsp::Op::NARROW || in.op == tsp::Op::WIDEN)
+          written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * (in.op == tsp::Op::WIDEN ? 2 : 1));
       }
   uint64_t sram = 0, chips = 0;
   for (auto& w : written) {

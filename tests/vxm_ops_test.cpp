@@ -1,0 +1,154 @@
+// The VXM operations beyond ADD (docs/isa.md "MUL, SUB, RSQRT, SPLAT,
+// NARROW, WIDEN"): arithmetic against the independent binary64 oracle, the
+// reciprocal square root's error bound, lane moves, conversions, latencies.
+#include <cmath>
+#include <cstring>
+
+#include "harness.h"
+#include "ieee_oracle.h"
+#include "models/core/dtype.h"
+#include "models/tsp/vxm.h"
+
+using namespace fabricvp;
+using test::Bench;
+
+namespace {
+
+std::vector<uint8_t> randoms(core::Dtype dt, uint64_t seed, uint32_t vectors = 1) {
+  std::vector<uint8_t> v(uint64_t(vectors) * tsp::kVectorBytes);
+  core::random_elements(dt, seed, v.data(), v.size(), 0, 8);
+  return v;
+}
+
+uint32_t word(const uint8_t* p) {
+  uint32_t x;
+  std::memcpy(&x, p, 4);
+  return x;
+}
+
+/// The oracle's a op b, element by element: binary64 (exact for these
+/// products and sums) rounded once to the type; int32 wraps.
+std::vector<uint8_t> oracle(core::Dtype dt, bool mul, const std::vector<uint8_t>& a, const uint8_t* b) {
+  std::vector<uint8_t> out(a.size());
+  const uint32_t es = core::dtype_bytes(dt);
+  for (size_t i = 0; i < a.size(); i += es) {
+    if (dt == core::Dtype::int32) {
+      const uint32_t x = word(&a[i]), y = word(b + i), z = mul ? x * y : x - y;
+      std::memcpy(&out[i], &z, 4);
+      continue;
+    }
+    const double x = test::oracle::value(dt, &a[i]), y = test::oracle::value(dt, b + i);
+    test::oracle::store(&out[i], es * 8, test::oracle::round_to(dt, mul ? x * y : x - y));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(VxmOps, MulAndSubOfEveryTypeMatchTheOracleAndBroadcastOneVector) {
+  Bench b(test::node_yaml(2));
+  const core::Dtype types[] = {core::Dtype::fp32, core::Dtype::bf16, core::Dtype::fp16, core::Dtype::int32};
+  for (int k = 0; k < 4; ++k) {
+    b.write_vec(0, 100 * k, randoms(types[k], 10 + k, 3));
+    b.write_vec(0, 100 * k + 10, randoms(types[k], 20 + k, 3));
+  }
+  b.load(0,
+         ".queue 0\nMUL.fp32 @1000, @0, @10, 3\n.queue 1\nMUL.bf16 @1010, @100, @110, 3\n"
+         ".queue 2\nSUB.fp16 @1020, @200, @210, 3\n.queue 3\nSUB.int32 @1030, @300, @310, 3, BCAST\n"
+         ".queue 4\nWAIT 10\nSUB.fp32 @1040, @0, @10, 3\nWAIT 20\nMUL.fp16 @1050, @200, @212, 3, BCAST\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  EXPECT_EQ(b.chip(0).vxm_ops.get(), 6u);
+  EXPECT_EQ(b.chip(0).last_write_ps(), b.clk().ps(20 + 2 + 16));
+  auto expect = [&](uint32_t at, core::Dtype dt, bool mul, uint32_t a, uint32_t bb, bool bcast) {
+    const std::vector<uint8_t> av = b.read_vec(0, a, 3), bv = b.read_vec(0, bb, 3), got = b.read_vec(0, at, 3);
+    std::vector<uint8_t> bfull = bv;
+    if (bcast)
+      for (int v = 1; v < 3; ++v) std::memcpy(&bfull[v * 320], &bv[0], 320);
+    EXPECT_EQ(got, oracle(dt, mul, av, bfull.data())) << core::dtype_name(dt) << (mul ? " mul" : " sub");
+  };
+  expect(1000, core::Dtype::fp32, true, 0, 10, false);
+  expect(1010, core::Dtype::bf16, true, 100, 110, false);
+  expect(1020, core::Dtype::fp16, false, 200, 210, false);
+  expect(1030, core::Dtype::int32, false, 300, 310, true);
+  expect(1040, core::Dtype::fp32, false, 0, 10, false);
+  expect(1050, core::Dtype::fp16, true, 200, 212, true);
+}
+
+TEST(VxmOps, ReciprocalSquareRootStaysWithinItsDocumentedError) {
+  // Every exponent, 4096 significands each, and the subnormals: relative error < 5e-6.
+  double worst = 0;
+  for (uint32_t e = 0; e < 255; ++e)
+    for (uint32_t m = 0; m < 4096; ++m) {
+      const uint32_t x = (e << 23) | (m * 2047u + (m >> 3)) % 0x800000u;
+      if (x == 0) continue;
+      float f;
+      std::memcpy(&f, &x, 4);
+      const uint32_t r = tsp::rsqrt_fp32(x);
+      float g;
+      std::memcpy(&g, &r, 4);
+      const double want = 1.0 / std::sqrt(static_cast<double>(f));
+      worst = std::max(worst, std::fabs(g - want) / want);
+    }
+  EXPECT_LT(worst, 5e-6);
+  EXPECT_GT(worst, 1e-7);  // an approximation, not the correctly rounded value
+  EXPECT_EQ(tsp::rsqrt_fp32(0x00000000u), 0x7f800000u);   // +0 -> +inf
+  EXPECT_EQ(tsp::rsqrt_fp32(0x80000000u), 0xff800000u);   // -0 -> -inf
+  EXPECT_EQ(tsp::rsqrt_fp32(0x7f800000u), 0x00000000u);   // +inf -> +0
+  EXPECT_EQ(tsp::rsqrt_fp32(0xbf800000u), core::ieee::kNaN32);  // -1
+  EXPECT_EQ(tsp::rsqrt_fp32(0x7fc12345u), core::ieee::kNaN32);
+  EXPECT_NEAR(test::flt(tsp::rsqrt_fp32(0x40800000u)), 0.5f, 0.5f * 5e-6f);  // rsqrt(4)
+  RecordProperty("worst_relative_error", std::to_string(worst));
+  std::printf("rsqrt worst relative error %.3g\n", worst);
+}
+
+TEST(VxmOps, RsqrtSplatNarrowAndWidenInTheChip) {
+  Bench b(test::node_yaml(2));
+  std::vector<uint8_t> x = randoms(core::Dtype::fp32, 5, 2);
+  for (size_t i = 0; i < x.size(); i += 4) x[i + 3] &= 0x7f;  // positive
+  b.write_vec(0, 0, x);
+  b.load(0,
+         ".queue 0\nRSQRT.fp32 @100, @0, 2\n"
+         ".queue 1\nSPLAT.fp32 @200, @0, 7, 2\n"
+         ".queue 2\nNARROW.fp16 @300, @0, 1\nWAIT 40\nWIDEN.fp16 @400, @300, 1\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  const std::vector<uint8_t> r = b.read_vec(0, 100, 2), s = b.read_vec(0, 200, 2), n = b.read_vec(0, 300),
+                             w = b.read_vec(0, 400, 2);
+  for (uint32_t e = 0; e < 160; ++e) {
+    EXPECT_EQ(word(&r[4 * e]), tsp::rsqrt_fp32(word(&x[4 * e])));
+    EXPECT_EQ(word(&s[4 * e]), word(&x[(e / 80) * 320 + 4 * 7]));  // lane 7 of each source vector
+    float f;
+    std::memcpy(&f, &x[4 * e], 4);
+    uint16_t h;
+    std::memcpy(&h, &n[2 * e], 2);
+    EXPECT_EQ(h, core::ieee::f32_to_f16(f));
+    const float back = core::ieee::f16_to_f32(h);
+    EXPECT_EQ(word(&w[4 * e]), test::bits(back));
+  }
+  EXPECT_EQ(b.chip(0).last_write_ps(), b.clk().ps(40 + 16));
+}
+
+TEST(VxmOps, ReadingAnMxmResultOnItsStreamAndBadOperandsAreRefused) {
+  Bench b(test::node_yaml(2));
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 2\n"
+         ".queue 1\nWAIT 110\nRSQRT.fp32 @3000, @2000, 1\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("RSQRT reads"), std::string::npos) << b.errors()[0].message;
+  auto fails = [](const std::string& text, const std::string& what) {
+    try {
+      sw::assemble(".queue 0\n" + text + "\n", "bad.s");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const core::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  fails("RSQRT.fp16 @0, @1, 1", "RSQRT takes .fp32");
+  fails("NARROW.fp32 @0, @1, 1", "takes .fp16 or .bf16");
+  fails("SPLAT.fp32 @0, @1, 80, 1", "lane 80 out of range: a fp32 vector has 80 lanes");
+  fails("MUL.int8 @0, @1, @2, 1", "MUL needs a type suffix");
+  fails("SUB.fp32 @0, @1, @2, 1, ACC", "fifth operand is BCAST");
+  fails("WIDEN.fp16 @720895, @0, 1", "runs past the end of SRAM");
+}
