@@ -91,10 +91,10 @@ TEST(VxmOps, ReciprocalSquareRootStaysWithinItsDocumentedError) {
       worst = std::max(worst, std::fabs(g - want) / want);
     }
   EXPECT_LT(worst, 5e-6);
-  EXPECT_GT(worst, 1e-7);  // an approximation, not the correctly rounded value
-  EXPECT_EQ(tsp::rsqrt_fp32(0x00000000u), 0x7f800000u);   // +0 -> +inf
-  EXPECT_EQ(tsp::rsqrt_fp32(0x80000000u), 0xff800000u);   // -0 -> -inf
-  EXPECT_EQ(tsp::rsqrt_fp32(0x7f800000u), 0x00000000u);   // +inf -> +0
+  EXPECT_GT(worst, 1e-7);                                       // an approximation, not the correctly rounded value
+  EXPECT_EQ(tsp::rsqrt_fp32(0x00000000u), 0x7f800000u);         // +0 -> +inf
+  EXPECT_EQ(tsp::rsqrt_fp32(0x80000000u), 0xff800000u);         // -0 -> -inf
+  EXPECT_EQ(tsp::rsqrt_fp32(0x7f800000u), 0x00000000u);         // +inf -> +0
   EXPECT_EQ(tsp::rsqrt_fp32(0xbf800000u), core::ieee::kNaN32);  // -1
   EXPECT_EQ(tsp::rsqrt_fp32(0x7fc12345u), core::ieee::kNaN32);
   EXPECT_NEAR(test::flt(tsp::rsqrt_fp32(0x40800000u)), 0.5f, 0.5f * 5e-6f);  // rsqrt(4)

@@ -54,8 +54,7 @@ void widen(core::Dtype from, const uint8_t* in, uint8_t* lo, uint8_t* hi) {
   for (uint32_t e = 0; e < 160; ++e) {
     uint16_t h;
     std::memcpy(&h, in + 2 * e, 2);
-    const uint32_t w =
-        bits(from == core::Dtype::bf16 ? core::ieee::bf16_to_f32(h) : core::ieee::f16_to_f32(h));
+    const uint32_t w = bits(from == core::Dtype::bf16 ? core::ieee::bf16_to_f32(h) : core::ieee::f16_to_f32(h));
     std::memcpy(e < 80 ? lo + 4 * e : hi + 4 * (e - 80), &w, 4);
   }
 }
