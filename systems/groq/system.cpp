@@ -19,36 +19,46 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-Host::Host(const sc_core::sc_module_name& nm) : core::Module(nm, "host"), mem("mem") { SC_THREAD(writer); }
+// The writer is a method, not a thread: it runs on the kernel's stack (no
+// coroutine), and wakes only when the next write is due.
+Host::Host(const sc_core::sc_module_name& nm) : core::Module(nm, "host"), mem("mem") {
+  SC_METHOD(writer);
+  sensitive << m_go;
+  dont_initialize();
+}
 
 void Host::schedule(std::vector<TimedWrite> writes) {
   m_writes = std::move(writes);
-  m_go.notify(sc_core::SC_ZERO_TIME);
-}
-
-void Host::writer() {
-  if (m_writes.empty()) wait(m_go);
   // Issue time: ready, but never before the chip's previous write (its order on the link).
-  std::vector<std::pair<uint64_t, size_t>> order;
+  m_order.clear();
+  m_next = 0;
   std::map<uint32_t, uint64_t> last;
   for (size_t i = 0; i < m_writes.size(); ++i) {
     uint64_t& prev = last[m_writes[i].chip];
     prev = std::max(prev, m_writes[i].ready_ps);
-    order.emplace_back(prev, i);
+    m_order.emplace_back(prev, i);
   }
-  std::stable_sort(order.begin(), order.end());  // by issue time, then given order
+  std::stable_sort(m_order.begin(), m_order.end());  // by issue time, then given order
+  m_go.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Host::writer() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
   std::vector<uint8_t> buf;
-  for (const auto& [at, i] : order) {
-    const uint64_t now = sc_core::sc_time_stamp().value();
-    if (at > now) wait(sc_core::sc_time::from_value(at - now));
-    TimedWrite& w = m_writes[i];
+  for (; m_next < m_order.size() && m_order[m_next].first <= now; ++m_next) {
+    TimedWrite& w = m_writes[m_order[m_next].second];
     buf.resize(w.len);
     w.fill(buf.data());
     // Ready in the past only when the chip's previous write is still sending: same start.
-    dma(w.chip, w.addr, buf.data(), w.len, std::max<uint64_t>(w.ready_ps, sc_core::sc_time_stamp().value()));
+    dma(w.chip, w.addr, buf.data(), w.len, std::max<uint64_t>(w.ready_ps, now));
     w.fill = nullptr;
   }
-  std::vector<TimedWrite>().swap(m_writes);
+  if (m_next < m_order.size()) {
+    next_trigger(sc_core::sc_time::from_value(m_order[m_next].first - now));
+  } else {
+    std::vector<TimedWrite>().swap(m_writes);
+    std::vector<std::pair<uint64_t, size_t>>().swap(m_order);
+  }
 }
 
 void Host::access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write) {

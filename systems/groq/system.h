@@ -73,6 +73,8 @@ class Host : public core::Module {
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
   void writer();
   std::vector<TimedWrite> m_writes;
+  std::vector<std::pair<uint64_t, size_t>> m_order;  // (issue time, write), in issue order
+  size_t m_next = 0;
   sc_core::sc_event m_go;
 };
 
