@@ -80,38 +80,19 @@ class RecvCursor final : public Cursor {
   uint64_t& m_last;
 };
 
-/// ADD (and COPY): vector i's operands are read at cycle c0 + i and the result is
-/// written at cycle c0 + i + latency; results in the pipeline wait in a small ring.
-class AddCursor final : public Cursor {
+/// The pipeline of a vector unit (VXM ALU, MXM): step i reads its operands at
+/// cycle c0 + i and writes its result `latency` cycles later; results in
+/// flight wait in a ring of `slot_bytes` each. Derived supplies
+/// read(i, slot) and write(i, slot) (called without a virtual call).
+template <typename Derived>
+class Pipelined : public Cursor {
  public:
-  AddCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
-            uint32_t n, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
-      : m_chip(chip),
-        m_sram(sram),
-        m_clk(clk),
-        m_dt(dt),
-        m_dst(dst),
-        m_a(a),
-        m_b(b),
-        m_n(n),
-        m_c0(c0),
-        m_lat(latency),
-        m_ring(new uint8_t[std::min<uint64_t>(n, latency + 1) * kVectorBytes]),  // filled before read
-        m_slots(std::min<uint64_t>(n, latency + 1)),
-        m_last(last_write) {
-    key = OpKey{clk.ps(c0), kRead, seq};
-  }
-  bool step() override {
+  bool step() final {
     if (key.order == kRead) {
-      uint8_t* out = &m_ring[(m_r % m_slots) * kVectorBytes];
-      if (m_dt == core::Dtype::none)
-        std::memcpy(out, m_sram.read(m_a + m_r), kVectorBytes);  // COPY
-      else
-        core::add(m_dt, out, m_sram.read(m_a + m_r), m_sram.read(m_b + m_r), kVectorBytes);
+      self().read(m_r, slot(m_r));
       ++m_r;
     } else {
-      m_chip.before_write(m_dst + m_w);
-      std::memcpy(m_sram.write(m_dst + m_w), &m_ring[(m_w % m_slots) * kVectorBytes], kVectorBytes);
+      self().write(m_w, slot(m_w));
       m_last = key.t;
       ++m_w;
     }
@@ -126,18 +107,62 @@ class AddCursor final : public Cursor {
     return true;
   }
 
+ protected:
+  Pipelined(const clock::Oscillator& clk, uint32_t n, uint64_t c0, uint32_t latency, uint32_t slot_bytes, uint64_t seq,
+            uint64_t& last_write)
+      : m_clk(clk),
+        m_n(n),
+        m_c0(c0),
+        m_lat(latency),
+        m_slots(std::min<uint64_t>(n, latency + 1)),
+        m_words(slot_bytes / 4),
+        m_ring(new uint32_t[m_slots * m_words]),  // filled before read
+        m_last(last_write) {
+    key = OpKey{clk.ps(c0), kRead, seq};
+  }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  uint8_t* slot(uint32_t i) { return reinterpret_cast<uint8_t*>(&m_ring[(i % m_slots) * m_words]); }
+  const clock::Oscillator& m_clk;
+  uint32_t m_n;
+  uint64_t m_c0;
+  uint32_t m_lat;
+  uint64_t m_slots, m_words;
+  std::unique_ptr<uint32_t[]> m_ring;  // words: slot sizes are whole words, and MXM results are words
+  uint32_t m_r = 0, m_w = 0;
+  uint64_t& m_last;
+};
+
+/// ADD (and COPY): vector i's operands are read at cycle c0 + i and the result is
+/// written at cycle c0 + i + latency.
+class AddCursor final : public Pipelined<AddCursor> {
+ public:
+  AddCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b,
+            uint32_t n, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
+      : Pipelined(clk, n, c0, latency, kVectorBytes, seq, last_write),
+        m_chip(chip),
+        m_sram(sram),
+        m_dt(dt),
+        m_dst(dst),
+        m_a(a),
+        m_b(b) {}
+  void read(uint32_t i, uint8_t* out) const {
+    if (m_dt == core::Dtype::none)
+      std::memcpy(out, m_sram.read(m_a + i), kVectorBytes);  // COPY
+    else
+      core::add(m_dt, out, m_sram.read(m_a + i), m_sram.read(m_b + i), kVectorBytes);
+  }
+  void write(uint32_t i, const uint8_t* in) {
+    m_chip.before_write(m_dst + i);
+    std::memcpy(m_sram.write(m_dst + i), in, kVectorBytes);
+  }
+
  private:
   Tsp& m_chip;
   Sram& m_sram;
-  const clock::Oscillator& m_clk;
   core::Dtype m_dt;
-  uint32_t m_dst, m_a, m_b, m_n;
-  uint64_t m_c0;
-  uint32_t m_lat;
-  std::unique_ptr<uint8_t[]> m_ring;
-  uint64_t m_slots;
-  uint32_t m_r = 0, m_w = 0;
-  uint64_t& m_last;
+  uint32_t m_dst, m_a, m_b;
 };
 
 /// LW: weight vector i is read from SRAM at cycle c0 + i / rate into the tile.
@@ -169,123 +194,62 @@ class LwCursor final : public Cursor {
 /// MXM: sub-operation i reads its input vector at cycle c0 + i and multiplies
 /// it by the tile; its 4 result vectors are written (with ACC: added to the
 /// destination, read then) at cycle c0 + i + latency.
-class MxmCursor final : public Cursor {
+class MxmCursor final : public Pipelined<MxmCursor> {
  public:
   MxmCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, const WeightTile& tile, uint32_t dst, uint32_t src,
             uint32_t n, bool acc, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
-      : m_chip(chip),
+      : Pipelined(clk, n, c0, latency, kMxmColumns * 4, seq, last_write),
+        m_chip(chip),
         m_sram(sram),
-        m_clk(clk),
         m_tile(tile),
         m_int(tile.dtype() == core::Dtype::int8),
         m_dst(dst),
         m_src(src),
-        m_n(n),
-        m_acc(acc),
-        m_c0(c0),
-        m_lat(latency),
-        m_slots(std::min<uint64_t>(n, latency + 1)),
-        m_ring(new uint32_t[m_slots * kMxmColumns]),  // filled before read
-        m_last(last_write) {
-    key = OpKey{clk.ps(c0), kRead, seq};
+        m_acc(acc) {}
+  void read(uint32_t i, uint8_t* out) const {
+    m_tile.multiply(m_sram.read(m_src + i), reinterpret_cast<uint32_t*>(out));
   }
-  bool step() override {
-    if (key.order == kRead) {
-      m_tile.multiply(m_sram.read(m_src + m_r), &m_ring[(m_r % m_slots) * kMxmColumns]);
-      ++m_r;
-    } else {
-      const uint32_t* r = &m_ring[(m_w % m_slots) * kMxmColumns];
-      for (uint32_t q = 0; q < kResultVectors; ++q) {
-        const uint32_t v = m_dst + kResultVectors * m_w + q;
-        m_chip.before_write(v);
-        uint8_t* out = m_sram.write(v);
-        const uint32_t* part = r + q * (kVectorBytes / 4);
-        if (!m_acc) {
-          std::memcpy(out, part, kVectorBytes);
-          continue;
-        }
-        for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
-          uint32_t d;
-          std::memcpy(&d, out + 4 * e, 4);
-          d = m_int ? d + part[e] : core::ieee::add_fp32(d, part[e]);
-          std::memcpy(out + 4 * e, &d, 4);
-        }
+  void write(uint32_t i, const uint8_t* in) {
+    const uint32_t* r = reinterpret_cast<const uint32_t*>(in);
+    for (uint32_t q = 0; q < kResultVectors; ++q) {
+      const uint32_t v = m_dst + kResultVectors * i + q;
+      m_chip.before_write(v);
+      uint8_t* out = m_sram.write(v);
+      const uint32_t* part = r + q * (kVectorBytes / 4);
+      if (!m_acc) {
+        std::memcpy(out, part, kVectorBytes);
+        continue;
       }
-      m_last = key.t;
-      ++m_w;
+      for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
+        uint32_t d;
+        std::memcpy(&d, out + 4 * e, 4);
+        d = m_int ? d + part[e] : core::ieee::add_fp32(d, part[e]);
+        std::memcpy(out + 4 * e, &d, 4);
+      }
     }
-    if (m_w == m_n) return false;
-    OpKey wk{m_clk.ps(m_c0 + m_w + m_lat), kWrite, key.seq};
-    if (m_r < m_n) {
-      OpKey rk{m_clk.ps(m_c0 + m_r), kRead, key.seq};
-      key = rk < wk ? rk : wk;
-    } else {
-      key = wk;
-    }
-    return true;
   }
 
  private:
   Tsp& m_chip;
   Sram& m_sram;
-  const clock::Oscillator& m_clk;
   const WeightTile& m_tile;
   bool m_int;
-  uint32_t m_dst, m_src, m_n;
+  uint32_t m_dst, m_src;
   bool m_acc;
-  uint64_t m_c0;
-  uint32_t m_lat;
-  uint64_t m_slots;
-  std::unique_ptr<uint32_t[]> m_ring;
-  uint32_t m_r = 0, m_w = 0;
-  uint64_t& m_last;
 };
 
 /// MUL, SUB, RSQRT, SPLAT, NARROW, WIDEN: step i reads its operands at
 /// cycle c0 + i and writes its result (two vectors for WIDEN) at c0 + i + latency.
-class VxmCursor final : public Cursor {
+class VxmCursor final : public Pipelined<VxmCursor> {
  public:
   VxmCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, const Instr& in, uint64_t c0, uint32_t latency,
             uint64_t seq, uint64_t& last_write)
-      : m_chip(chip),
+      : Pipelined(clk, in.count, c0, latency, (in.op == Op::WIDEN ? 2 : 1) * kVectorBytes, seq, last_write),
+        m_chip(chip),
         m_sram(sram),
-        m_clk(clk),
         m_in(in),
-        m_c0(c0),
-        m_lat(latency),
-        m_out(in.op == Op::WIDEN ? 2 : 1),
-        m_slots(std::min<uint64_t>(in.count, latency + 1)),
-        m_ring(new uint8_t[m_slots * m_out * kVectorBytes]),  // filled before read
-        m_last(last_write) {
-    key = OpKey{clk.ps(c0), kRead, seq};
-  }
-  bool step() override {
-    if (key.order == kRead) {
-      compute(&m_ring[(m_r % m_slots) * m_out * kVectorBytes]);
-      ++m_r;
-    } else {
-      for (uint32_t k = 0; k < m_out; ++k) {
-        const uint32_t v = m_in.a + m_out * m_w + k;
-        m_chip.before_write(v);
-        std::memcpy(m_sram.write(v), &m_ring[((m_w % m_slots) * m_out + k) * kVectorBytes], kVectorBytes);
-      }
-      m_last = key.t;
-      ++m_w;
-    }
-    if (m_w == m_in.count) return false;
-    OpKey wk{m_clk.ps(m_c0 + m_w + m_lat), kWrite, key.seq};
-    if (m_r < m_in.count) {
-      OpKey rk{m_clk.ps(m_c0 + m_r), kRead, key.seq};
-      key = rk < wk ? rk : wk;
-    } else {
-      key = wk;
-    }
-    return true;
-  }
-
- private:
-  void compute(uint8_t* out) const {
-    const uint32_t i = m_r;
+        m_out(in.op == Op::WIDEN ? 2 : 1) {}
+  void read(uint32_t i, uint8_t* out) const {
     switch (m_in.op) {
       case Op::MUL:
       case Op::SUB: {
@@ -314,16 +278,19 @@ class VxmCursor final : public Cursor {
       default: break;
     }
   }
+  void write(uint32_t i, const uint8_t* in) {
+    for (uint32_t k = 0; k < m_out; ++k) {
+      const uint32_t v = m_in.a + m_out * i + k;
+      m_chip.before_write(v);
+      std::memcpy(m_sram.write(v), in + k * kVectorBytes, kVectorBytes);
+    }
+  }
+
+ private:
   Tsp& m_chip;
   Sram& m_sram;
-  const clock::Oscillator& m_clk;
   Instr m_in;
-  uint64_t m_c0;
-  uint32_t m_lat, m_out;
-  uint64_t m_slots;
-  std::unique_ptr<uint8_t[]> m_ring;
-  uint32_t m_r = 0, m_w = 0;
-  uint64_t& m_last;
+  uint32_t m_out;
 };
 
 /// Host DMA over PCIe: vector i written to SRAM at start + ser(i + 1) + latency.
@@ -1064,20 +1031,27 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       break;
     }
     case Op::LW: issue_lw(q, in, c); break;
+    case Op::MXM: issue_mxm(q, in, c); break;
+    case Op::ADD:
+    case Op::COPY:
     case Op::MUL:
     case Op::SUB:
     case Op::RSQRT:
     case Op::SPLAT:
     case Op::NARROW:
     case Op::WIDEN: {
+      // One vector ALU for cycles [c, c + count): step i reads at c + i (NARROW
+      // two vectors), its result lands add_latency cycles later.
+      const bool add = in.op == Op::ADD || in.op == Op::COPY;
+      const bool two = in.op == Op::ADD || in.op == Op::MUL || in.op == Op::SUB;  // a second operand at c
       const uint32_t per = in.op == Op::NARROW ? 2 : 1;
       if (!results_landed(q, c, op_name(in.op), in.b, per * in.count,
                           [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }))
         return;
-      if ((in.op == Op::MUL || in.op == Op::SUB) &&
-          !results_landed(q, c, op_name(in.op), in.c, in.imm ? 1 : in.count,
-                          [this, c](uint32_t i) { return m_clock.ps(c + i); }))
+      if (two && !results_landed(q, c, op_name(in.op), in.c, in.imm && !add ? 1 : in.count,
+                                 [this, c](uint32_t i) { return m_clock.ps(c + i); }))
         return;
+      if (add) ++(in.op == Op::COPY ? copies : adds);
       auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
       if (alu == m_alu_free.end()) {
         fail(fmt::format("{} issued while all {} vector ALUs are busy (next free at cycle {})", op_name(in.op),
@@ -1086,39 +1060,17 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       }
       *alu = c + in.count;
       alu_busy_cycles += in.count;
-      ++vxm_ops;
-      m_timeline.add(
-          std::make_unique<VxmCursor>(*this, m_sram, m_clock, in, c, add_latency, m_timeline.next_seq(), m_last_write));
+      if (in.op == Op::ADD) vectors_added += in.count;
+      if (add) {  // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
+        m_timeline.add(std::make_unique<AddCursor>(*this, m_sram, m_clock,
+                                                   in.op == Op::COPY ? core::Dtype::none : in.dtype, in.a, in.b, in.c,
+                                                   in.count, c, add_latency, m_timeline.next_seq(), m_last_write));
+      } else {
+        ++vxm_ops;
+        m_timeline.add(std::make_unique<VxmCursor>(*this, m_sram, m_clock, in, c, add_latency, m_timeline.next_seq(),
+                                                   m_last_write));
+      }
       const uint64_t end = m_clock.ps(c + in.count - 1 + add_latency);
-      extend(end);
-      if (tr.enabled())
-        tr.span(m_pid, q, op_name(in.op), "tsp", m_clock.ps(c), end - m_clock.ps(c),
-                fmt::format(R"("dtype":"{}","dst":"{}","vectors":{})", core::dtype_name(in.dtype),
-                            VecAddr::from_linear(in.a).str(), in.count));
-      break;
-    }
-    case Op::MXM: issue_mxm(q, in, c); break;
-    case Op::ADD:
-    case Op::COPY: {
-      const bool copy = in.op == Op::COPY;
-      auto at = [this, c](uint32_t i) { return m_clock.ps(c + i); };
-      if (!results_landed(q, c, op_name(in.op), in.b, in.count, at)) return;
-      if (!copy && !results_landed(q, c, op_name(in.op), in.c, in.count, at)) return;
-      ++(copy ? copies : adds);
-      auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
-      if (alu == m_alu_free.end()) {
-        fail(fmt::format("{} issued while all {} vector ALUs are busy (next free at cycle {})", op_name(in.op),
-                         m_alu_free.size(), *std::min_element(m_alu_free.begin(), m_alu_free.end())));
-        return;
-      }
-      *alu = c + in.count;
-      alu_busy_cycles += in.count;
-      if (!copy) vectors_added += in.count;
-      // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
-      m_timeline.add(std::make_unique<AddCursor>(*this, m_sram, m_clock, copy ? core::Dtype::none : in.dtype, in.a,
-                                                 in.b, in.c, in.count, c, add_latency, m_timeline.next_seq(),
-                                                 m_last_write));
-      uint64_t end = m_clock.ps(c + in.count - 1 + add_latency);
       extend(end);
       if (tr.enabled())
         tr.span(m_pid, q, op_name(in.op), "tsp", m_clock.ps(c), end - m_clock.ps(c),
