@@ -97,6 +97,18 @@ inline float flt(uint32_t u) {
   return f;
 }
 
+/// Assemble one line of a queue that must be refused: the error names
+/// bad.s line 2 and contains `what`.
+inline void expect_asm_error(const std::string& line, const std::string& what) {
+  try {
+    sw::assemble(".queue 0\n" + line + "\n", "bad.s");
+    ADD_FAILURE() << "accepted: " << line;
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad.s:2:"), std::string::npos) << e.what();
+  }
+}
+
 /// Output and exit code of a command-line run.
 struct Result {
   int code;

@@ -205,23 +205,14 @@ TEST(Mxm, AssemblerReadsAndWritesLwAndMxm) {
     back.queues[0][i].line = p.queues[0][i].line;  // the disassembly has its own line numbers
     EXPECT_EQ(back.queues[0][i], p.queues[0][i]);
   }
-  auto fails = [](const std::string& text, const std::string& what) {
-    try {
-      sw::assemble(".queue 0\n" + text + "\n", "bad.s");
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const core::ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("bad.s:2:"), std::string::npos) << e.what();
-    }
-  };
-  fails("LW.fp32 m0.w0, @0, 320", "needs a type suffix .fp16 or .int8");
-  fails("LW m0.w0, @0, 320", "needs a type suffix .fp16 or .int8");
-  fails("LW.fp16 m0.w2, @0, 320", "weight buffer 2 out of range");
-  fails("LW.fp16 u0, @0, 320", "expected an MXM unit and weight buffer mU.wB");
-  fails("LW.fp16 m0.w0, @0, 321", "at most 320 vectors");
-  fails("MXM.fp16 m0.w0, @0, @0, 4, ACCUMULATE", "fifth operand is ACC");
-  fails("MXM.int8 m0.w0, @720000, @0, 300", "run past the end of SRAM");
-  fails("ADD.int8 @0, @0, @0, 1", "ADD needs a type suffix");
+  test::expect_asm_error("LW.fp32 m0.w0, @0, 320", "needs a type suffix .fp16 or .int8");
+  test::expect_asm_error("LW m0.w0, @0, 320", "needs a type suffix .fp16 or .int8");
+  test::expect_asm_error("LW.fp16 m0.w2, @0, 320", "weight buffer 2 out of range");
+  test::expect_asm_error("LW.fp16 u0, @0, 320", "expected an MXM unit and weight buffer mU.wB");
+  test::expect_asm_error("LW.fp16 m0.w0, @0, 321", "at most 320 vectors");
+  test::expect_asm_error("MXM.fp16 m0.w0, @0, @0, 4, ACCUMULATE", "fifth operand is ACC");
+  test::expect_asm_error("MXM.int8 m0.w0, @720000, @0, 300", "run past the end of SRAM");
+  test::expect_asm_error("ADD.int8 @0, @0, @0, 1", "ADD needs a type suffix");
 }
 
 TEST(Mxm, TheStaticCheckFindsTheSameFaultsBeforeARun) {

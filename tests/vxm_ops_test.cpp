@@ -137,18 +137,10 @@ TEST(VxmOps, ReadingAnMxmResultOnItsStreamAndBadOperandsAreRefused) {
   b.run();
   ASSERT_EQ(b.errors().size(), 1u);
   EXPECT_NE(b.errors()[0].message.find("RSQRT reads"), std::string::npos) << b.errors()[0].message;
-  auto fails = [](const std::string& text, const std::string& what) {
-    try {
-      sw::assemble(".queue 0\n" + text + "\n", "bad.s");
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const core::ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
-  };
-  fails("RSQRT.fp16 @0, @1, 1", "RSQRT takes .fp32");
-  fails("NARROW.fp32 @0, @1, 1", "takes .fp16 or .bf16");
-  fails("SPLAT.fp32 @0, @1, 80, 1", "lane 80 out of range: a fp32 vector has 80 lanes");
-  fails("MUL.int8 @0, @1, @2, 1", "MUL needs a type suffix");
-  fails("SUB.fp32 @0, @1, @2, 1, ACC", "fifth operand is BCAST");
-  fails("WIDEN.fp16 @720895, @0, 1", "runs past the end of SRAM");
+  test::expect_asm_error("RSQRT.fp16 @0, @1, 1", "RSQRT takes .fp32");
+  test::expect_asm_error("NARROW.fp32 @0, @1, 1", "takes .fp16 or .bf16");
+  test::expect_asm_error("SPLAT.fp32 @0, @1, 80, 1", "lane 80 out of range: a fp32 vector has 80 lanes");
+  test::expect_asm_error("MUL.int8 @0, @1, @2, 1", "MUL needs a type suffix");
+  test::expect_asm_error("SUB.fp32 @0, @1, @2, 1, ACC", "fifth operand is BCAST");
+  test::expect_asm_error("WIDEN.fp16 @720895, @0, 1", "runs past the end of SRAM");
 }

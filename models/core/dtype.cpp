@@ -52,26 +52,13 @@ bool is_reduction_dtype(Dtype d) {
 
 namespace ieee {
 
-namespace {
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-}  // namespace
-
 float f16_to_f32(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1f;
   uint32_t man = h & 0x3ffu;
-  if (exp == 0x1f) return from_bits(sign | 0x7f800000u | (man << 13));  // inf / NaN
+  if (exp == 0x1f) return float_of(sign | 0x7f800000u | (man << 13));  // inf / NaN
   if (exp == 0) {
-    if (man == 0) return from_bits(sign);
+    if (man == 0) return float_of(sign);
     // Subnormal: value = man * 2^-24; normalize.
     int e = -14;
     while (!(man & 0x400u)) {
@@ -79,13 +66,13 @@ float f16_to_f32(uint16_t h) {
       --e;
     }
     man &= 0x3ffu;
-    return from_bits(sign | (static_cast<uint32_t>(e + 127) << 23) | (man << 13));
+    return float_of(sign | (static_cast<uint32_t>(e + 127) << 23) | (man << 13));
   }
-  return from_bits(sign | ((exp - 15 + 127) << 23) | (man << 13));
+  return float_of(sign | ((exp - 15 + 127) << 23) | (man << 13));
 }
 
 uint16_t f32_to_f16(float f) {
-  uint32_t x = bits(f);
+  uint32_t x = bits_of(f);
   uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   uint32_t abs = x & 0x7fffffffu;
   if (abs > 0x7f800000u) return kNaN16;
@@ -110,18 +97,18 @@ uint16_t f32_to_f16(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
-float bf16_to_f32(uint16_t h) { return from_bits(static_cast<uint32_t>(h) << 16); }
+float bf16_to_f32(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
 
 uint16_t f32_to_bf16(float f) {
-  uint32_t x = bits(f);
+  uint32_t x = bits_of(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return kNaNbf16;
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
 }
 
 uint32_t add_fp32(uint32_t a, uint32_t b) {
-  float r = from_bits(a) + from_bits(b);
-  return r != r ? kNaN32 : bits(r);
+  float r = float_of(a) + float_of(b);
+  return r != r ? kNaN32 : bits_of(r);
 }
 
 uint16_t add_fp16(uint16_t a, uint16_t b) { return f32_to_f16(f16_to_f32(a) + f16_to_f32(b)); }
@@ -129,8 +116,8 @@ uint16_t add_fp16(uint16_t a, uint16_t b) { return f32_to_f16(f16_to_f32(a) + f1
 uint16_t add_bf16(uint16_t a, uint16_t b) { return f32_to_bf16(bf16_to_f32(a) + bf16_to_f32(b)); }
 
 uint32_t mul_fp32(uint32_t a, uint32_t b) {
-  float r = from_bits(a) * from_bits(b);
-  return r != r ? kNaN32 : bits(r);
+  float r = float_of(a) * float_of(b);
+  return r != r ? kNaN32 : bits_of(r);
 }
 
 uint16_t mul_fp16(uint16_t a, uint16_t b) { return f32_to_f16(f16_to_f32(a) * f16_to_f32(b)); }

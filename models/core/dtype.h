@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace fabricvp::core {
@@ -41,6 +42,17 @@ bool is_reduction_dtype(Dtype d);
 
 namespace ieee {
 constexpr uint32_t kNaN32 = 0x7fc00000u;
+/// A binary32's bit pattern and back.
+inline uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 constexpr uint16_t kNaN16 = 0x7e00u;
 constexpr uint16_t kNaNbf16 = 0x7fc0u;
 

@@ -4,18 +4,8 @@
 
 namespace fabricvp::tsp {
 
-namespace {
-float flt(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-}  // namespace
+using core::ieee::bits_of;
+using core::ieee::float_of;
 
 // Compiled with -ffp-contract=off (CMakeLists.txt): every product and sum is
 // its own binary32 operation, on every host.
@@ -27,17 +17,17 @@ uint32_t rsqrt_fp32(uint32_t x) {
   if (mag == 0x7f800000u) return 0;                  // +inf -> +0
   float scale = 1.0f;
   if (mag < 0x00800000u) {  // subnormal: x * 2^24 is normal; rsqrt(x) = rsqrt(x * 2^24) * 2^12
-    x = bits(flt(x) * 16777216.0f);
+    x = bits_of(float_of(x) * 16777216.0f);
     scale = 4096.0f;
   }
-  const float v = flt(x), half = 0.5f * v;
-  float y = flt(0x5f3759dfu - (x >> 1));
+  const float v = float_of(x), half = 0.5f * v;
+  float y = float_of(0x5f3759dfu - (x >> 1));
   for (int i = 0; i < 2; ++i) {
     const float yy = y * y;
     const float t = half * yy;
     y = y * (1.5f - t);
   }
-  return bits(y * scale);
+  return bits_of(y * scale);
 }
 
 void narrow(core::Dtype to, const uint8_t* lo, const uint8_t* hi, uint8_t* out) {
@@ -45,7 +35,8 @@ void narrow(core::Dtype to, const uint8_t* lo, const uint8_t* hi, uint8_t* out) 
     const uint8_t* src = e < 80 ? lo + 4 * e : hi + 4 * (e - 80);
     uint32_t w;
     std::memcpy(&w, src, 4);
-    const uint16_t h = to == core::Dtype::bf16 ? core::ieee::f32_to_bf16(flt(w)) : core::ieee::f32_to_f16(flt(w));
+    const uint16_t h =
+        to == core::Dtype::bf16 ? core::ieee::f32_to_bf16(float_of(w)) : core::ieee::f32_to_f16(float_of(w));
     std::memcpy(out + 2 * e, &h, 2);
   }
 }
@@ -54,7 +45,7 @@ void widen(core::Dtype from, const uint8_t* in, uint8_t* lo, uint8_t* hi) {
   for (uint32_t e = 0; e < 160; ++e) {
     uint16_t h;
     std::memcpy(&h, in + 2 * e, 2);
-    const uint32_t w = bits(from == core::Dtype::bf16 ? core::ieee::bf16_to_f32(h) : core::ieee::f16_to_f32(h));
+    const uint32_t w = bits_of(from == core::Dtype::bf16 ? core::ieee::bf16_to_f32(h) : core::ieee::f16_to_f32(h));
     std::memcpy(e < 80 ? lo + 4 * e : hi + 4 * (e - 80), &w, 4);
   }
 }

@@ -33,11 +33,7 @@ void ref_dot_int8(const int8_t* a, uint32_t kn, const int32_t* w, uint32_t width
     for (uint32_t e = 0; e < width; ++e) out[e] += a[k] * w[uint64_t(k) * width + e];
 }
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return f != f ? core::ieee::kNaN32 : u;
-}
+uint32_t bits(float f) { return f != f ? core::ieee::kNaN32 : core::ieee::bits_of(f); }  // NaN canonical
 
 }  // namespace
 
