@@ -76,6 +76,7 @@ const char* op_name(Op op) {
     case Op::SPLAT: return "SPLAT";
     case Op::NARROW: return "NARROW";
     case Op::WIDEN: return "WIDEN";
+    case Op::TRANSPOSE: return "TRANSPOSE";
   }
   return "?";
 }

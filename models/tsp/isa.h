@@ -82,6 +82,7 @@ enum class Op : uint8_t {
   SPLAT = 19,           ///< every lane of a[i] = lane imm of b[i]
   NARROW = 20,          ///< a[i] = binary32 vectors b[2i], b[2i + 1] rounded to fp16 / bf16
   WIDEN = 21,           ///< a[2i], a[2i + 1] = fp16 / bf16 vector b[i] as binary32
+  TRANSPOSE = 22,       ///< SXM: element k of a = element imm of vector b + k * c, k < count (the rest 0)
 };
 
 constexpr uint32_t kInstrBytes = 32;
@@ -93,9 +94,11 @@ struct Instr {
   uint32_t count = 0;
   uint32_t a = 0, b = 0,
            c = 0;     ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src;
-                      ///< LW: a = tile, c = weight buffer; MXM: a = dst, b = inputs, c = weight buffer)
+                      ///< LW: a = tile, c = weight buffer; MXM: a = dst, b = inputs, c = weight buffer;
+                      ///< TRANSPOSE: a = dst, b = first source, c = stride between sources)
   uint32_t line = 0;  ///< source line of the assembly text (0 if none)
-  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall; MXM: 1 = accumulate
+  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall; MXM: 1 = accumulate;
+                      ///< SPLAT, TRANSPOSE: lane
 
   std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);

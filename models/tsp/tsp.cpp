@@ -293,6 +293,58 @@ class VxmCursor final : public Pipelined<VxmCursor> {
   uint32_t m_out;
 };
 
+/// TRANSPOSE (the SXM): source vector k (b + k * stride) is read at cycle
+/// c0 + k / rate and its element `lane` becomes element k of one result
+/// vector (elements n and up are zero), written at cycle
+/// c0 + (n - 1) / rate + latency. The result is built in place: nothing is
+/// allocated per step.
+class TransposeCursor final : public Cursor {
+ public:
+  TransposeCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, const Instr& in, uint64_t c0, uint32_t rate,
+                  uint32_t latency, uint64_t seq, uint64_t& last_write)
+      : m_chip(chip),
+        m_sram(sram),
+        m_clk(clk),
+        m_dst(in.a),
+        m_src(in.b),
+        m_stride(in.c),
+        m_n(in.count),
+        m_es(core::dtype_bytes(in.dtype)),
+        m_lane(static_cast<uint32_t>(in.imm)),
+        m_c0(c0),
+        m_rate(rate),
+        m_lat(latency),
+        m_last(last_write) {
+    std::memset(m_out, 0, sizeof m_out);
+    key = OpKey{clk.ps(c0), kRead, seq};
+  }
+  bool step() override {
+    if (key.order == kRead) {
+      const uint8_t* v = m_sram.read(static_cast<uint32_t>(m_src + uint64_t(m_k) * m_stride));
+      std::memcpy(m_out + m_k * m_es, v + m_lane * m_es, m_es);
+      if (++m_k < m_n)
+        key.t = m_clk.ps(m_c0 + m_k / m_rate);
+      else
+        key = OpKey{m_clk.ps(m_c0 + (m_n - 1) / m_rate + m_lat), kWrite, key.seq};
+      return true;
+    }
+    m_chip.before_write(m_dst);
+    std::memcpy(m_sram.write(m_dst), m_out, kVectorBytes);
+    m_last = key.t;
+    return false;
+  }
+
+ private:
+  Tsp& m_chip;
+  Sram& m_sram;
+  const clock::Oscillator& m_clk;
+  uint32_t m_dst, m_src, m_stride, m_n, m_es, m_lane, m_k = 0;
+  uint64_t m_c0;
+  uint32_t m_rate, m_lat;
+  uint64_t& m_last;
+  uint8_t m_out[kVectorBytes];
+};
+
 /// Host DMA over PCIe: vector i written to SRAM at start + ser(i + 1) + latency.
 class DmaCursor final : public Cursor {
  public:
@@ -393,6 +445,12 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
                            "LW: weight vectors streamed into a plane per cycle", 1, 320),
       lw_latency(this, "lw_latency", 24, "cycles", "LW: last weight vector read to the weights usable by an MXM", 0,
                  100000),
+      sxm_units(this, "sxm_units", 2, "units", "SXM transpose units, one per hemisphere", 1, 64),
+      sxm_vectors_per_cycle(this, "sxm_vectors_per_cycle", 16, "vectors",
+                            "TRANSPOSE: source vectors read per cycle (the 16 stream inputs of a superlane group)", 1,
+                            320),
+      sxm_latency(this, "sxm_latency", 16, "cycles",
+                  "TRANSPOSE: last source vector read to the result vector written in SRAM", 1, 100000),
       notify_latency(this, "notify_latency", 4, "cycles", "NOTIFY issue to restart of the SYNC'ed queues", 1, 100000),
       queues(this, "queues", 32, "queues", "instruction queues (ICUs) with independent streams", 1, 4096),
       vxm_alus(this, "vxm_alus", 4, "ALUs", "vector ALUs that can run ADD bursts concurrently", 1, 64),
@@ -452,6 +510,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       mxm_subops(this, nullptr, "mxm_subops", "sub-operations", "[1 x K] x [K x 320] sub-operations"),
       mxm_plane_cycles(this, nullptr, "mxm_plane_cycles", "cycles",
                        "plane-cycles spent streaming MXM sub-operations (sum over planes)"),
+      sxm_ops(this, nullptr, "sxm_ops", "instructions", "TRANSPOSE instructions (SXM)"),
+      sxm_vectors(this, nullptr, "sxm_vectors", "vectors", "source vectors read by TRANSPOSE"),
       sram_pages(this, nullptr, "sram_pages", "pages", "20-KiB SRAM pages written (sparse storage)"),
       sram_bytes(this, nullptr, "sram_host_bytes", "bytes", "host memory used by this chip's SRAM model"),
       last_write(this, "last_write_ps", "ps", "time of the last SRAM write by RECV or ADD",
@@ -462,6 +522,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
     m_ports.push_back(std::make_unique<Port>(fmt::format("c2c{}", p).c_str(), *this, p));
   m_imem.resize(queues);
   m_alu_free.assign(vxm_alus, 0);
+  m_sxm_free.assign(sxm_units, 0);
   m_planes.resize(mxm_planes);
   m_tiles.resize(2 * mxm_planes);
   ctrl.register_transport_dbg(this, &Tsp::ctrl_dbg);
@@ -703,6 +764,20 @@ void Tsp::load_queues() {
           const uint64_t writes = in.op == Op::WIDEN ? 2ULL * in.count : in.count;
           if (in.a + writes > kVectors || in.b + reads > kVectors ||
               ((in.op == Op::MUL || in.op == Op::SUB) && in.c + (in.imm ? 1 : uint64_t(in.count)) > kVectors))
+            program_error(q, pc, in, "runs past the end of SRAM");
+          break;
+        }
+        case Op::TRANSPOSE: {
+          const uint32_t es = core::dtype_bytes(in.dtype);
+          if (es == 0) program_error(q, pc, in, "has no valid data type (one with an element size)");
+          const uint32_t lanes = kVectorBytes / es;
+          if (in.count == 0 || in.count > lanes)
+            program_error(q, pc, in,
+                          fmt::format("of {} vectors: n must be in [1, {}] (the lanes of a {} vector)", in.count, lanes,
+                                      core::dtype_name(in.dtype)));
+          if (in.imm >= lanes) program_error(q, pc, in, fmt::format("lane {} does not exist", in.imm));
+          if (in.c == 0) program_error(q, pc, in, "stride must be at least 1");
+          if (in.a >= kVectors || in.b + uint64_t(in.count - 1) * in.c >= kVectors)
             program_error(q, pc, in, "runs past the end of SRAM");
           break;
         }
@@ -1032,6 +1107,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     }
     case Op::LW: issue_lw(q, in, c); break;
     case Op::MXM: issue_mxm(q, in, c); break;
+    case Op::TRANSPOSE: issue_transpose(q, in, c); break;
     case Op::ADD:
     case Op::COPY:
     case Op::MUL:
@@ -1214,6 +1290,36 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
         m_pid, q, "MXM", "tsp", m_clock.ps(c), end - m_clock.ps(c),
         fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"dst":"{}","subops":{},"acc":{})", core::dtype_name(in.dtype),
                     in.port, in.c, VecAddr::from_linear(in.a).str(), in.count, in.imm ? "true" : "false"));
+}
+
+void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {
+  const uint32_t rate = sxm_vectors_per_cycle, n = in.count;
+  // Source vector k is read at cycle c + k / rate; the sources are strided, so
+  // each is checked against the results still on their streams on its own.
+  for (uint32_t k = 0; k < n && !m_inflight.empty(); ++k)
+    if (!results_landed(q, c, "TRANSPOSE", static_cast<uint32_t>(in.b + uint64_t(k) * in.c), 1,
+                        [this, c, k, rate](uint32_t) { return m_clock.ps(c + k / rate); }))
+      return;
+  auto unit = std::find_if(m_sxm_free.begin(), m_sxm_free.end(), [c](uint64_t f) { return f <= c; });
+  if (unit == m_sxm_free.end()) {
+    error(fmt::format("queue{}", q), c,
+          fmt::format("TRANSPOSE issued while all {} SXM transpose units are busy (next free at cycle {})",
+                      m_sxm_free.size(), *std::min_element(m_sxm_free.begin(), m_sxm_free.end())));
+    return;
+  }
+  *unit = c + (n + rate - 1) / rate;
+  ++sxm_ops;
+  sxm_vectors += n;
+  m_timeline.add(std::make_unique<TransposeCursor>(*this, m_sram, m_clock, in, c, rate, sxm_latency,
+                                                   m_timeline.next_seq(), m_last_write));
+  const uint64_t end = m_clock.ps(c + (n - 1) / rate + sxm_latency);
+  extend(end);
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled())
+    tr.span(m_pid, q, "TRANSPOSE", "tsp", m_clock.ps(c), end - m_clock.ps(c),
+            fmt::format(R"("dtype":"{}","unit":{},"dst":"{}","src":"{}","vectors":{},"lane":{},"stride":{})",
+                        core::dtype_name(in.dtype), unit - m_sxm_free.begin(), VecAddr::from_linear(in.a).str(),
+                        VecAddr::from_linear(in.b).str(), n, in.imm, in.c));
 }
 
 }  // namespace fabricvp::tsp

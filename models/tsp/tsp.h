@@ -88,6 +88,9 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Param<uint32_t> mxm_latency;
   core::Param<uint32_t> lw_vectors_per_cycle;
   core::Param<uint32_t> lw_latency;
+  core::Param<uint32_t> sxm_units;
+  core::Param<uint32_t> sxm_vectors_per_cycle;
+  core::Param<uint32_t> sxm_latency;
   core::Param<uint32_t> notify_latency;
   core::Param<uint32_t> queues;
   core::Param<uint32_t> vxm_alus;
@@ -197,6 +200,7 @@ class Tsp : public core::Module, public c2c::Producer {
   bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps);
   void issue_lw(uint32_t q, const Instr& in, uint64_t c);
   void issue_mxm(uint32_t q, const Instr& in, uint64_t c);
+  void issue_transpose(uint32_t q, const Instr& in, uint64_t c);
   void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
   static clock::Oscillator make_oscillator(const Tsp& t);
   core::Clock m_nominal;
@@ -215,6 +219,7 @@ class Tsp : public core::Module, public c2c::Producer {
   std::vector<Queue> m_queues;
   std::deque<Notify> m_notifies;
   std::vector<uint64_t> m_alu_free;  // cycle each ALU becomes free
+  std::vector<uint64_t> m_sxm_free;  // cycle each SXM transpose unit becomes free
   struct MxmPlane {
     uint64_t busy_until = 0;  // end of the MXM streaming through it
     uint64_t load_until = 0;  // end of the LW loading it
@@ -251,6 +256,7 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
   core::Counter vxm_ops, weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
+  core::Counter sxm_ops, sxm_vectors;
 
  private:
   std::unique_ptr<core::SerialChannel> m_pcie;

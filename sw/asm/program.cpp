@@ -213,7 +213,7 @@ Program assemble(const std::string& text, const std::string& file) {
     std::string suffix = upper.find('.') == std::string::npos ? "" : upper.substr(upper.find('.') + 1);
     const bool vxm =
         base == "MUL" || base == "SUB" || base == "RSQRT" || base == "SPLAT" || base == "NARROW" || base == "WIDEN";
-    if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM" && !vxm)
+    if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM" && base != "TRANSPOSE" && !vxm)
       P.fail(fmt::format("{} takes no type suffix", base));
     if (base == "NOP") {
       if (ops.empty()) {
@@ -330,6 +330,32 @@ Program assemble(const std::string& text, const std::string& file) {
           P.fail(fmt::format("{} input vectors from {} run past the end of SRAM", ins.count,
                              tsp::VecAddr::from_linear(ins.b).str()));
       }
+    } else if (base == "TRANSPOSE") {  // TRANSPOSE.t dst, src, n, lane[, stride]
+      std::string dt = suffix;
+      std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (!core::parse_dtype(dt, ins.dtype) || core::dtype_bytes(ins.dtype) == 0)
+        P.fail(fmt::format("TRANSPOSE needs a type suffix .fp32, .bf16, .fp16, .int32 or .int8, got '{}'", mnem));
+      if (ops.size() != 4 && ops.size() != 5)
+        P.fail(fmt::format("TRANSPOSE takes 4 or 5 operands (dst, src, n, lane[, stride]), got {}", ops.size()));
+      ins.op = Op::TRANSPOSE;
+      ins.a = P.address(ops[0]);
+      ins.b = P.address(ops[1]);
+      const uint32_t lanes = tsp::kVectorBytes / core::dtype_bytes(ins.dtype);
+      const uint64_t n = P.number(ops[2], "vector count");
+      if (n == 0 || n > lanes)
+        P.fail(fmt::format("TRANSPOSE of {} vectors out of range: n must be in [1, {}] (a {} vector has {} lanes)", n,
+                           lanes, dt, lanes));
+      ins.count = static_cast<uint32_t>(n);
+      ins.imm = P.number(ops[3], "lane");
+      if (ins.imm >= lanes) P.fail(fmt::format("lane {} out of range: a {} vector has {} lanes", ins.imm, dt, lanes));
+      const uint64_t stride = ops.size() == 5 ? P.number(ops[4], "stride") : 1;
+      if (stride == 0) P.fail("TRANSPOSE stride must be at least 1");
+      if (stride >= tsp::kVectors)
+        P.fail(fmt::format("TRANSPOSE stride {} out of range: SRAM has {} vectors", stride, tsp::kVectors));
+      if (ins.b + (n - 1) * stride >= tsp::kVectors)
+        P.fail(fmt::format("TRANSPOSE of {} vectors {} apart from {} runs past the end of SRAM", n, stride,
+                           tsp::VecAddr::from_linear(ins.b).str()));
+      ins.c = static_cast<uint32_t>(stride);
     } else if (base == "COPY") {
       want(3);
       ins.op = Op::COPY;
@@ -400,6 +426,9 @@ std::string format_instr(const Instr& in) {
     case Op::WIDEN:
       return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a), addr(in.b),
                          in.count);
+    case Op::TRANSPOSE:
+      return fmt::format("TRANSPOSE.{} {}, {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b),
+                         in.count, in.imm, in.c);
     case Op::SYNC: return "SYNC";
     case Op::NOTIFY: return "NOTIFY";
     case Op::DESKEW: return "DESKEW";
