@@ -9,6 +9,8 @@
 #include "harness.h"
 #include "models/core/config.h"
 #include "models/core/dtype.h"
+#include "sw/sched/checker.h"
+#include "sw/sched/engine.h"
 
 using namespace fabricvp;
 using test::Bench;
@@ -264,3 +266,63 @@ INSTANTIATE_TEST_SUITE_P(
                       BadBinary{"NoType", [](tsp::Instr& i) { i.dtype = core::Dtype::none; }, "has no valid data type"},
                       BadBinary{"PastSram", [](tsp::Instr& i) { i.c = 100000; }, "runs past the end of SRAM"}),
     [](const ::testing::TestParamInfo<BadBinary>& p) { return std::string(p.param.name); });
+
+TEST(Sxm, TheEngineSerializesTransposesOnOneUnitAndPredictsTheirCompletion) {
+  Bench b(test::node_yaml(2, "  node0:\n    tsp*:\n      sxm_units: 1\n"));
+  const sched::Machine m = groq::machine_of(*b.sys);
+  const sched::ChipSpec& s = m.chips[0];
+  ASSERT_EQ(s.sxm_units, 1u);
+  ASSERT_EQ(s.sxm_rate, 16u);
+  ASSERT_EQ(s.sxm_latency, 16u);
+  const std::vector<uint8_t> src = randoms(core::Dtype::fp16, 4, 80);
+  b.write_vec(0, 0, src);
+  sched::Engine eng(m);
+  // n = 40 occupies the unit for ceil(40 / 16) = 3 cycles: the second waits for it.
+  const uint64_t c0 = eng.transpose(0, 10, core::Dtype::fp16, 1000, 0, 40, 3, 2);
+  const uint64_t c1 = eng.transpose(0, 10, core::Dtype::fp16, 1001, 1, 40, 150, 2);
+  EXPECT_EQ(c0, 10u);
+  EXPECT_EQ(c1, 13u);
+  EXPECT_EQ(eng.completion_ps(), s.clock.ps(13 + 39 / 16 + 16));
+  // A short one fits after them; none fits inside their reservations.
+  EXPECT_EQ(eng.transpose(0, 11, core::Dtype::fp16, 1002, 0, 1, 0, 1), 16u);
+  const std::vector<sw::Program> progs = eng.programs();
+  const uint32_t queue = 2 * static_cast<uint32_t>(s.ports.size()) + s.alus + s.mxm_planes;  // after the MXM queues
+  ASSERT_EQ(progs[0].queues.size(), queue + 1);
+  EXPECT_EQ(sw::disassemble(progs[0]).substr(sw::disassemble(progs[0]).find(".queue")),
+            fmt::format(".queue {}\n    WAIT 10\n    TRANSPOSE.fp16 [0,0,0,1000], [0,0,0,0], 40, 3, 2\n    WAIT 13\n"
+                        "    TRANSPOSE.fp16 [0,0,0,1001], [0,0,0,1], 40, 150, 2\n    WAIT 16\n"
+                        "    TRANSPOSE.fp16 [0,0,0,1002], [0,0,0,0], 1, 0, 1\n",
+                        queue));
+  const sched::CheckReport rep = sched::check_schedule(m, progs);
+  EXPECT_TRUE(rep.violations.empty()) << rep.violations[0].what;
+  EXPECT_EQ(rep.sxm_ops, 3u);
+  b.load(0, sw::disassemble(progs[0]));
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  EXPECT_EQ(b.chip(0).last_write_ps(), eng.completion_ps());
+  EXPECT_EQ(b.read_vec(0, 1000), gathered(core::Dtype::fp16, src, 40, 3, 2));
+  EXPECT_EQ(b.read_vec(0, 1001), gathered(core::Dtype::fp16, {src.begin() + 320, src.end()}, 40, 150, 2));
+}
+
+TEST(Sxm, TheStaticCheckCountsTransposesAndFindsTooManyAtOnce) {
+  Bench b(test::node_yaml(2));
+  const sched::Machine m = groq::machine_of(*b.sys);
+  std::vector<sw::Program> progs(2);
+  progs[0] = sw::assemble(
+      ".queue 0\nWAIT 10\nTRANSPOSE.fp16 @1000, @0, 40, 1\n"  // cycles [10, 13)
+      ".queue 1\nWAIT 11\nTRANSPOSE.fp16 @1001, @0, 16, 1\n"  // [11, 12)
+      ".queue 2\nWAIT 11\nTRANSPOSE.fp16 @1002, @0, 1, 1\n",  // a third at 11
+      "bad.s");
+  const sched::CheckReport rep = sched::check_schedule(m, progs);
+  EXPECT_EQ(rep.sxm_ops, 3u);
+  ASSERT_EQ(rep.violations.size(), 1u);
+  EXPECT_EQ(rep.violations[0].where, "sys.node0.tsp0.sxm");
+  EXPECT_EQ(rep.violations[0].cycle, 11u);
+  EXPECT_EQ(rep.violations[0].what, "3 TRANSPOSEs at once; the chip has 2 SXM units");
+  progs[0] = sw::assemble(
+      ".queue 0\nWAIT 10\nTRANSPOSE.fp16 @1000, @0, 40, 1\n"
+      ".queue 1\nWAIT 11\nTRANSPOSE.fp16 @1001, @0, 16, 1\n"
+      ".queue 2\nWAIT 12\nTRANSPOSE.fp16 @1002, @0, 1, 1\n",
+      "ok.s");
+  EXPECT_TRUE(sched::check_schedule(m, progs).violations.empty());
+}

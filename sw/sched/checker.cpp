@@ -26,6 +26,7 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
   // [chip][port] -> bursts issued there, by kind
   std::vector<std::vector<std::vector<Burst>>> sends(chips), recvs(chips);
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> alu(chips);  // [chip] -> [first, end) cycles
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> sxm(chips);  // [chip] -> TRANSPOSE [first, end) cycles
   std::vector<std::vector<MxmOp>> mxm(chips);                          // [chip] -> LW and MXM
   auto bad = [&](const std::string& where, uint64_t cycle, const std::string& what) {
     if (rep.violations.size() < 1000) rep.violations.push_back(Violation{where, cycle, what});
@@ -75,6 +76,10 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
           case tsp::Op::WIDEN:
             alu[c].emplace_back(cyc, cyc + in.count);
             ++rep.alu_ops;
+            break;
+          case tsp::Op::TRANSPOSE:  // an SXM unit for ceil(n / rate) cycles (docs/isa.md "TRANSPOSE")
+            sxm[c].emplace_back(cyc, cyc + (in.count + std::max(1u, chip.sxm_rate) - 1) / std::max(1u, chip.sxm_rate));
+            ++rep.sxm_ops;
             break;
           case tsp::Op::LW:
           case tsp::Op::MXM: mxm[c].push_back(MxmOp{cyc, in}); break;
@@ -174,10 +179,10 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
     }
   }
 
-  // 4. ALUs: never more concurrent ADD/COPY bursts than the chip has.
-  for (size_t c = 0; c < chips; ++c) {
-    auto& iv = alu[c];
-    if (iv.empty()) continue;
+  // 4. ALUs and SXM units: never more concurrent ALU bursts (ADD, COPY, the
+  //    VXM operations) than the chip has ALUs, nor TRANSPOSEs than SXM units.
+  auto occupancy = [&](const std::vector<std::pair<uint64_t, uint64_t>>& iv, uint32_t units, const std::string& where,
+                       const char* what, const char* unit) {
     std::vector<std::pair<uint64_t, int>> ev;
     for (const auto& [s, e] : iv) {
       ev.emplace_back(s, +1);
@@ -187,11 +192,16 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
     int live = 0;
     for (const auto& [t, d] : ev) {
       live += d;
-      if (live > static_cast<int>(m.chips[c].alus)) {
-        bad(m.chips[c].name, t, fmt::format("{} ALU bursts at once; the chip has {} ALUs", live, m.chips[c].alus));
+      if (live > static_cast<int>(units)) {
+        bad(where, t, fmt::format("{} {} at once; the chip has {} {}", live, what, units, unit));
         break;
       }
     }
+  };
+  for (size_t c = 0; c < chips; ++c) {
+    const ChipSpec& chip = m.chips[c];
+    if (!alu[c].empty()) occupancy(alu[c], chip.alus, chip.name, "ALU bursts", "ALUs");
+    if (!sxm[c].empty()) occupancy(sxm[c], chip.sxm_units, chip.name + ".sxm", "TRANSPOSEs", "SXM units");
   }
 
   // 5. Matrix units (docs/isa.md "LW and MXM"): planes of fp16 unit u are 2u

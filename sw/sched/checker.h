@@ -9,7 +9,8 @@
 //   - a RECV that takes a vector before it arrives (underflow), a receive
 //     buffer that would hold more than rx_buffer_vectors (overflow), two RECVs
 //     on one port at once, vectors nobody receives;
-//   - more ADD/COPY bursts at once than the chip has ALUs; WAITs into the past;
+//   - more ADD/COPY bursts at once than the chip has ALUs, more TRANSPOSEs at
+//     once than it has SXM units; WAITs into the past;
 //   - an MXM on a busy unit or before its weights are installed, an LW into
 //     weights an MXM still reads.
 // SYNC/NOTIFY streams are not analysed (their timing depends on other queues),
@@ -34,7 +35,7 @@ struct Violation {
 
 struct CheckReport {
   std::vector<Violation> violations;
-  uint64_t sends = 0, recvs = 0, alu_ops = 0, mxm_ops = 0;
+  uint64_t sends = 0, recvs = 0, alu_ops = 0, mxm_ops = 0, sxm_ops = 0;
   bool skipped_sync = false;  ///< some queue uses SYNC/NOTIFY and was not analysed
 };
 

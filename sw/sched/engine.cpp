@@ -33,12 +33,14 @@ Engine::Engine(const Machine& m) : m_m(m) {
   m_queues.resize(n);
   m_leases.resize(n);
   m_units.resize(n);
+  m_sxm.resize(n);
   m_pcie_free.assign(n, 0);
   for (size_t c = 0; c < n; ++c) {
     const ChipSpec& s = m.chips[c];
     m_busy[c].resize(s.ports.size());
     m_takes[c].resize(s.ports.size());
     m_alu[c].resize(s.alus);
+    m_sxm[c].resize(s.sxm_units);
   }
 }
 
@@ -327,6 +329,45 @@ uint64_t Engine::mxm(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, u
   emit(chip, unit_queue(chip, unit), c, in);
   complete(s.clock.ps(c + n - 1 + s.mxm_latency));
   return c;
+}
+
+uint32_t Engine::sxm_queue(uint32_t chip, uint32_t unit) const {
+  const ChipSpec& s = m_m.chips[chip];
+  return 2 * static_cast<uint32_t>(s.ports.size()) + s.alus + s.mxm_planes + unit;
+}
+
+uint64_t Engine::transpose(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t dst, uint32_t src, uint32_t n,
+                           uint32_t lane, uint32_t stride) {
+  const ChipSpec& s = m_m.chips[chip];
+  const uint32_t es = core::dtype_bytes(dt), lanes = es ? tsp::kVectorBytes / es : 0;
+  if (s.sxm_units == 0 || s.sxm_rate == 0 || n == 0 || n > lanes || lane >= lanes || stride == 0 ||
+      dst >= tsp::kVectors || src + uint64_t(n - 1) * stride >= tsp::kVectors)
+    throw std::logic_error(fmt::format("{}: TRANSPOSE.{} of {} vectors, lane {}, stride {} is not a valid operation",
+                                       s.name, core::dtype_name(dt), n, lane, stride));
+  auto& units = m_sxm[chip];
+  const uint64_t busy = (n + s.sxm_rate - 1) / s.sxm_rate;
+  for (;;) {
+    uint64_t soonest = UINT64_MAX;
+    for (uint32_t u = 0; u < units.size(); ++u) {
+      uint64_t blocker = 0;
+      if (!overlaps(units[u], c, c + busy, blocker)) {
+        units[u][c] = c + busy;
+        Instr in;
+        in.op = Op::TRANSPOSE;
+        in.dtype = dt;
+        in.a = dst;
+        in.b = src;
+        in.c = stride;
+        in.count = n;
+        in.imm = lane;
+        emit(chip, sxm_queue(chip, u), c, in);
+        complete(s.clock.ps(c + (n - 1) / s.sxm_rate + s.sxm_latency));
+        return c;
+      }
+      soonest = std::min(soonest, blocker);
+    }
+    c = std::max(c + 1, soonest);
+  }
 }
 
 Ready Engine::host_write(uint32_t chip, uint32_t n, uint64_t ready_ps) {

@@ -63,6 +63,15 @@ class Engine {
   uint64_t mxm(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t dst,
                uint32_t src, uint32_t n, bool acc);
 
+  /// SXM TRANSPOSE.dt (docs/isa.md "TRANSPOSE"): vector dst gets element
+  /// `lane` of vectors src + k * stride, k < n (zeros from n on), on one of
+  /// the chip's sxm_units at the first cycle c >= min_cycle at which that unit
+  /// is free for ceil(n / sxm_rate) cycles. Vector k is read at cycle
+  /// c + k / sxm_rate; the result is readable at cycle
+  /// c + (n - 1) / sxm_rate + sxm_latency. Returns c.
+  uint64_t transpose(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t dst, uint32_t src, uint32_t n,
+                     uint32_t lane, uint32_t stride);
+
   /// A host write of n vectors over the chip's PCIe link, ready at ready_ps,
   /// after the writes booked before it (the link is a FIFO). Returns when
   /// each vector is readable.
@@ -112,8 +121,12 @@ class Engine {
   };
   std::vector<std::map<std::pair<uint8_t, uint32_t>, Unit>> m_units;  // [chip][(dtype, unit)]
   std::vector<uint64_t> m_pcie_free;                                  // [chip]: end of the last host write
+  // [chip][SXM unit]: TRANSPOSE reservations, first cycle -> end cycle
+  std::vector<std::vector<std::map<uint64_t, uint64_t>>> m_sxm;
   /// The unit's instruction queue: after the C2C and ALU queues.
   uint32_t unit_queue(uint32_t chip, uint32_t unit) const;
+  /// An SXM unit's instruction queue: after the MXM units' queues (as many as int8 units, mxm_planes).
+  uint32_t sxm_queue(uint32_t chip, uint32_t unit) const;
   struct Lease {
     uint32_t addr, len;
     uint64_t t0, t1;

@@ -16,6 +16,9 @@ sched::Machine machine_of(const System& sys) {
     c.mxm_latency = t->mxm_latency;
     c.lw_rate = t->lw_vectors_per_cycle;
     c.lw_latency = t->lw_latency;
+    c.sxm_units = t->sxm_units;
+    c.sxm_rate = t->sxm_vectors_per_cycle;
+    c.sxm_latency = t->sxm_latency;
     c.pcie = t->pcie().rate();
     c.pcie_latency_ps = t->pcie().latency_ps();
     c.queues = t->queues;
