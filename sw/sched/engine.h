@@ -47,6 +47,11 @@ class Engine {
   uint64_t add(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n);
   /// COPY dst = src over n vectors (through an ALU, same timing as ADD).
   uint64_t copy(uint32_t chip, uint64_t min_cycle, uint32_t dst, uint32_t src, uint32_t n);
+  /// Any VXM instruction (MUL, SUB, RSQRT, SPLAT, NARROW, WIDEN; docs/isa.md) on
+  /// `chip` at the first cycle >= min_cycle with a free ALU for in.count
+  /// cycles: step i reads at c + i, its result lands add_latency cycles later.
+  /// Returns the issue cycle c.
+  uint64_t vxm(uint32_t chip, uint64_t min_cycle, const tsp::Instr& in) { return alu(chip, min_cycle, in); }
 
   /// Matrix unit (docs/isa.md "LW and MXM"): units of type dt on `chip`
   /// (fp16: mxm_planes / 2, int8: mxm_planes).
@@ -99,7 +104,7 @@ class Engine {
   uint64_t slot(uint32_t chip, uint32_t port, uint64_t c0, uint32_t n) const;
   /// A forwarding buffer of n vectors on `chip`, live from t0 to t1 (ps).
   uint32_t scratch(uint32_t chip, uint32_t n, uint64_t t0, uint64_t t1);
-  /// Issue an ALU instruction (ADD/COPY) at the first cycle >= c with a free ALU.
+  /// Issue an ALU instruction (ADD/COPY/VXM) at the first cycle >= c with a free ALU.
   uint64_t alu(uint32_t chip, uint64_t c, const tsp::Instr& in);
   void emit(uint32_t chip, uint32_t queue, uint64_t cycle, const tsp::Instr& in);
   void complete(uint64_t t) {

@@ -31,6 +31,10 @@ uint64_t share(uint64_t n, uint64_t parts, uint64_t i) { return i * n / parts; }
 
 }  // namespace
 
+uint64_t parse_positive(const std::string& text, const std::string& what, const char* example) {
+  return positive(text, what, text, example);
+}
+
 void parse_shape(const std::string& text, MatmulRequest& r, const std::string& what) {
   std::vector<std::string> dims;
   std::stringstream ss(text);

@@ -51,6 +51,8 @@ struct MatmulRequest {
   bool row_order = true;
 };
 
+/// A positive decimal integer, strictly (core::ConfigError naming `what` and showing `example` otherwise).
+uint64_t parse_positive(const std::string& text, const std::string& what, const char* example);
 /// Parse "800x32576x8192" into M, N, L (core::ConfigError naming `what` otherwise).
 void parse_shape(const std::string& text, MatmulRequest& r, const std::string& what = "--shape");
 /// Parse "col=8,row=13" (either may be left out).

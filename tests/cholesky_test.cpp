@@ -1,0 +1,146 @@
+// Block-cyclic Cholesky factorization end to end (docs/compute.md
+// "Cholesky"): compiled, simulated, every element of L bit-exact against the
+// host reference that repeats the chips' roundings in their order, the
+// residual ||L L^T - A|| small, and the completion exactly as the compiler
+// predicted, on 1, 2, 8 and 16 TSPs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+#include "runtime/driver.h"
+#include "systems/groq/cholesky_data.h"
+
+using namespace fabricvp;
+
+namespace {
+
+struct Case {
+  std::string platform;
+  uint64_t n;
+  uint32_t tsps;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.platform << " n=" << c.n << " on " << c.tsps << " TSPs"; }
+
+nlohmann::json run_cholesky(const Case& c) {
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/" + c.platform;
+  o.workload = "cholesky";
+  o.kind_options["n"] = std::to_string(c.n);
+  o.kind_options["tsps"] = std::to_string(c.tsps);
+  o.quiet = true;
+  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-chol-" + std::to_string(::getpid()))).string();
+  EXPECT_EQ(runtime::run(o), 0);
+  nlohmann::json j;
+  std::ifstream f(o.out_dir + "/stats.json");
+  if (f) j = nlohmann::json::parse(f);
+  std::filesystem::remove_all(o.out_dir);
+  return j;
+}
+
+}  // namespace
+
+class Cholesky : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Cholesky, VerifiedAndCompletesAsPredicted) {
+  const Case c = GetParam();
+  const nlohmann::json j = run_cholesky(c);
+  const auto& w = j["workload"];
+  EXPECT_EQ(w["kind"], "cholesky");
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["mismatched_elements"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["checked_elements"].get<uint64_t>(), c.n * (c.n + 1) / 2);
+  EXPECT_EQ(w["tsps"].get<uint64_t>(), c.tsps);
+  EXPECT_GT(w["simulated_ps"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["simulated_ps"].get<uint64_t>(), w["predicted_ps"].get<uint64_t>());
+  // L is multiplied in fp16 (11 significant bits): the factorization is good to about 2^-11.
+  EXPECT_LT(w["residual"].get<double>(), 1e-3);
+  EXPECT_GT(w["residual"].get<double>(), 0.0);
+  EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["run"]["schedule_violations"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["sent_vectors"].get<uint64_t>() > 0, c.tsps > 1);
+  // One SXM transpose per 160 columns of every row but the first.
+  uint64_t transposes = 0;
+  for (uint64_t i = 1; i < c.n; ++i) transposes += (i + 159) / 160;
+  EXPECT_EQ(w["transposes"].get<uint64_t>(), transposes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Chips, Cholesky,
+                         ::testing::Values(Case{"groq-node.yaml", 500, 1},    // two blocks, the last ragged
+                                           Case{"groq-node.yaml", 700, 2},    // three blocks over two TSPs
+                                           Case{"groq-node.yaml", 2400, 8}),  // one block per TSP of a node
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           std::string n = i.param.platform.substr(0, i.param.platform.find('.')) + "_n" +
+                                           std::to_string(i.param.n) + "_" + std::to_string(i.param.tsps) + "tsps";
+                           for (char& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+TEST(CholeskyReference, RepeatsTheTextbookFactorizationToFp16Accuracy) {
+  // The reference is the chips' algorithm; an independent binary64
+  // right-looking factorization of the same A agrees to the fp16 rounding of L.
+  const uint64_t n = 400, seed = 7;
+  uint64_t rows = 0;
+  const std::vector<float> L = groq::CholeskyData::reference(n, seed, rows);
+  std::vector<double> a(n * n);
+  for (uint64_t r = 0; r < n; ++r)
+    for (uint64_t c = 0; c < n; ++c) a[r * n + c] = groq::CholeskyData::a_element(n, seed, r, c);
+  for (uint64_t k = 0; k < n; ++k) {
+    a[k * n + k] = std::sqrt(a[k * n + k]);
+    for (uint64_t r = k + 1; r < n; ++r) a[r * n + k] /= a[k * n + k];
+    for (uint64_t c = k + 1; c < n; ++c)
+      for (uint64_t r = c; r < n; ++r) a[r * n + c] -= a[r * n + k] * a[c * n + k];
+  }
+  double diff = 0, norm = 0;
+  for (uint64_t c = 0; c < n; ++c)
+    for (uint64_t r = c; r < n; ++r) {
+      const double d = L[c * rows + r] - a[r * n + c];
+      diff += d * d;
+      norm += a[r * n + c] * a[r * n + c];
+    }
+  EXPECT_LT(std::sqrt(diff / norm), 1e-3);
+  // Above the diagonal of a diagonal block the mask leaves signed zeros.
+  EXPECT_EQ(std::abs(L[5 * rows + 3]), 0.0f);
+}
+
+TEST(CholeskyInput, BadRequestsAreRefusedWithTheReason) {
+  auto error_of = [](const std::string& platform, const std::string& args) {
+    const std::string out = "/tmp/fabricvp-chol-" + std::to_string(::getpid());
+    const test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/" + platform +
+                                    " --workload cholesky " + args + " -q --out " + out);
+    std::filesystem::remove_all(out);
+    EXPECT_EQ(r.code, 1) << r.out;  // an input error
+    return r.out;
+  };
+  EXPECT_NE(error_of("groq-node.yaml", "").find("needs --n N"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 0").find("'0' is not a positive integer"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 12k").find("'12k' is not a positive integer"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 640 --tsps 9").find("the platform's job has 8 TSPs"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 640 --tsps 4").find("has 2 blocks of 320 rows, fewer than the 4 TSPs"),
+            std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 640 --tsps 1 --dtype int8").find("--dtype: does not apply"),
+            std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 20000 --tsps 1").find("SRAM vectors"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--n 4000 --tsps 1").find("imem_instructions"), std::string::npos);
+  const test::Result m = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+                                  "/groq-node.yaml --workload matmul --shape 8x320x320 --n 5 -q --out /tmp/fabricvp-c");
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.out.find("--n: describes a Cholesky factorization"), std::string::npos) << m.out;
+}
+
+TEST(CholeskyExperiment, QuickRunIsCheckedAndScales) {
+  const std::string dir = "/tmp/fabricvp-chol-exp-" + std::to_string(::getpid());
+  const test::Result r = test::sh("experiment cholesky --quick -j 2 -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(dir + "/cholesky.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["points"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["points"][0]["speedup"].get<double>(), 1.0);
+  EXPECT_GT(j["points"][1]["speedup"].get<double>(), 1.0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/cholesky.png"));
+  std::filesystem::remove_all(dir);
+}
