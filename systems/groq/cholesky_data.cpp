@@ -54,7 +54,7 @@ std::vector<float> CholeskyData::reference(uint64_t n, uint64_t seed, uint64_t& 
   const uint64_t blocks = (n + kRows - 1) / kRows;
   rows = blocks * kRows;
   const uint64_t chunks = (n + kK - 1) / kK;
-  std::vector<float> L(n * rows, 0.0f);           // binary32 L, column-major
+  std::vector<float> L(n * rows, 0.0f);              // binary32 L, column-major
   std::vector<float> L16(chunks * kK * rows, 0.0f);  // fp16 L as binary32, columns past i still zero
   std::vector<float> x(chunks * kK, 0.0f), U(rows), part(rows), I(rows);
   for (uint64_t i = 0; i < n; ++i) {

@@ -118,4 +118,81 @@ void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summar
                        m_mplan.parts.size() == 1 ? "" : "s", m_mplan.peak_macs_per_cycle));
 }
 
+void GroqScenario::prepare_cholesky(const systems::RunOptions& opt) {
+  for (const char* o : {"bytes", "src", "dst", "dtype"})
+    opt.refuse(o,
+               "does not apply to a Cholesky factorization (--n and --tsps describe it; A is binary32, the MXM "
+               "multiplies L in fp16)");
+  const auto n = opt.kind_options.find("n");
+  if (n == opt.kind_options.end())
+    throw core::ConfigError("--workload cholesky needs --n N (A is N x N), e.g. --n 2560");
+  m_creq.n = sched::parse_positive(n->second, "--n", "2560");
+  const auto t = opt.kind_options.find("tsps");
+  m_creq.tsps = m_machine.size();
+  if (t != opt.kind_options.end()) {
+    const uint64_t v = sched::parse_positive(t->second, "--tsps", "4");
+    if (v > m_machine.size())
+      throw core::ConfigError(fmt::format("--tsps {}: the platform's job has {} TSPs", v, m_machine.size()));
+    m_creq.tsps = static_cast<uint32_t>(v);
+  }
+  m_cplan = sched::plan_cholesky(m_machine, m_creq);
+}
+
+void GroqScenario::report_cholesky(const systems::Outcome& out) {
+  m_cs.emplace();
+  CholeskyStats& cs = *m_cs;
+  cs.kind.set("cholesky");
+  cs.n.set(m_creq.n);
+  cs.chips.set(m_cplan.parts.size());
+  cs.verified.set(out.checked && out.verified);
+  cs.elements.set(m_cres.elements);
+  cs.mismatched.set(m_cres.mismatched);
+  cs.residual.set(m_cres.residual);
+  cs.predicted_ps.set(m_cplan.predicted_ps);
+  cs.simulated_ps.set(m_completion);
+  const double secs = m_completion * 1e-12;
+  cs.tflops.set(secs > 0 ? m_cplan.flops() / secs / 1e12 : 0.0);
+  const tsp::Tsp& chip = *m_sys->chips[m_cplan.parts[0].chip];
+  const double cycles = secs * chip.clock_mhz * 1e6;
+  const double peak = double(chip.mxm_planes / 2) * 160 * tsp::kMxmColumns * m_cplan.parts.size() * cycles;
+  cs.utilization.set(peak > 0 ? 100.0 * (m_cplan.flops() / 2) / peak : 0.0);
+  cs.subops.set(m_cplan.subops);
+  cs.weight_loads.set(m_cplan.weight_loads);
+  cs.transposes.set(m_cplan.transposes);
+  cs.vxm_ops.set(m_cplan.vxm_ops);
+  cs.sent.set(m_cplan.sent_vectors);
+}
+
+void GroqScenario::summarize_cholesky(const systems::Outcome& out, systems::Summary& s, bool head) {
+  const uint64_t T = m_cplan.parts.size();
+  if (head) {
+    s.line("workload", fmt::format("cholesky A = L L^T, A {} x {} (binary32, L multiplied in fp16) on {} TSP{}, "
+                                   "block-cyclic 320 rows",
+                                   m_creq.n, m_creq.n, T, T == 1 ? "" : "s"));
+    s.line("schedule", fmt::format("{} columns: {} MXM sub-operations over {} tiles of L installed, {} SXM "
+                                   "TRANSPOSEs, {} VXM operations, {} vectors over C2C",
+                                   m_creq.n, m_cplan.subops, m_cplan.weight_loads, m_cplan.transposes, m_cplan.vxm_ops,
+                                   m_cplan.sent_vectors));
+    return;
+  }
+  if (out.verified)
+    s.line("result", fmt::format("verified: all {} elements of L bit-exact against the host reference; "
+                                 "||L L^T - A||_F / ||A||_F = {:.3g}",
+                                 m_cres.elements, m_cres.residual));
+  else
+    s.line("result", fmt::format("MISMATCH: {} of {} elements of L differ (residual {:.3g})", m_cres.mismatched,
+                                 m_cres.elements, m_cres.residual));
+  for (const auto& m : m_cres.first)
+    s.text(fmt::format("               L[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
+  s.line("completion",
+         fmt::format("simulated {} ({} ps), predicted {} ({})", human_time(m_completion), m_completion,
+                     human_time(m_cplan.predicted_ps),
+                     out.timing_ok
+                         ? "equal"
+                         : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(m_completion - m_cplan.predicted_ps))));
+  if (m_cs)
+    s.line("compute", fmt::format("{:.2f} fp16 TFLOPS (n^3 / 3 FLOPs), MXM utilization {:.1f}% of {} TSP{}",
+                                  m_cs->tflops.get(), m_cs->utilization.get(), T, T == 1 ? "" : "s"));
+}
+
 }  // namespace fabricvp::groq

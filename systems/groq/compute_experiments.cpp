@@ -3,10 +3,12 @@
 // at the compiler's predicted picosecond):
 //   matmul-single  Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP.
 //   matmul-scale   Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs.
+//   cholesky       Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS.
 // docs/compute.md puts the results beside the paper's.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "models/core/config.h"
@@ -117,12 +119,64 @@ int matmul_scale(const ExperimentOptions& opt) {
   return 0;
 }
 
+int cholesky(const ExperimentOptions& opt) {
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<nlohmann::json> pts = checked_points(r, "cholesky");
+  nlohmann::json out = {
+      {"experiment", "cholesky"},
+      {"platform", "groq-node.yaml (1 to 8 TSPs)"},
+      {"operation", "A = L L^T, A n x n binary32, block-cyclic 320 rows per TSP, L in fp16 on the MXM"},
+      {"paper",
+       "seed 000 Fig 19: speed-up 1.2x, 1.4x, 1.5x on 2, 4, 8 TSPs; 14.9 fp16 TFLOPS on 4 "
+       "TSPs, 22.4 on 8"}};
+  fmt::print("Cholesky A = L L^T on a GroqNode (seed 000 Fig 19)\n");
+  fmt::print("{:>6} {:>5} {:>12} {:>9} {:>8} {:>11} {:>10}\n", "n", "TSPs", "time us", "speed-up", "TFLOPS",
+             "MXM util %", "residual");
+  // Speed-up over the same n on one TSP.
+  std::map<uint64_t, double> one;
+  for (const nlohmann::json& w : pts)
+    if (w["tsps"].get<uint64_t>() == 1) one[w["n"].get<uint64_t>()] = w["simulated_ps"].get<double>();
+  std::map<uint64_t, std::vector<double>> by_n_tsps, by_n_time, by_n_speedup, by_n_tflops;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const nlohmann::json& w : pts) {
+    const uint64_t n = w["n"].get<uint64_t>(), t = w["tsps"].get<uint64_t>();
+    const double us = w["simulated_ps"].get<double>() / 1e6;
+    const double sp = one.count(n) ? one[n] / w["simulated_ps"].get<double>() : 0.0;
+    fmt::print("{:>6} {:>5} {:>12.1f} {:>9.2f} {:>8.2f} {:>11.2f} {:>10.2e}\n", n, t, us, sp, w["tflops"].get<double>(),
+               w["mxm_utilization_pct"].get<double>(), w["residual"].get<double>());
+    by_n_tsps[n].push_back(static_cast<double>(t));
+    by_n_time[n].push_back(us);
+    by_n_speedup[n].push_back(sp);
+    by_n_tflops[n].push_back(w["tflops"].get<double>());
+    rows.push_back({{"n", n},
+                    {"tsps", t},
+                    {"time_us", us},
+                    {"speedup", sp},
+                    {"tflops", w["tflops"]},
+                    {"mxm_utilization_pct", w["mxm_utilization_pct"]},
+                    {"residual", w["residual"]}});
+  }
+  out["points"] = rows;
+  fmt::print("\npaper: 1.2x, 1.4x, 1.5x on 2, 4, 8 TSPs; 14.9 TFLOPS on 4, 22.4 on 8 (its n not given).\n");
+  systems::Chart a{"Cholesky: speed-up over one TSP (seed 000 Fig 19)", "TSPs", "speed-up", ""};
+  systems::Chart b{"Cholesky: execution time vs n (seed 000 Fig 19 c)", "TSPs", "time (us)", ""};
+  for (const auto& [n, ts] : by_n_tsps) {
+    a.series.push_back({fmt::format("n = {}", n), ts, by_n_speedup[n]});
+    b.series.push_back({fmt::format("n = {}", n), ts, by_n_time[n]});
+  }
+  a.series.push_back({"paper", {1, 2, 4, 8}, {1.0, 1.2, 1.4, 1.5}});
+  systems::save_result(opt, out, {{"speedup", a}, {"time", b}});
+  return 0;
+}
+
 const bool registered =
     systems::register_experiment({"matmul-single",
                                   "seed 000 Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP",
                                   matmul_single}) &&
     systems::register_experiment(
-        {"matmul-scale", "seed 000 Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs", matmul_scale});
+        {"matmul-scale", "seed 000 Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs", matmul_scale}) &&
+    systems::register_experiment(
+        {"cholesky", "seed 000 Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS", cholesky});
 
 }  // namespace
 

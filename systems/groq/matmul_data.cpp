@@ -18,15 +18,8 @@ constexpr uint32_t kFp16Range = 65504;
 
 uint64_t stream_seed(uint64_t seed, bool b) { return seed * 0x9e3779b97f4a7c15ULL + (b ? 0xb0b : 0xa0a); }
 
-// The reference's inner products: k in order, binary32 sums of exact products
-// (or int32), written without the model's tile machinery.
-// out[e] over `width` columns, each column's sum in k order.
-void ref_dot_fp16(const float* a, uint32_t kn, const float* w, uint32_t width, float* out) {
-  for (uint32_t e = 0; e < width; ++e) out[e] = 0.0f;
-  for (uint32_t k = 0; k < kn; ++k)
-    for (uint32_t e = 0; e < width; ++e) out[e] = out[e] + a[k] * w[uint64_t(k) * width + e];
-}
-
+// The reference's int8 inner products (int32, exact), written without the
+// model's tile machinery.
 void ref_dot_int8(const int8_t* a, uint32_t kn, const int32_t* w, uint32_t width, int32_t* out) {
   for (uint32_t e = 0; e < width; ++e) out[e] = 0;
   for (uint32_t k = 0; k < kn; ++k)
@@ -36,6 +29,14 @@ void ref_dot_int8(const int8_t* a, uint32_t kn, const int32_t* w, uint32_t width
 uint32_t bits(float f) { return f != f ? core::ieee::kNaN32 : core::ieee::bits_of(f); }  // NaN canonical
 
 }  // namespace
+
+// The reference's inner products: k in order, binary32 sums of exact products,
+// written without the model's tile machinery (this file is compiled unfused).
+void reference_dot_fp16(const float* a, uint32_t kn, const float* w, uint64_t stride, uint32_t width, float* out) {
+  for (uint32_t e = 0; e < width; ++e) out[e] = 0.0f;
+  for (uint32_t k = 0; k < kn; ++k)
+    for (uint32_t e = 0; e < width; ++e) out[e] = out[e] + a[k] * w[k * stride + e];
+}
 
 MatmulData::MatmulData(System& sys, const sched::MatmulPlan& plan, uint64_t seed)
     : m_sys(sys), m_plan(plan), m_seed(seed) {}
@@ -152,7 +153,7 @@ std::vector<uint32_t> MatmulData::partial(const sched::MatmulPart& p) const {
       }
       uint32_t* out = &c[m * width];
       if (fp) {
-        ref_dot_fp16(af.data(), static_cast<uint32_t>(kn), wf.data(), width, of.data());
+        reference_dot_fp16(af.data(), static_cast<uint32_t>(kn), wf.data(), width, width, of.data());
         for (uint32_t e = 0; e < width; ++e)
           out[e] = t == p.t0 ? bits(of[e]) : core::ieee::add_fp32(out[e], bits(of[e]));
       } else {

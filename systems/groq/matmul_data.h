@@ -16,6 +16,11 @@
 
 namespace fabricvp::groq {
 
+/// The MXM's fp16 sub-operation as the host references compute it (models/tsp/mxm.h):
+/// out[e] = (((+0 + a[0] w[0][e]) + a[1] w[1][e]) + ...) in binary32, k in order, for
+/// e < width, with row k of w at w + k * stride.
+void reference_dot_fp16(const float* a, uint32_t kn, const float* w, uint64_t stride, uint32_t width, float* out);
+
 class MatmulData {
  public:
   MatmulData(System& sys, const sched::MatmulPlan& plan, uint64_t seed);

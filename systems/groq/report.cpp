@@ -51,6 +51,7 @@ void GroqScenario::report(const systems::Outcome& out) {
   m_algbw = m_completion ? static_cast<double>(m_req.bytes) / (m_completion * 1e-12) / 1e9 : 0.0;
   m_busbw = m_algbw * m_plan.bus_factor;
   if (m_matmul) report_matmul(out);
+  if (m_cholesky) report_cholesky(out);
   if (!m_collective) return;
   m_ws.emplace();
   WorkloadStats& ws = *m_ws;
@@ -109,6 +110,8 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
                                    m_plan.forwarded_vectors));
   } else if (m_matmul) {
     summarize_matmul(out, s, true);
+  } else if (m_cholesky) {
+    summarize_cholesky(out, s, true);
   } else {
     s.line("programs", fmt::format("{} ({} instructions)", m_opt.programs_dir, m_instructions));
   }
@@ -152,7 +155,7 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
     }
     double worst_ppm = 0;
     for (const tsp::Tsp* t : m_sys->chips) worst_ppm = std::max(worst_ppm, std::abs(t->clock().ppm()));
-    if ((m_collective || m_matmul) && !e.machine_check && worst_ppm > 0)
+    if ((m_collective || m_matmul || m_cholesky) && !e.machine_check && worst_ppm > 0)
       s.text(
           fmt::format("               note: chips run up to {:.1f} ppm off nominal; compiled collectives assume "
                       "nominal clocks and carry no RUNTIME_DESKEW (docs/clocks.md)",
@@ -181,6 +184,8 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
                                       m_busbw, m_link_GBps));
   } else if (m_matmul) {
     summarize_matmul(out, s, false);
+  } else if (m_cholesky) {
+    summarize_cholesky(out, s, false);
   } else {
     s.line("result", fmt::format("ran to completion; last SRAM write at {}", human_time(m_completion)));
   }

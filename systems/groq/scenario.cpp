@@ -20,20 +20,25 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
   if (opt.group != "all")
     throw core::ConfigError("--group: the Groq compiler schedules collectives over every rank of the job");
   m_matmul = opt.programs_dir.empty() && opt.workload == "matmul";
-  m_collective = opt.programs_dir.empty() && !m_matmul;
+  m_cholesky = opt.programs_dir.empty() && opt.workload == "cholesky";
+  m_collective = opt.programs_dir.empty() && !m_matmul && !m_cholesky;
   m_machine = machine_of(*m_sys);
   if (!m_matmul)
     for (const char* o : {"shape", "split"}) opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
+  if (!m_cholesky)
+    for (const char* o : {"n", "tsps"}) opt.refuse(o, "describes a Cholesky factorization (--workload cholesky)");
   if (!opt.programs_dir.empty())
     for (const char* o : {"workload", "bytes", "dtype", "src", "dst"})
       opt.refuse(o, "describes a compiled collective; --programs runs hand-written programs instead");
   if (m_matmul) {
     prepare_matmul(opt);
+  } else if (m_cholesky) {
+    prepare_cholesky(opt);
   } else if (m_collective) {
     if (!sched::parse_kind(opt.workload, m_req.kind))
       throw core::ConfigError(
-          fmt::format("--workload '{}': expected allreduce, allgather, reducescatter, broadcast, alltoall, p2p or "
-                      "matmul",
+          fmt::format("--workload '{}': expected allreduce, allgather, reducescatter, broadcast, alltoall, p2p, "
+                      "matmul or cholesky",
                       opt.workload));
     if (m_req.kind != sched::Kind::p2p)
       opt.refuse("dst", fmt::format("only a p2p transfer has a destination (--workload {})", opt.workload));
@@ -52,16 +57,20 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
     m_req.max_paths = m_params->paths;
     m_plan = sched::plan(m_machine, m_req);
   }
-  std::vector<sw::Program>* compiled = m_matmul ? &m_mplan.programs : m_collective ? &m_plan.programs : nullptr;
+  std::vector<sw::Program>* compiled = m_matmul       ? &m_mplan.programs
+                                       : m_cholesky   ? &m_cplan.programs
+                                       : m_collective ? &m_plan.programs
+                                                      : nullptr;
   const bool text = m_sys->chips.size() <= m_params->save_programs_max_chips;
   std::vector<sw::Program> programs = make_programs(opt.out_dir, opt.programs_dir, *m_sys, compiled, text);
   compiled = nullptr;
   m_plan.programs.clear();
   m_mplan.programs.clear();
+  m_cplan.programs.clear();
   // Static check of what is about to run, independent of the scheduler.
   m_schedule_check = sched::check_schedule(m_machine, programs);
   const std::vector<sched::Violation>& bad = m_schedule_check.violations;
-  if ((m_collective || m_matmul) && !bad.empty()) {
+  if ((m_collective || m_matmul || m_cholesky) && !bad.empty()) {
     // The compiler's own schedule breaks the hardware's rules on this
     // platform (a clock too slow for its links' receive buffers, say):
     // refuse it rather than simulate a run known to fail.
@@ -100,6 +109,9 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> written(m_sys->chips.size());
   if (m_matmul)
     for (const sched::MatmulPart& p : m_mplan.parts) written[p.chip].emplace_back(0, p.c_vec);  // A and B
+  if (m_cholesky)
+    for (const sched::CholeskyPart& p : m_cplan.parts)
+      written[p.chip].emplace_back(0, p.mask_vec + tsp::kMxmColumns * 4 / tsp::kVectorBytes * tsp::kMxmColumns);
   if (m_collective)
     for (uint32_t r = 0; r < m_plan.inputs.size(); ++r)
       for (const sched::Region& g : m_plan.inputs[r])
@@ -114,8 +126,10 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
         else if (in.op == tsp::Op::MXM)
           written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * tsp::kResultVectors);
         else if (in.op == tsp::Op::MUL || in.op == tsp::Op::SUB || in.op == tsp::Op::RSQRT || in.op == tsp::Op::SPLAT ||
-                 in.op == tsp::Op::NARROW || in.op == tsp::Op::WIDEN)
-          written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * (in.op == tsp::Op::WIDEN ? 2 : 1));
+                 in.op == tsp::Op::NARROW || in.op == tsp::Op::WIDEN || in.op == tsp::Op::TRANSPOSE)
+          written[c].emplace_back(
+              in.a, uint64_t(in.a) +
+                        (in.op == tsp::Op::TRANSPOSE ? 1 : uint64_t(in.count) * (in.op == tsp::Op::WIDEN ? 2 : 1)));
       }
   uint64_t sram = 0, chips = 0;
   for (auto& w : written) {
@@ -136,6 +150,10 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
     const uint64_t width = uint64_t(p.j1 - p.j0) * tsp::kMxmColumns;
     check = (uint64_t(m_mreq.row) + 1) * m_mreq.M * width * 4 + uint64_t(m_mplan.K) * width * 4;
   }
+  if (m_cholesky) {  // the reference: L and its fp16 copy (binary32), the chips' L, and L in binary64
+    const uint64_t n = m_creq.n, rows = (n + tsp::kMxmColumns - 1) / tsp::kMxmColumns * tsp::kMxmColumns;
+    check = 3 * n * rows * 4 + n * n * 8;
+  }
   if (m_collective) {
     const uint64_t N = m_plan.input_bytes, P = m_machine.size();
     check = m_req.kind == sched::Kind::allgather ? P * N : 3 * N;
@@ -149,6 +167,11 @@ void GroqScenario::load() {
   if (m_matmul) {
     m_mdata = std::make_unique<MatmulData>(*m_sys, m_mplan, m_opt.seed);
     m_mdata->load();
+    return;
+  }
+  if (m_cholesky) {
+    m_cdata = std::make_unique<CholeskyData>(*m_sys, m_cplan, m_opt.seed);
+    m_cdata->load();
     return;
   }
   m_data = std::make_unique<CollectiveData>(*m_sys, m_machine, m_plan, m_req);
@@ -171,6 +194,16 @@ systems::Outcome GroqScenario::check() {
     if (!out.timing_ok)
       out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
                                     m_completion, m_mplan.predicted_ps);
+  }
+  if (m_cholesky) {
+    m_cres = m_cdata->check();
+    out.checked = true;
+    out.verified = m_cres.mismatched == 0 && m_cres.elements > 0;
+    out.timed = true;
+    out.timing_ok = m_completion == m_cplan.predicted_ps;
+    if (!out.timing_ok)
+      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
+                                    m_completion, m_cplan.predicted_ps);
   }
   if (m_collective) {
     m_check = check_outputs(
@@ -196,7 +229,7 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     {"groq_node", "dragonfly"},
     true,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<GroqScenario>(); },
-    {"shape", "split"}});
+    {"shape", "split", "n", "tsps"}});
 
 }  // namespace
 

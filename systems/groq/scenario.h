@@ -23,8 +23,10 @@
 
 #include "models/core/stats.h"
 #include "sw/sched/checker.h"
+#include "sw/sched/cholesky.h"
 #include "sw/sched/collectives.h"
 #include "sw/sched/matmul.h"
+#include "systems/groq/cholesky_data.h"
 #include "systems/groq/collective_data.h"
 #include "systems/groq/matmul_data.h"
 #include "systems/groq/programs.h"
@@ -131,6 +133,32 @@ struct MatmulStats {
                                         "PCIe bandwidth a TSP needs for its MXMs never to wait on inputs"};
 };
 
+/// workload.* — a Cholesky factorization (--workload cholesky; docs/compute.md).
+struct CholeskyStats {
+  core::Value<std::string> kind{nullptr, "workload", "kind", "", "cholesky"};
+  core::Value<uint64_t> n{nullptr, "workload", "n", "rows", "A is n x n"};
+  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs sharing the 320-row blocks"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "", "L is bit-exact against the host reference"};
+  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of L compared"};
+  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
+                                   "elements of L that differ from the reference"};
+  core::Value<double> residual{nullptr, "workload", "residual", "", "||L L^T - A||_F / ||A||_F of the chips' L"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
+                                     "simulated completion: last column of L written"};
+  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "n^3 / 3 / simulated time"};
+  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
+                                  "n^3 / 6 multiply-accumulates / (TSPs x cycles x peak per cycle)"};
+  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations",
+                               "[1 x 160] x [160 x 320] sub-operations"};
+  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "tiles of L installed"};
+  core::Value<uint64_t> transposes{nullptr, "workload", "transposes", "instructions",
+                                   "SXM TRANSPOSEs building rows of L"};
+  core::Value<uint64_t> vxm_ops{nullptr, "workload", "vxm_ops", "instructions", "SUB, SPLAT, RSQRT, MUL, NARROW"};
+  core::Value<uint64_t> sent{nullptr, "workload", "sent_vectors", "vectors",
+                             "rows of L and scales sent over C2C to the other TSPs"};
+};
+
 class GroqScenario final : public systems::Scenario {
  public:
   GroqScenario();
@@ -142,7 +170,7 @@ class GroqScenario final : public systems::Scenario {
   uint64_t links() const override { return m_sys->links.size(); }
   bool replays() const override { return true; }
   std::vector<std::string> outputs() const override {
-    return m_collective || m_matmul ? std::vector<std::string>{"programs/"} : std::vector<std::string>{};
+    return m_collective || m_matmul || m_cholesky ? std::vector<std::string>{"programs/"} : std::vector<std::string>{};
   }
 
   // scenario.cpp
@@ -153,7 +181,10 @@ class GroqScenario final : public systems::Scenario {
   }
   void load() override;
   double fraction_done() const override {
-    const uint64_t p = m_matmul ? m_mplan.predicted_ps : m_collective ? m_plan.predicted_ps : 0;
+    const uint64_t p = m_matmul       ? m_mplan.predicted_ps
+                       : m_cholesky   ? m_cplan.predicted_ps
+                       : m_collective ? m_plan.predicted_ps
+                                      : 0;
     if (p == 0) return -1;
     return std::min(1.0, static_cast<double>(sc_core::sc_time_stamp().value()) / static_cast<double>(p));
   }
@@ -172,6 +203,9 @@ class GroqScenario final : public systems::Scenario {
   void prepare_matmul(const systems::RunOptions& opt);
   void report_matmul(const systems::Outcome& out);
   void summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head);
+  void prepare_cholesky(const systems::RunOptions& opt);
+  void report_cholesky(const systems::Outcome& out);
+  void summarize_cholesky(const systems::Outcome& out, systems::Summary& s, bool head);
 
   std::unique_ptr<CompilerParams> m_params;
   std::unique_ptr<System> m_sys;
@@ -183,6 +217,12 @@ class GroqScenario final : public systems::Scenario {
   std::unique_ptr<MatmulData> m_mdata;
   MatmulData::Result m_mres;
   std::optional<MatmulStats> m_ms;
+  bool m_cholesky = false;
+  sched::CholeskyRequest m_creq;
+  sched::CholeskyPlan m_cplan;
+  std::unique_ptr<CholeskyData> m_cdata;
+  CholeskyData::Result m_cres;
+  std::optional<CholeskyStats> m_cs;
   sched::Machine m_machine;
   sched::Request m_req;
   sched::Plan m_plan;

@@ -64,8 +64,9 @@ const cli::Command run_cmd([](CLI::App& app) {
   auto* run = app.add_subcommand("run", "simulate a platform running collectives (checked) or given programs");
   run->add_option("platform", opt.platform, "platform file (YAML)")->required()->check(CLI::ExistingFile);
   run->add_option("--workload,-w", opt.workload,
-                  "allreduce | allgather | reducescatter | broadcast | alltoall | p2p, or (NPU fabrics) a training "
-                  "workload file: ASTRA-sim 1.0 text or YAML (docs/workloads.md)");
+                  "allreduce | allgather | reducescatter | broadcast | alltoall | p2p; (Groq TSPs) matmul | cholesky "
+                  "(docs/compute.md); or (NPU fabrics) a training workload file: ASTRA-sim 1.0 text or YAML "
+                  "(docs/workloads.md)");
   run->add_option("--bytes,-b", c->bytes, "collective size: 4096, 100KiB, 64MiB, 1GiB (nccl-tests convention)");
   run->add_option("--dtype,-t", c->dtype, "fp32 | bf16 | fp16 | int32 (collectives); fp16 | int8 (matmul)");
   run->add_option("--root,--src", opt.root, "broadcast root rank; p2p source rank");
@@ -121,6 +122,8 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"},
       {"shape", "Groq TSPs, --workload matmul: MxNxL of [M x N] x [N x L], e.g. 800x32576x8192"},
       {"split", "Groq TSPs, --workload matmul: weight splits col=C,row=R (default col=1,row=1) on C x R TSPs"},
+      {"n", "Groq TSPs, --workload cholesky: A is n x n (symmetric positive definite, seeded)"},
+      {"tsps", "Groq TSPs, --workload cholesky: TSPs sharing A's 320-row blocks (default: every TSP of the job)"},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
       {"timing-only", "NPU fabrics: collectives move no payload (same times; nothing to check)", true},
       {"data", "NPU fabrics, training workloads: every collective moves real bytes and is checked (same times)", true}};
