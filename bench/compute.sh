@@ -9,7 +9,9 @@
 # [800 x 32576] x [32576 x 8192] on 104 TSPs (target < 60 s wall). One table
 # row per run: wall seconds and peak RSS (/usr/bin/time), the driver's
 # simulate and check seconds, sub-operations per simulate-second.
-# `quick` skips the 104-TSP run.
+# Cholesky: n = 4096 on one TSP (LW-bound: one tile install per sub-operation)
+# and n = 5120 on 16 TSPs of two Dragonfly nodes.
+# `quick` skips the 104-TSP and the Cholesky runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/bin/fabricvp}
@@ -38,4 +40,8 @@ row "[2304 x 4096] x [4096 x 3200] int8, 1 TSP" platforms/groq-node.yaml --workl
 if [ "$mode" = all ]; then
   row "[800 x 32576] x [32576 x 8192] fp16, 104 TSPs (col 8 x row 13; target < 60 s)" \
     platforms/groq-dragonfly-264.yaml --workload matmul --shape 800x32576x8192 --split col=8,row=13
+  row "Cholesky n = 4096, 1 TSP" platforms/groq-node.yaml --workload cholesky --n 4096 --tsps 1 \
+    -p 'sys.node0.tsp*.imem_instructions=524288'
+  row "Cholesky n = 5120, 16 TSPs (2 nodes)" platforms/groq-dragonfly-264.yaml --workload cholesky --n 5120 \
+    --tsps 16 -p 'sys.node*.tsp*.imem_instructions=524288'
 fi

@@ -158,6 +158,30 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
     src_free = std::max(src_free, cycle_on(from, got.back()));  // read before it lands
     return out;
   };
+  // Send `ready.size()` vectors at `src` on `from` (vector k readable at
+  // cycle ready[k]) to addr(to) on every part of `dests`: directly inside the
+  // sender's node; to another node once, to its first destination there,
+  // which forwards them to the others of its node as they land (a global
+  // cable carries each vector once). not_before(to): first cycle the buffer
+  // may be written; arrived(to, cycles); read_until(part): grows past each
+  // sender's last read of its copy.
+  auto multicast = [&](uint32_t from, const std::vector<uint32_t>& dests, uint32_t src, auto addr,
+                       const std::vector<uint64_t>& ready, auto not_before, auto arrived, auto read_until) {
+    auto node_of = [&](uint32_t t) { return m.chips[pl.parts[t].chip].node; };
+    std::vector<bool> done(T, false);
+    for (uint32_t to : dests) {
+      if (done[to]) continue;
+      const std::vector<uint64_t> got = send(from, to, src, addr(to), ready, not_before(to), read_until(from));
+      arrived(to, got);
+      done[to] = true;
+      if (node_of(to) == node_of(from)) continue;
+      for (uint32_t mate : dests)  // the gateway forwards to its node
+        if (!done[mate] && node_of(mate) == node_of(to)) {
+          arrived(mate, send(to, mate, addr(to), addr(mate), got, not_before(mate), read_until(to)));
+          done[mate] = true;
+        }
+    }
+  };
 
   for (uint64_t i = 0; i < n; ++i) {
     const uint32_t rb_i = static_cast<uint32_t>(i / kRows), o = rb_i % T, bo = rb_i / T;
@@ -261,10 +285,14 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
         c_mul = eng.vxm(P.chip, std::max(c_sm + lat, i_first), vxm(Op::MUL, f32, scol, I, W.sm + slot * kF32, kF32));
         W.s_free[slot] = c_mul + kF32 - 1;
         pl.vxm_ops += 4;
-        for (uint32_t to = 0; to < T; ++to)  // the scale to the other TSPs
-          if (to != o && pl.parts[to].blocks.back() >= rb_i)
-            w[to].r_ready[slot] =
-                send(o, to, W.rs + slot, w[to].rs + slot, {r_at}, w[to].r_free[slot] + 1, W.r_free[slot])[0];
+        std::vector<uint32_t> dests;  // the scale to the other TSPs with blocks at or below row i
+        for (uint32_t to = 0; to < T; ++to)
+          if (to != o && pl.parts[to].blocks.back() >= rb_i) dests.push_back(to);
+        multicast(
+            o, dests, W.rs + slot, [&](uint32_t to) { return w[to].rs + slot; }, std::vector<uint64_t>{r_at},
+            [&](uint32_t to) { return w[to].r_free[slot] + 1; },
+            [&](uint32_t to, const std::vector<uint64_t>& got) { w[to].r_ready[slot] = got[0]; },
+            [&](uint32_t part) -> uint64_t& { return w[part].r_free[slot]; });
       } else {
         c_mul = eng.vxm(P.chip, std::max(i_first, W.r_ready[slot]), vxm(Op::MUL, f32, scol, I, W.rs + slot, kF32, 1));
         W.r_free[slot] = std::max(W.r_free[slot], c_mul + kF32 - 1);
@@ -280,14 +308,18 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
       const uint64_t done = c_nw + kF16 - 1 + lat;
       W.chunk_ready[rb][kc] = std::max(W.chunk_ready[rb][kc], done);
       // The fp16 column to the TSPs that will build rows of this block (those with a block at or below it).
-      for (uint32_t to = 0; to < T; ++to) {
-        if (to == t || pl.parts[to].blocks.back() < rb) continue;
-        const uint32_t at = pl.lcol0[rb] + static_cast<uint32_t>(i);
-        uint64_t unused = 0;
-        const auto got = send(t, to, P.l_vec + at * kF16, pl.parts[to].l_vec + at * kF16,
-                              std::vector<uint64_t>(kF16, done), 0, unused);
-        w[to].chunk_ready[rb][kc] = std::max(w[to].chunk_ready[rb][kc], got.back());
-      }
+      std::vector<uint32_t> dests;
+      for (uint32_t to = 0; to < T; ++to)
+        if (to != t && pl.parts[to].blocks.back() >= rb) dests.push_back(to);
+      const uint32_t at = pl.lcol0[rb] + static_cast<uint32_t>(i);
+      uint64_t unused = 0;  // columns are written once: no reuse to guard
+      multicast(
+          t, dests, P.l_vec + at * kF16, [&](uint32_t to) { return pl.parts[to].l_vec + at * kF16; },
+          std::vector<uint64_t>(kF16, done), [](uint32_t) { return uint64_t(0); },
+          [&](uint32_t to, const std::vector<uint64_t>& got) {
+            w[to].chunk_ready[rb][kc] = std::max(w[to].chunk_ready[rb][kc], got.back());
+          },
+          [&](uint32_t) -> uint64_t& { return unused; });
     }
   }
   pl.programs = eng.programs();
