@@ -45,6 +45,8 @@ class Timeline {
   /// operations (a hardware error halts the data path).
   void run(uint64_t horizon, const bool& stop);
   bool empty() const { return m_heap.empty(); }
+  /// Time of the next operation (the timeline must not be empty).
+  uint64_t next_time() const { return m_heap.top_key().t; }
   /// Time of the operation being applied (valid while running).
   uint64_t current() const { return m_current; }
   uint64_t ops() const { return m_ops; }

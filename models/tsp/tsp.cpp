@@ -345,6 +345,19 @@ class TransposeCursor final : public Cursor {
   uint8_t m_out[kVectorBytes];
 };
 
+/// Timing only: an operation's last SRAM write at time t, without its data.
+class LastWriteCursor final : public Cursor {
+ public:
+  LastWriteCursor(uint64_t t, uint64_t seq, uint64_t& last_write) : m_last(last_write) { key = OpKey{t, kWrite, seq}; }
+  bool step() override {
+    m_last = key.t;
+    return false;
+  }
+
+ private:
+  uint64_t& m_last;
+};
+
 /// Host DMA over PCIe: vector i written to SRAM at start + ser(i + 1) + latency.
 class DmaCursor final : public Cursor {
  public:
@@ -624,9 +637,12 @@ void Tsp::ctrl_b(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const uint32_t v0 = static_cast<uint32_t>(addr / kVectorBytes);
   m_inflight.push_back(InFlight{v0, static_cast<uint32_t>(n), 0, 0, start, true});
   const uint8_t* d = gp.get_data_ptr();
-  m_timeline.add(std::make_unique<DmaCursor>(*this, m_sram, *m_pcie, v0, std::vector<uint8_t>(d, d + len), start,
-                                             m_timeline.next_seq(), m_last_write));
   const uint64_t last = start + m_pcie->rate().ps(n) + m_pcie->latency_ps();
+  if (m_timing_only)
+    m_timeline.add(std::make_unique<LastWriteCursor>(last, m_timeline.next_seq(), m_last_write));
+  else
+    m_timeline.add(std::make_unique<DmaCursor>(*this, m_sram, *m_pcie, v0, std::vector<uint8_t>(d, d + len), start,
+                                               m_timeline.next_seq(), m_last_write));
   extend(last);
   delay = ps_time(last - now_ps());
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -821,7 +837,11 @@ void Tsp::ticker() {
     m_ticking = false;
     return;  // sleep until the next burst kicks us
   }
-  uint64_t next = std::min(now + drain_interval_ns * 1000, m_end_ps);
+  uint64_t next = now + drain_interval_ns * 1000;
+  // Timing only, no data is held in flight: sleep until the next operation
+  // (an MXM or a host write lands milliseconds apart in a long run).
+  if (m_timing_only) next = std::max(next, m_timeline.next_time());
+  next = std::min(next, m_end_ps);
   if (next <= now) next = now + 1;
   next_trigger(ps_time(next - now));
 }
@@ -1187,7 +1207,11 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
       ++k;
       continue;
     }
-    for (uint64_t v = lo; v < hi; ++v) {
+    // A host write lands a vector every PCIe packet time, far slower than any
+    // reader reads them (at most one per cycle): read - lands falls along the
+    // overlap, so its last vector is the one to check (O(1), not O(vectors)).
+    const uint64_t v0 = f.dma && m_pcie->rate().ps(1) >= 2 * (m_clock.ps(c + 1) - m_clock.ps(c)) ? hi - 1 : lo;
+    for (uint64_t v = v0; v < hi; ++v) {
       const uint64_t lands = f.lands(*this, v);
       const uint64_t read = read_ps(static_cast<uint32_t>(v - addr));
       // A host write counts from when the link starts sending it: a read
@@ -1236,8 +1260,9 @@ void Tsp::issue_lw(uint32_t q, const Instr& in, uint64_t c) {
   }
   ++weight_loads;
   weight_vectors += in.count;
-  m_timeline.add(std::make_unique<LwCursor>(m_sram, m_clock, m_tiles[2 * first + in.c], in.dtype, in.a, in.count, c,
-                                            rate, m_timeline.next_seq()));
+  if (!m_timing_only)
+    m_timeline.add(std::make_unique<LwCursor>(m_sram, m_clock, m_tiles[2 * first + in.c], in.dtype, in.a, in.count, c,
+                                              rate, m_timeline.next_seq()));
   extend(m_clock.ps(load_end));
   auto& tr = core::Context::get().trace();
   if (tr.enabled())
@@ -1280,9 +1305,12 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   mxm_subops += in.count;
   mxm_plane_cycles += uint64_t(in.count) * n;
   m_inflight.push_back(InFlight{in.a, in.count, c, mxm_latency});
-  m_timeline.add(std::make_unique<MxmCursor>(*this, m_sram, m_clock, m_tiles[2 * first + in.c], in.a, in.b, in.count,
-                                             in.imm != 0, c, mxm_latency, m_timeline.next_seq(), m_last_write));
   const uint64_t end = m_clock.ps(c + in.count - 1 + mxm_latency);
+  if (m_timing_only)
+    m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
+  else
+    m_timeline.add(std::make_unique<MxmCursor>(*this, m_sram, m_clock, m_tiles[2 * first + in.c], in.a, in.b, in.count,
+                                               in.imm != 0, c, mxm_latency, m_timeline.next_seq(), m_last_write));
   extend(end);
   auto& tr = core::Context::get().trace();
   if (tr.enabled())

@@ -139,6 +139,12 @@ class Tsp : public core::Module, public c2c::Producer {
   void finish();
   /// After the results are read: give the SRAM's host memory back.
   void release_sram() { m_sram.release(); }
+  /// Timing only (a run that sizes, not checks: `--timing-only`): LW, MXM and
+  /// host writes over PCIe keep their timing, hazard checks and statistics
+  /// but compute and move no data (the SRAM vectors they would write keep
+  /// their contents); each costs the host O(1), not O(vectors).
+  void set_timing_only(bool on) { m_timing_only = on; }
+  bool timing_only() const { return m_timing_only; }
   /// Time of the last SRAM write by RECV or ADD (ps), 0 if none.
   uint64_t last_write_ps() const { return m_last_write; }
   /// Cycle after the last instruction issued by any queue.
@@ -248,6 +254,7 @@ class Tsp : public core::Module, public c2c::Producer {
   uint64_t m_drained_to = 0;
   uint64_t m_end_ps = 0;  // end of the last registered burst
   uint64_t m_last_write = 0;
+  bool m_timing_only = false;
   uint64_t m_end_cycle = 0;
   uint32_t m_pid = 0;
 

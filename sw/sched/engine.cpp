@@ -371,13 +371,23 @@ uint64_t Engine::transpose(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t d
 }
 
 Ready Engine::host_write(uint32_t chip, uint32_t n, uint64_t ready_ps) {
+  const uint64_t start = host_write_start(chip, n, ready_ps);
+  Ready out(n);
+  for (uint32_t i = 0; i < n; ++i) out[i] = host_lands(chip, start, i);
+  return out;
+}
+
+uint64_t Engine::host_write_start(uint32_t chip, uint32_t n, uint64_t ready_ps) {
   const ChipSpec& s = m_m.chips[chip];
   const uint64_t start = std::max(ready_ps, m_pcie_free[chip]);
   m_pcie_free[chip] = start + s.pcie.ps(n);
-  Ready out(n);
-  for (uint32_t i = 0; i < n; ++i) out[i] = start + s.pcie.ps(i + 1) + s.pcie_latency_ps;
-  complete(out.back());
-  return out;
+  if (n) complete(host_lands(chip, start, n - 1));
+  return start;
+}
+
+uint64_t Engine::host_lands(uint32_t chip, uint64_t start, uint32_t i) const {
+  const ChipSpec& s = m_m.chips[chip];
+  return start + s.pcie.ps(uint64_t(i) + 1) + s.pcie_latency_ps;
 }
 
 std::vector<sw::Program> Engine::programs() const {

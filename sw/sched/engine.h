@@ -81,6 +81,10 @@ class Engine {
   /// after the writes booked before it (the link is a FIFO). Returns when
   /// each vector is readable.
   Ready host_write(uint32_t chip, uint32_t n, uint64_t ready_ps);
+  /// The same write booked without listing its vectors: returns its start on
+  /// the link; vector i lands at host_lands(chip, start, i).
+  uint64_t host_write_start(uint32_t chip, uint32_t n, uint64_t ready_ps);
+  uint64_t host_lands(uint32_t chip, uint64_t start, uint32_t i) const;
 
   /// Forwarding buffers are taken from this vector address upwards on every chip.
   void set_scratch_base(uint32_t vec) { m_scratch_base = vec; }

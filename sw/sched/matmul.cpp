@@ -226,7 +226,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
       for (uint32_t j = p.j0; j < p.j1; ++j)
         for (uint32_t t = p.t0; t < p.t1; ++t) steps.emplace_back(t, j);
     }
-    Ready a_land[2];                      // host: when each vector of an A slot lands
+    uint64_t a_start[2] = {0, 0};         // host: start of each A slot's write (its vectors land after)
     uint64_t a_free[2] = {0, 0};          // host: end of the last read of an A slot (ps)
     uint64_t tile_free[kTileSlots] = {};  // host: end of the last read of a tile slot (ps)
     uint32_t a_loads = 0;
@@ -239,7 +239,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
       if (host) {
         if (!r.row_order || a_t != int64_t(t)) {  // the A slice of this step, again in column order
           a_slot = a_loads++ % 2;
-          a_land[a_slot] = eng.host_write(p.chip, static_cast<uint32_t>(M), a_free[a_slot]);
+          a_start[a_slot] = eng.host_write_start(p.chip, static_cast<uint32_t>(M), a_free[a_slot]);
           pl.dmas.push_back(MatmulDma{static_cast<uint32_t>(idx(p)), p.a_vec + static_cast<uint32_t>(a_slot * M),
                                       static_cast<uint32_t>(M), a_free[a_slot], false, t, j});
           a_t = t;
@@ -269,13 +269,19 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
           const uint32_t ts = k % kTileSlots;  // read until the load ends
           tile_free[ts] = std::max(tile_free[ts], chip.clock.ps(ready - chip.lw_latency));
         }
-        // MXM reads input row r0 + i at cycle c + i, once it has landed.
+        // MXM reads input row r0 + i at cycle c + i, once it has landed. Rows
+        // landing at least two cycles apart (PCIe is far slower than one vector
+        // per cycle) make the last row the binding one.
         uint64_t c_mx = 0;
-        if (host)
-          for (uint64_t i = 0; i < r1 - r0; ++i) {
-            const uint64_t need = chip.clock.cycle_at_or_after(a_land[a_slot][r0 + i]);
-            c_mx = std::max(c_mx, need > i ? need - i : 0);
-          }
+        auto need_row = [&](uint64_t i) {
+          const uint64_t need =
+              chip.clock.cycle_at_or_after(eng.host_lands(p.chip, a_start[a_slot], static_cast<uint32_t>(r0 + i)));
+          return need > i ? need - i : 0;
+        };
+        if (host && r1 > r0 && chip.pcie.ps(1) >= chip.clock.span_ps(0, 2))
+          c_mx = need_row(r1 - r0 - 1);
+        else if (host)
+          for (uint64_t i = 0; i < r1 - r0; ++i) c_mx = std::max(c_mx, need_row(i));
         const uint32_t dst = p.c_vec + static_cast<uint32_t>(((j - p.j0) * M + r0) * tsp::kResultVectors);
         const uint64_t c = eng.mxm(p.chip, c_mx, r.dtype, u, buf, dst, a_base + static_cast<uint32_t>(r0),
                                    static_cast<uint32_t>(r1 - r0), t > p.t0);
