@@ -195,3 +195,60 @@ TEST(MatmulHost, InputsStreamedInRowOrderSendEachSliceOfAOnce) {
   // The chip's PCIe statistics count what the plan sent.
   EXPECT_EQ(row["sys"]["node0"]["tsp0"]["pcie_payload_bytes"], row["workload"]["host_bytes"]);
 }
+
+TEST(MatmulTimingOnly, SameTimesAsTheCheckedRunWithoutData) {
+  // --timing-only keeps every LW, MXM and PCIe write's timing and hazard
+  // checks but computes and moves no data: the same completion to the
+  // picosecond, with SRAM inputs and a row-split reduction, and from the host.
+  auto run = [](const std::string& shape, const std::string& split, std::vector<std::string> overrides,
+                bool timing_only) {
+    systems::RunOptions o;
+    o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+    o.workload = "matmul";
+    o.kind_options["shape"] = shape;
+    if (!split.empty()) o.kind_options["split"] = split;
+    if (timing_only) o.kind_options["timing-only"] = "1";
+    o.overrides = std::move(overrides);
+    o.quiet = true;
+    o.out_dir = "/tmp/fabricvp-mmt-" + std::to_string(::getpid());
+    EXPECT_EQ(runtime::run(o), 0);
+    std::ifstream f(o.out_dir + "/stats.json");
+    nlohmann::json j = nlohmann::json::parse(f);
+    std::filesystem::remove_all(o.out_dir);
+    return j;
+  };
+  for (const auto& [shape, split, ov] : std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>{
+           {"40x1500x700", "col=2,row=4", {}}, {"64x500x700", "", {"sched.matmul_inputs=host"}}}) {
+    const nlohmann::json data = run(shape, split, ov, false), timed = run(shape, split, ov, true);
+    EXPECT_TRUE(data["workload"]["verified"].get<bool>());
+    EXPECT_FALSE(data["workload"]["timing_only"].get<bool>());
+    EXPECT_TRUE(timed["workload"]["timing_only"].get<bool>());
+    EXPECT_FALSE(timed["workload"]["verified"].get<bool>());
+    EXPECT_EQ(timed["workload"]["checked_elements"].get<uint64_t>(), 0u);
+    EXPECT_EQ(timed["workload"]["simulated_ps"], data["workload"]["simulated_ps"]) << shape;
+    EXPECT_EQ(timed["workload"]["simulated_ps"], timed["workload"]["predicted_ps"]) << shape;
+    EXPECT_EQ(timed["sys"]["node0"]["tsp0"]["mxm_subops"], data["sys"]["node0"]["tsp0"]["mxm_subops"]);
+    EXPECT_EQ(timed["sys"]["node0"]["tsp0"]["pcie_payload_bytes"], data["sys"]["node0"]["tsp0"]["pcie_payload_bytes"]);
+  }
+  const test::Result c =
+      test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+               "/groq-node.yaml --workload cholesky --n 640 --timing-only -q --out /tmp/fabricvp-mmt");
+  EXPECT_EQ(c.code, 1);
+  EXPECT_NE(c.out.find("--timing-only: describes a matrix multiplication"), std::string::npos) << c.out;
+}
+
+TEST(MatmulExperiment, ClusterThroughputIsTheInputStreamsWhileTheyBind) {
+  const std::string dir = "/tmp/fabricvp-mm-cl-" + std::to_string(::getpid());
+  const test::Result r = test::sh("experiment matmul-cluster --quick -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(dir + "/matmul-cluster.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["points"].size(), 1u);
+  const nlohmann::json& p = j["points"][0];
+  EXPECT_EQ(p["tsps"].get<uint64_t>(), 100u);
+  // 100 TSPs each stream all of [32000 x 32000] fp16 over 27.4 GB/s: the PCIe links, not the MXMs, set the time.
+  EXPECT_GT(p["pcie_GBps_per_tsp"].get<double>(), 27.0);
+  EXPECT_GT(p["needed_GBps_per_tsp"].get<double>(), 500.0);
+  EXPECT_NEAR(p["tflops"].get<double>(), 32000 * 27.4e9 / 1e12, 20.0);
+  std::filesystem::remove_all(dir);
+}

@@ -3,6 +3,7 @@
 // at the compiler's predicted picosecond):
 //   matmul-single  Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP.
 //   matmul-scale   Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs.
+//   matmul-cluster Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs over PCIe (timed only).
 //   cholesky       Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS.
 // docs/compute.md puts the results beside the paper's.
 #include <fmt/format.h>
@@ -119,6 +120,53 @@ int matmul_scale(const ExperimentOptions& opt) {
   return 0;
 }
 
+int matmul_cluster(const ExperimentOptions& opt) {
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  nlohmann::json out = {{"experiment", "matmul-cluster"},
+                        {"platform", "groq-dragonfly-10440.yaml cut to 5 racks (360 TSPs)"},
+                        {"operation",
+                         "[N x N] x [N x N] fp16, X column-wise splits, A and B streamed from the host "
+                         "over PCIe Gen4 x16 in row order, timed without data (--timing-only)"},
+                        {"paper", "seed 000 Fig 15: fp16 TFLOPS vs N on 100, 200, 300 TSPs (numbers not in the text)"}};
+  fmt::print("[N x N] x [N x N], fp16, column splits, inputs over PCIe (seed 000 Fig 15)\n");
+  fmt::print("{:>6} {:>7} {:>10} {:>10} {:>11} {:>15} {:>16}\n", "TSPs", "N", "time ms", "TFLOPS", "MXM util %",
+             "PCIe GB/s/TSP", "needed GB/s/TSP");
+  std::map<uint64_t, std::vector<double>> ns, tf;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const systems::Job& j : r.jobs) {
+    const nlohmann::json& w = j.result["workload"];
+    if (!w["timing_only"].get<bool>() || w["simulated_ps"] != w["predicted_ps"])
+      throw core::ConfigError(fmt::format("matmul-cluster: a point missed its prediction ({})", j.dir));
+    sched::MatmulRequest q;
+    sched::parse_shape(w["shape"].get<std::string>(), q);
+    const uint64_t x = w["tsps"].get<uint64_t>();
+    const double per_tsp = w["host_GBps"].get<double>() / static_cast<double>(x);
+    fmt::print("{:>6} {:>7} {:>10.1f} {:>10.0f} {:>11.1f} {:>15.1f} {:>16.1f}\n", x, q.N,
+               w["simulated_ps"].get<double>() / 1e9, w["tflops"].get<double>(), w["mxm_utilization_pct"].get<double>(),
+               per_tsp, w["host_GBps_needed_per_tsp"].get<double>());
+    ns[x].push_back(static_cast<double>(q.N));
+    tf[x].push_back(w["tflops"].get<double>());
+    rows.push_back({{"tsps", x},
+                    {"N", q.N},
+                    {"time_ms", w["simulated_ps"].get<double>() / 1e9},
+                    {"tflops", w["tflops"]},
+                    {"mxm_utilization_pct", w["mxm_utilization_pct"]},
+                    {"pcie_GBps_per_tsp", per_tsp},
+                    {"needed_GBps_per_tsp", w["host_GBps_needed_per_tsp"]}});
+  }
+  out["points"] = rows;
+  fmt::print(
+      "\nEvery TSP streams all of A once (2 N^2 bytes) through its 27.4 GB/s link while computing N / X columns: "
+      "the\ncluster's TFLOPS are about N x 27.4 G whatever X, until N / X columns keep the MXMs busy (N / X of "
+      "about 6,500,\nthe paper's N = 650,000 on 100 TSPs). Larger N needs A's rows in blocks and C written back "
+      "to the host\n(docs/compute.md).\n");
+  systems::Chart chart{"[N x N] x [N x N] on X TSPs, column splits, inputs over PCIe (seed 000 Fig 15)", "N",
+                       "fp16 TFLOPS", ""};
+  for (const auto& [x, n] : ns) chart.series.push_back({fmt::format("{} TSPs", x), n, tf[x]});
+  systems::save_result(opt, out, chart);
+  return 0;
+}
+
 int cholesky(const ExperimentOptions& opt) {
   const systems::SweepResult r = systems::run_experiment_sweep(opt);
   const std::vector<nlohmann::json> pts = checked_points(r, "cholesky");
@@ -175,6 +223,10 @@ const bool registered =
                                   matmul_single}) &&
     systems::register_experiment(
         {"matmul-scale", "seed 000 Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs", matmul_scale}) &&
+    systems::register_experiment({"matmul-cluster",
+                                  "seed 000 Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs "
+                                  "over PCIe (timed without data)",
+                                  matmul_cluster}) &&
     systems::register_experiment(
         {"cholesky", "seed 000 Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS", cholesky});
 

@@ -26,7 +26,8 @@ class MatmulData {
   MatmulData(System& sys, const sched::MatmulPlan& plan, uint64_t seed);
   /// Generate A and B and write every chip's share into its SRAM (or, with
   /// host inputs, issue the compiler's writes over each chip's PCIe link).
-  void load();
+  /// Timing only: no data; only the host's writes are issued, empty.
+  void load(bool timing_only = false);
 
   struct Mismatch {
     uint64_t row, col;  ///< element of C

@@ -24,7 +24,10 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
   m_collective = opt.programs_dir.empty() && !m_matmul && !m_cholesky;
   m_machine = machine_of(*m_sys);
   if (!m_matmul)
-    for (const char* o : {"shape", "split"}) opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
+    for (const char* o : {"shape", "split", "timing-only"})
+      opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
+  m_timing_only = m_matmul && opt.kind_options.count("timing-only");
+  for (tsp::Tsp* t : m_sys->chips) t->set_timing_only(m_timing_only);
   if (!m_cholesky)
     for (const char* o : {"n", "tsps"}) opt.refuse(o, "describes a Cholesky factorization (--workload cholesky)");
   if (!opt.programs_dir.empty())
@@ -107,7 +110,7 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
 // plus the check's partial sums or reference copy (CollectiveData).
 void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs) {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> written(m_sys->chips.size());
-  if (m_matmul)
+  if (m_matmul && !m_timing_only)  // timing only: A, B and the MXM results never reach the SRAM
     for (const sched::MatmulPart& p : m_mplan.parts) written[p.chip].emplace_back(0, p.c_vec);  // A and B
   if (m_cholesky)
     for (const sched::CholeskyPart& p : m_cplan.parts)
@@ -123,7 +126,7 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
           written[c].emplace_back(in.a, uint64_t(in.a) + in.count);
         else if (in.op == tsp::Op::RDHAC)
           written[c].emplace_back(in.a, uint64_t(in.a) + 1);
-        else if (in.op == tsp::Op::MXM)
+        else if (in.op == tsp::Op::MXM && !m_timing_only)
           written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * tsp::kResultVectors);
         else if (in.op == tsp::Op::MUL || in.op == tsp::Op::SUB || in.op == tsp::Op::RSQRT || in.op == tsp::Op::SPLAT ||
                  in.op == tsp::Op::NARROW || in.op == tsp::Op::WIDEN || in.op == tsp::Op::TRANSPOSE)
@@ -145,7 +148,7 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
     close();
   }
   uint64_t check = 0;
-  if (m_matmul) {  // the reference: a column group's partial products, one part's B rows as binary32
+  if (m_matmul && !m_timing_only) {  // the reference: a column group's partial products, one part's B rows as binary32
     const sched::MatmulPart& p = m_mplan.parts[0];
     const uint64_t width = uint64_t(p.j1 - p.j0) * tsp::kMxmColumns;
     check = (uint64_t(m_mreq.row) + 1) * m_mreq.M * width * 4 + uint64_t(m_mplan.K) * width * 4;
@@ -166,7 +169,7 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
 void GroqScenario::load() {
   if (m_matmul) {
     m_mdata = std::make_unique<MatmulData>(*m_sys, m_mplan, m_opt.seed);
-    m_mdata->load();
+    m_mdata->load(m_timing_only);
     return;
   }
   if (m_cholesky) {
@@ -186,8 +189,8 @@ void GroqScenario::finish() {
 systems::Outcome GroqScenario::check() {
   systems::Outcome out;
   if (m_matmul) {
-    m_mres = m_mdata->check();
-    out.checked = true;
+    if (!m_timing_only) m_mres = m_mdata->check();
+    out.checked = !m_timing_only;
     out.verified = m_mres.mismatched == 0 && m_mres.elements > 0;
     out.timed = true;
     out.timing_ok = m_completion == m_mplan.predicted_ps;
@@ -229,7 +232,7 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     {"groq_node", "dragonfly"},
     true,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<GroqScenario>(); },
-    {"shape", "split", "n", "tsps"}});
+    {"shape", "split", "n", "tsps", "timing-only"}});
 
 }  // namespace
 

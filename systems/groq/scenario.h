@@ -109,6 +109,8 @@ struct MatmulStats {
   core::Value<uint64_t> row{nullptr, "workload", "row_splits", "splits", "row-wise weight splits"};
   core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs computing (col x row)"};
   core::Value<bool> verified{nullptr, "workload", "verified", "", "C is bit-exact against the host reference"};
+  core::Value<bool> timing_only{nullptr, "workload", "timing_only", "",
+                                "--timing-only: LW, MXM and PCIe writes timed without data, nothing checked"};
   core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of C compared"};
   core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
                                    "elements of C that differ from the reference"};
@@ -212,6 +214,7 @@ class GroqScenario final : public systems::Scenario {
   systems::RunOptions m_opt;
   bool m_collective = false;
   bool m_matmul = false;
+  bool m_timing_only = false;  ///< --timing-only: a matmul sized, not checked (Tsp::set_timing_only)
   sched::MatmulRequest m_mreq;
   sched::MatmulPlan m_mplan;
   std::unique_ptr<MatmulData> m_mdata;

@@ -44,19 +44,19 @@ void Host::schedule(std::vector<TimedWrite> writes) {
 
 void Host::writer() {
   const uint64_t now = sc_core::sc_time_stamp().value();
-  std::vector<uint8_t> buf;
   for (; m_next < m_order.size() && m_order[m_next].first <= now; ++m_next) {
     TimedWrite& w = m_writes[m_order[m_next].second];
-    buf.resize(w.len);
-    w.fill(buf.data());
+    if (m_buf.size() < w.len) m_buf.resize(w.len);
+    if (w.fill) w.fill(m_buf.data());
     // Ready in the past only when the chip's previous write is still sending: same start.
-    dma(w.chip, w.addr, buf.data(), w.len, std::max<uint64_t>(w.ready_ps, now));
+    dma(w.chip, w.addr, m_buf.data(), w.len, std::max<uint64_t>(w.ready_ps, now));
     w.fill = nullptr;
   }
   if (m_next < m_order.size()) {
     next_trigger(sc_core::sc_time::from_value(m_order[m_next].first - now));
   } else {
     std::vector<TimedWrite>().swap(m_writes);
+    std::vector<uint8_t>().swap(m_buf);
     std::vector<std::pair<uint64_t, size_t>>().swap(m_order);
   }
 }

@@ -57,7 +57,8 @@ class Host : public core::Module {
   /// ready at `ready_ps`; returns when its last vector is readable (ps).
   uint64_t dma(size_t chip, uint64_t addr, const void* data, uint64_t len, uint64_t ready_ps);
 
-  /// A write over PCIe the host issues during the run; `fill` makes its data then.
+  /// A write over PCIe the host issues during the run; `fill` makes its data
+  /// then (none: a timing-only write, for chips in Tsp::set_timing_only).
   struct TimedWrite {
     uint32_t chip = 0;
     uint64_t addr = 0, len = 0, ready_ps = 0;
@@ -73,6 +74,7 @@ class Host : public core::Module {
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
   void writer();
   std::vector<TimedWrite> m_writes;
+  std::vector<uint8_t> m_buf;                        // the write being issued (reused)
   std::vector<std::pair<uint64_t, size_t>> m_order;  // (issue time, write), in issue order
   size_t m_next = 0;
   sc_core::sc_event m_go;

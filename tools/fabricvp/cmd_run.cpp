@@ -125,7 +125,10 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"n", "Groq TSPs, --workload cholesky: A is n x n (symmetric positive definite, seeded)"},
       {"tsps", "Groq TSPs, --workload cholesky: TSPs sharing A's 320-row blocks (default: every TSP of the job)"},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
-      {"timing-only", "NPU fabrics: collectives move no payload (same times; nothing to check)", true},
+      {"timing-only",
+       "NPU fabrics: collectives move no payload; Groq TSPs, --workload matmul: LW, MXM and PCIe writes compute and "
+       "move no data (same times; nothing to check)",
+       true},
       {"data", "NPU fabrics, training workloads: every collective moves real bytes and is checked (same times)", true}};
   for (const KindOption& k : kind_opts) {
     const std::string key = k.name;
