@@ -234,7 +234,7 @@ TEST(MatmulTimingOnly, SameTimesAsTheCheckedRunWithoutData) {
       test::sh("run " + std::string(FABRICVP_PLATFORMS) +
                "/groq-node.yaml --workload cholesky --n 640 --timing-only -q --out /tmp/fabricvp-mmt");
   EXPECT_EQ(c.code, 1);
-  EXPECT_NE(c.out.find("--timing-only: describes a matrix multiplication"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("--timing-only: on Groq TSPs times a matrix multiplication"), std::string::npos) << c.out;
 }
 
 TEST(MatmulExperiment, ClusterThroughputIsTheInputStreamsWhileTheyBind) {
@@ -251,4 +251,38 @@ TEST(MatmulExperiment, ClusterThroughputIsTheInputStreamsWhileTheyBind) {
   EXPECT_GT(p["needed_GBps_per_tsp"].get<double>(), 500.0);
   EXPECT_NEAR(p["tflops"].get<double>(), 32000 * 27.4e9 / 1e12, 20.0);
   std::filesystem::remove_all(dir);
+}
+
+TEST(MatmulHost, ResultsWrittenBackOverPcieAreCheckedInHostMemory) {
+  // C leaves each chip over its PCIe link as each part is final (HOSTW): the
+  // check reads host memory, and the completion is C's last vector there.
+  auto run = [](const std::string& split, const std::string& outputs) {
+    systems::RunOptions o;
+    o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+    o.workload = "matmul";
+    o.kind_options["shape"] = "40x1500x700";
+    o.kind_options["split"] = split;
+    o.overrides = {"sched.matmul_outputs=" + outputs};
+    o.quiet = true;
+    o.out_dir = "/tmp/fabricvp-mmo-" + std::to_string(::getpid());
+    EXPECT_EQ(runtime::run(o), 0);
+    std::ifstream f(o.out_dir + "/stats.json");
+    nlohmann::json j = nlohmann::json::parse(f);
+    std::filesystem::remove_all(o.out_dir);
+    return j;
+  };
+  for (const std::string split : {"col=2", "col=2,row=4"}) {
+    const nlohmann::json sram = run(split, "sram"), host = run(split, "host");
+    const auto& w = host["workload"];
+    EXPECT_TRUE(w["verified"].get<bool>()) << split;
+    EXPECT_EQ(w["outputs"], "host");
+    EXPECT_EQ(w["simulated_ps"], w["predicted_ps"]) << split;
+    EXPECT_GT(w["simulated_ps"].get<uint64_t>(), sram["workload"]["simulated_ps"].get<uint64_t>());
+    // Every element of C once: 40 rows x 3 column tiles x 4 vectors x 320 bytes.
+    EXPECT_EQ(w["host_out_bytes"].get<uint64_t>(), 40u * 3 * 4 * 320) << split;
+    uint64_t sent = 0;
+    for (auto& [name, chip] : host["sys"]["node0"].items())
+      if (chip.contains("pcie_out_payload_bytes")) sent += chip["pcie_out_payload_bytes"].get<uint64_t>();
+    EXPECT_EQ(sent, w["host_out_bytes"].get<uint64_t>()) << split;
+  }
 }

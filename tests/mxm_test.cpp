@@ -276,3 +276,55 @@ TEST(HostInterface, ReadingAVectorStillOnThePcieLinkIsAHardwareError) {
   ASSERT_EQ(b.errors().size(), 1u);
   EXPECT_NE(b.errors()[0].message.find("still on the PCIe link"), std::string::npos) << b.errors()[0].message;
 }
+
+TEST(HostInterface, HostwWritesToHostMemoryAtTheLinkRateAfterTheLatency) {
+  Bench b(test::node_yaml(2));
+  const tsp::Tsp& t = b.chip(0);
+  const std::vector<uint8_t> data = test::pattern(5, 30);
+  b.write_vec(0, 200, data);
+  // Issued at cycle 100; the next HOSTW waits until the link is idle again.
+  b.load(0, ".queue 0\nWAIT 100\nHOSTW @200, 30, 1000\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  std::vector<uint8_t> got(data.size());
+  EXPECT_TRUE(b.sys->host.received(0, 1000 * 320, got.data(), got.size()));
+  EXPECT_EQ(got, data);
+  EXPECT_FALSE(b.sys->host.received(0, 1030 * 320, got.data(), 320));  // never written
+  const uint64_t start = t.clock().ps(100);
+  EXPECT_EQ(t.last_write_ps(), start + t.pcie_out().rate().ps(30) + 1000000);
+  EXPECT_EQ(t.pcie_out().transfer_count(), 1u);
+  EXPECT_EQ(t.pcie().transfer_count(), 0u);  // the other direction
+}
+
+TEST(HostInterface, HostwOnALinkStillSendingIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  b.load(0, ".queue 0\nHOSTW @0, 10, 0\nHOSTW @10, 1, 10\n");  // 10 vectors take ~117 ns = ~105 cycles
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("PCIe link to the host is still sending"), std::string::npos)
+      << b.errors()[0].message;
+}
+
+TEST(HostInterface, HostwOfAResultStillOnItsStreamIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  b.load(0, ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @0, @2000, 1\nHOSTW @0, 4, 0\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("HOSTW reads"), std::string::npos) << b.errors()[0].message;
+}
+
+TEST(Asm, HostwRoundTripsAndBadOperandsAreRefused) {
+  const sw::Program p = sw::assemble(".queue 3\nHOSTW @7, 12, 4096\n", "t.s");
+  ASSERT_EQ(p.queues.size(), 4u);
+  const tsp::Instr& in = p.queues[3][0];
+  EXPECT_EQ(in.op, tsp::Op::HOSTW);
+  EXPECT_EQ(in.a, 7u);
+  EXPECT_EQ(in.count, 12u);
+  EXPECT_EQ(in.imm, 4096u);
+  EXPECT_EQ(tsp::Instr::decode(in.encode().data()), in);
+  EXPECT_EQ(sw::format_instr(in), "HOSTW " + tsp::VecAddr::from_linear(7).str() + ", 12, 4096");
+  test::expect_asm_error("HOSTW @7, 0, 1\n", "count");
+  test::expect_asm_error("HOSTW @7, 12\n", "HOSTW");
+  test::expect_asm_error("HOSTW.fp16 @7, 12, 1\n", "HOSTW");
+  test::expect_asm_error("HOSTW @720890, 12, 1\n", "past the end of SRAM");
+}

@@ -77,6 +77,7 @@ const char* op_name(Op op) {
     case Op::NARROW: return "NARROW";
     case Op::WIDEN: return "WIDEN";
     case Op::TRANSPOSE: return "TRANSPOSE";
+    case Op::HOSTW: return "HOSTW";
   }
   return "?";
 }

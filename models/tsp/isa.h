@@ -82,7 +82,9 @@ enum class Op : uint8_t {
   SPLAT = 19,           ///< every lane of a[i] = lane imm of b[i]
   NARROW = 20,          ///< a[i] = binary32 vectors b[2i], b[2i + 1] rounded to fp16 / bf16
   WIDEN = 21,           ///< a[2i], a[2i + 1] = fp16 / bf16 vector b[i] as binary32
-  TRANSPOSE = 22,       ///< SXM: element k of a = element imm of vector b + k * c, k < count (the rest 0)
+  TRANSPOSE = 22,
+  HOSTW = 23,  ///< write count vectors from SRAM a to the host over PCIe, at host vector imm       ///< SXM: element k
+               ///< of a = element imm of vector b + k * c, k < count (the rest 0)
 };
 
 constexpr uint32_t kInstrBytes = 32;

@@ -358,6 +358,49 @@ class LastWriteCursor final : public Cursor {
   uint64_t& m_last;
 };
 
+/// HOSTW: vector i is read from SRAM as the link serializes it (start +
+/// ser(i)); the whole write reaches the host when its last vector lands
+/// (start + ser(n) + latency).
+class HostWriteCursor final : public Cursor {
+ public:
+  HostWriteCursor(Tsp& chip, const Sram& sram, const core::SerialChannel& link, uint32_t src, uint32_t n,
+                  uint64_t host_vec, uint64_t start, uint64_t seq, uint64_t& last_write)
+      : m_chip(chip),
+        m_sram(sram),
+        m_link(link),
+        m_src(src),
+        m_n(n),
+        m_host(host_vec),
+        m_start(start),
+        m_data(uint64_t(n) * kVectorBytes),
+        m_last(last_write) {
+    key = OpKey{start, kRead, seq};
+  }
+  bool step() override {
+    if (m_i < m_n) {  // read vector m_i
+      std::memcpy(&m_data[uint64_t(m_i) * kVectorBytes], m_sram.read(m_src + m_i), kVectorBytes);
+      if (++m_i < m_n) {
+        key.t = m_start + m_link.rate().ps(m_i);
+      } else {
+        key = OpKey{m_start + m_link.rate().ps(m_n) + m_link.latency_ps(), kWrite, key.seq};
+      }
+      return true;
+    }
+    m_chip.deliver_to_host(m_host, m_data.data(), m_data.size(), key.t);
+    m_last = key.t;
+    return false;
+  }
+
+ private:
+  Tsp& m_chip;
+  const Sram& m_sram;
+  const core::SerialChannel& m_link;
+  uint32_t m_src, m_n, m_i = 0;
+  uint64_t m_host, m_start;
+  std::vector<uint8_t> m_data;
+  uint64_t& m_last;
+};
+
 /// Host DMA over PCIe: vector i written to SRAM at start + ser(i + 1) + latency.
 class DmaCursor final : public Cursor {
  public:
@@ -465,7 +508,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       sxm_latency(this, "sxm_latency", 16, "cycles",
                   "TRANSPOSE: last source vector read to the result vector written in SRAM", 1, 100000),
       notify_latency(this, "notify_latency", 4, "cycles", "NOTIFY issue to restart of the SYNC'ed queues", 1, 100000),
-      queues(this, "queues", 32, "queues", "instruction queues (ICUs) with independent streams", 1, 4096),
+      queues(this, "queues", 40, "queues", "instruction queues (ICUs) with independent streams", 1, 4096),
       vxm_alus(this, "vxm_alus", 4, "ALUs", "vector ALUs that can run ADD bursts concurrently", 1, 64),
       rx_buffer_vectors(this, "rx_buffer_vectors", 16, "vectors", "receive buffer per C2C port", 1, 1 << 20),
       tx_buffer_vectors(this, "tx_buffer_vectors", 16, "vectors",
@@ -493,6 +536,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
                       "the chip's host interface)",
                       0, 1000000),
       ctrl("ctrl"),
+      host_out("host_out"),
       m_nominal(clock_mhz),
       m_clock(make_oscillator(*this)),
       instructions(this, nullptr, "instructions", "instructions", "instructions issued by all queues"),
@@ -551,6 +595,15 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
         {"pcie_utilization", "%", "busy share of the host-to-chip PCIe direction"}};
     m_pcie = std::make_unique<core::SerialChannel>(
         this, names, core::SerialRate(uint64_t(pcie_vector_bytes()) * 8, pcie_lanes, lane_gbps),
+        pcie_latency_ns * 1000);
+    static const core::SerialChannel::Names out_names{
+        {"pcie_out_transfers", "transfers", "HOSTW writes to the host over PCIe"},
+        {"pcie_out_vectors", "vectors", "vectors written to the host over PCIe"},
+        {"pcie_out_payload_bytes", "bytes", "bytes written to the host over PCIe"},
+        {"pcie_out_busy_ps", "ps", "time the PCIe link serialized chip-to-host writes"},
+        {"pcie_out_utilization", "%", "busy share of the chip-to-host PCIe direction"}};
+    m_pcie_out = std::make_unique<core::SerialChannel>(
+        this, out_names, core::SerialRate(uint64_t(pcie_vector_bytes()) * 8, pcie_lanes, lane_gbps),
         pcie_latency_ns * 1000);
   }
 
@@ -783,6 +836,11 @@ void Tsp::load_queues() {
             program_error(q, pc, in, "runs past the end of SRAM");
           break;
         }
+        case Op::HOSTW:
+          if (in.count == 0) program_error(q, pc, in, "writes no vectors");
+          if (in.a + uint64_t(in.count) > kVectors) program_error(q, pc, in, "runs past the end of SRAM");
+          if (in.imm > (uint64_t(1) << 40)) program_error(q, pc, in, "host address past 2^40 vectors");
+          break;
         case Op::TRANSPOSE: {
           const uint32_t es = core::dtype_bytes(in.dtype);
           if (es == 0) program_error(q, pc, in, "has no valid data type (one with an element size)");
@@ -838,8 +896,9 @@ void Tsp::ticker() {
     return;  // sleep until the next burst kicks us
   }
   uint64_t next = now + drain_interval_ns * 1000;
-  // Timing only, no data is held in flight: sleep until the next operation
-  // (an MXM or a host write lands milliseconds apart in a long run).
+  // Timing only: LW, MXM and host writes hold no data, so sleep until the
+  // next operation (they land milliseconds apart in a long run); consumers
+  // still pull what they read (drain), so nothing is applied too late.
   if (m_timing_only) next = std::max(next, m_timeline.next_time());
   next = std::min(next, m_end_ps);
   if (next <= now) next = now + 1;
@@ -1087,7 +1146,8 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
         return;
       }
       uint64_t lead = b.ready_ps - m_clock.ps(c);  // read-ahead of the serializer
-      if (!results_landed(q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }))
+      if (!results_landed(
+              q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }, false))
         return;
       p.tx_vectors += in.count;
       vectors_sent += in.count;
@@ -1126,6 +1186,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       break;
     }
     case Op::LW: issue_lw(q, in, c); break;
+    case Op::HOSTW: issue_hostw(q, in, c); break;
     case Op::MXM: issue_mxm(q, in, c); break;
     case Op::TRANSPOSE: issue_transpose(q, in, c); break;
     case Op::ADD:
@@ -1189,7 +1250,8 @@ bool Tsp::unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& cou
 }
 
 template <typename ReadPs>
-bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps) {
+bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
+                         bool fast_reader) {
   if (m_inflight.empty()) return true;
   const uint64_t now = m_clock.ps(c);
   for (size_t k = 0; k < m_inflight.size();) {
@@ -1207,10 +1269,13 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
       ++k;
       continue;
     }
-    // A host write lands a vector every PCIe packet time, far slower than any
-    // reader reads them (at most one per cycle): read - lands falls along the
-    // overlap, so its last vector is the one to check (O(1), not O(vectors)).
-    const uint64_t v0 = f.dma && m_pcie->rate().ps(1) >= 2 * (m_clock.ps(c + 1) - m_clock.ps(c)) ? hi - 1 : lo;
+    // A host write lands a vector every PCIe packet time, far slower than a
+    // fast reader (LW, MXM, the VXM: at most one vector per cycle) reads them:
+    // read - lands falls along the overlap, so its last vector is the one to
+    // check (O(1), not O(vectors)). A SEND or HOSTW reads at its link's pace:
+    // every vector is checked.
+    const bool last_only = fast_reader && f.dma && m_pcie->rate().ps(1) >= 2 * (m_clock.ps(c + 1) - m_clock.ps(c));
+    const uint64_t v0 = last_only ? hi - 1 : lo;
     for (uint64_t v = v0; v < hi; ++v) {
       const uint64_t lands = f.lands(*this, v);
       const uint64_t read = read_ps(static_cast<uint32_t>(v - addr));
@@ -1269,6 +1334,54 @@ void Tsp::issue_lw(uint32_t q, const Instr& in, uint64_t c) {
     tr.span(m_pid, q, "LW", "tsp", m_clock.ps(c), m_clock.ps(load_end + lw_latency) - m_clock.ps(c),
             fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"vectors":{})", core::dtype_name(in.dtype), in.port, in.c,
                         in.count));
+}
+
+void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c) {
+  auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
+  const uint64_t now = m_clock.ps(c);
+  if (host_out.size() == 0) {
+    fail("HOSTW on a chip whose PCIe link has no host");
+    return;
+  }
+  if (m_pcie_out->free_ps() > now) {
+    fail(fmt::format("HOSTW issued while the PCIe link to the host is still sending (until cycle {})",
+                     m_clock.cycle_at_or_after(m_pcie_out->free_ps())));
+    return;
+  }
+  const core::SerialRate& rate = m_pcie_out->rate();
+  if (!results_landed(
+          q, c, "HOSTW", in.a, in.count, [&](uint32_t i) { return now + rate.ps(i); }, false))
+    return;
+  const uint64_t tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
+  const uint64_t start = m_pcie_out->serialize(now, in.count, uint64_t(in.count) * kVectorBytes, in.count * tlps);
+  const uint64_t last = start + rate.ps(in.count) + m_pcie_out->latency_ps();
+  if (m_timing_only)
+    m_timeline.add(std::make_unique<LastWriteCursor>(last, m_timeline.next_seq(), m_last_write));
+  else
+    m_timeline.add(std::make_unique<HostWriteCursor>(*this, m_sram, *m_pcie_out, in.a, in.count, in.imm, start,
+                                                     m_timeline.next_seq(), m_last_write));
+  extend(last);
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled())
+    tr.span(
+        m_pid, q, "HOSTW", "tsp", now, last - now,
+        fmt::format(R"("src":"{}","vectors":{},"host_vector":{})", VecAddr::from_linear(in.a).str(), in.count, in.imm));
+}
+
+void Tsp::deliver_to_host(uint64_t host_vec, const uint8_t* data, uint64_t len, uint64_t t_ps) {
+  tlm::tlm_generic_payload gp;
+  gp.set_command(tlm::TLM_WRITE_COMMAND);
+  gp.set_address(host_vec * kVectorBytes);
+  gp.set_data_ptr(const_cast<uint8_t*>(data));
+  gp.set_data_length(static_cast<unsigned int>(len));
+  gp.set_streaming_width(static_cast<unsigned int>(len));
+  gp.set_byte_enable_ptr(nullptr);
+  gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = ps_time(t_ps > now_ps() ? t_ps - now_ps() : 0);
+  host_out->b_transport(gp, delay);
+  if (gp.is_response_error())
+    throw std::runtime_error(fmt::format("{}: the host refused a HOSTW of {} bytes at host vector {}: {}", name(), len,
+                                         host_vec, gp.get_response_string()));
 }
 
 void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {

@@ -18,6 +18,7 @@
 //     readable.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
@@ -107,6 +108,11 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Param<uint64_t> pcie_latency_ns;
 
   tlm_utils::simple_target_socket<Tsp> ctrl;
+  /// Chip-to-host writes (HOSTW) over PCIe: a TLM write of whole vectors at
+  /// host byte address (host vector) x 320, issued when the last vector lands
+  /// in host memory. Unbound on a chip without a host (a HOSTW is then a
+  /// hardware error).
+  tlm_utils::simple_initiator_socket_optional<Tsp> host_out;
 
   uint32_t port_count() const { return static_cast<uint32_t>(m_ports.size()); }
   Port& port(uint32_t i) { return *m_ports.at(i); }
@@ -114,6 +120,8 @@ class Tsp : public core::Module, public c2c::Producer {
   const clock::Oscillator& clock() const { return m_clock; }
   /// The host-to-chip direction of the PCIe link: one packet per 320-byte vector.
   const core::SerialChannel& pcie() const { return *m_pcie; }
+  /// The chip-to-host direction (HOSTW): same rate and latency.
+  const core::SerialChannel& pcie_out() const { return *m_pcie_out; }
   /// PCIe packet of one vector: its TLPs' payload and overhead, in bytes.
   uint32_t pcie_vector_bytes() const;
   /// The nominal clock (clock_mhz, no offset, no jitter): what a compiler assumes.
@@ -203,9 +211,11 @@ class Tsp : public core::Module, public c2c::Producer {
   /// (the results are still on their stream), nor between the start of a
   /// host write over PCIe and its landing. Fails the chip; false if so.
   template <typename ReadPs>
-  bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps);
+  bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
+                      bool fast_reader = true);
   void issue_lw(uint32_t q, const Instr& in, uint64_t c);
   void issue_mxm(uint32_t q, const Instr& in, uint64_t c);
+  void issue_hostw(uint32_t q, const Instr& in, uint64_t c);
   void issue_transpose(uint32_t q, const Instr& in, uint64_t c);
   void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
   static clock::Oscillator make_oscillator(const Tsp& t);
@@ -264,9 +274,11 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
   core::Counter vxm_ops, weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
   core::Counter sxm_ops, sxm_vectors;
+  /// Hand a HOSTW's vectors to the host (host_out), at the time the last one lands.
+  void deliver_to_host(uint64_t host_vec, const uint8_t* data, uint64_t len, uint64_t t_ps);
 
  private:
-  std::unique_ptr<core::SerialChannel> m_pcie;
+  std::unique_ptr<core::SerialChannel> m_pcie, m_pcie_out;
   core::Counter sram_pages, sram_bytes;
   core::Derived last_write;
 };

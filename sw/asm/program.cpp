@@ -356,6 +356,16 @@ Program assemble(const std::string& text, const std::string& file) {
         P.fail(fmt::format("TRANSPOSE of {} vectors {} apart from {} runs past the end of SRAM", n, stride,
                            tsp::VecAddr::from_linear(ins.b).str()));
       ins.c = static_cast<uint32_t>(stride);
+    } else if (base == "HOSTW") {  // HOSTW src, n, host_vector
+      want(3);
+      ins.op = Op::HOSTW;
+      ins.a = P.address(ops[0]);
+      ins.count = P.count(ops[1]);
+      ins.imm = P.number(ops[2], "host vector");
+      if (static_cast<uint64_t>(ins.a) + ins.count > tsp::kVectors)
+        P.fail(fmt::format("HOSTW of {} vectors from {} runs past the end of SRAM", ins.count,
+                           tsp::VecAddr::from_linear(ins.a).str()));
+      if (ins.imm > (uint64_t(1) << 40)) P.fail(fmt::format("host vector {} past 2^40", ins.imm));
     } else if (base == "COPY") {
       want(3);
       ins.op = Op::COPY;
@@ -409,6 +419,7 @@ std::string format_instr(const Instr& in) {
       return fmt::format("ADD.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), addr(in.c),
                          in.count);
     case Op::COPY: return fmt::format("COPY {}, {}, {}", addr(in.a), addr(in.b), in.count);
+    case Op::HOSTW: return fmt::format("HOSTW {}, {}, {}", addr(in.a), in.count, in.imm);
     case Op::LW:
       return fmt::format("LW.{} m{}.w{}, {}, {}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a), in.count);
     case Op::MXM:

@@ -25,9 +25,10 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
   const size_t chips = m.chips.size();
   // [chip][port] -> bursts issued there, by kind
   std::vector<std::vector<std::vector<Burst>>> sends(chips), recvs(chips);
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> alu(chips);  // [chip] -> [first, end) cycles
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> sxm(chips);  // [chip] -> TRANSPOSE [first, end) cycles
-  std::vector<std::vector<MxmOp>> mxm(chips);                          // [chip] -> LW and MXM
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> alu(chips);    // [chip] -> [first, end) cycles
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> sxm(chips);    // [chip] -> TRANSPOSE [first, end) cycles
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> hostw(chips);  // [chip] -> HOSTW serialization, cycles
+  std::vector<std::vector<MxmOp>> mxm(chips);                            // [chip] -> LW and MXM
   auto bad = [&](const std::string& where, uint64_t cycle, const std::string& what) {
     if (rep.violations.size() < 1000) rep.violations.push_back(Violation{where, cycle, what});
   };
@@ -83,6 +84,10 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
             break;
           case tsp::Op::LW:
           case tsp::Op::MXM: mxm[c].push_back(MxmOp{cyc, in}); break;
+          case tsp::Op::HOSTW:  // the chip-to-host PCIe direction while it serializes the write
+            hostw[c].emplace_back(cyc, chip.clock.cycle_at_or_after(chip.clock.ps(cyc) + chip.pcie.ps(in.count)));
+            ++rep.hostw_ops;
+            break;
           case tsp::Op::TRANSMIT:  // a link control code: no data slot, one issue cycle
             if (in.port >= chip.ports.size() || chip.ports[in.port].peer == kNoChip)
               bad(where, cyc, fmt::format("TRANSMIT on port {}, which has no cable", in.port));
@@ -202,6 +207,7 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
     const ChipSpec& chip = m.chips[c];
     if (!alu[c].empty()) occupancy(alu[c], chip.alus, chip.name, "ALU bursts", "ALUs");
     if (!sxm[c].empty()) occupancy(sxm[c], chip.sxm_units, chip.name + ".sxm", "TRANSPOSEs", "SXM units");
+    if (!hostw[c].empty()) occupancy(hostw[c], 1, chip.name + ".pcie", "HOSTWs", "PCIe link to the host");
   }
 
   // 5. Matrix units (docs/isa.md "LW and MXM"): planes of fp16 unit u are 2u

@@ -35,7 +35,7 @@ struct Violation {
 
 struct CheckReport {
   std::vector<Violation> violations;
-  uint64_t sends = 0, recvs = 0, alu_ops = 0, mxm_ops = 0, sxm_ops = 0;
+  uint64_t sends = 0, recvs = 0, alu_ops = 0, mxm_ops = 0, sxm_ops = 0, hostw_ops = 0;
   bool skipped_sync = false;  ///< some queue uses SYNC/NOTIFY and was not analysed
 };
 

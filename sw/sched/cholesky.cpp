@@ -15,11 +15,11 @@ using tsp::Instr;
 using tsp::Op;
 
 namespace {
-constexpr uint32_t kRows = tsp::kMxmColumns;              // rows per block: the lanes of an MXM result
-constexpr uint32_t kK = 160;                              // fp16 tile rows: columns of L per sub-operation
-constexpr uint32_t kRing = 8;                             // columns in flight per chip (row of L, scale buffers)
-constexpr uint32_t kF32 = kRows * 4 / tsp::kVectorBytes;  // 4 binary32 vectors per column of a block
-constexpr uint32_t kF16 = kRows * 2 / tsp::kVectorBytes;  // 2 fp16 vectors
+constexpr uint32_t kRows = kCholeskyRows, kK = kCholeskyK, kF32 = kCholeskyF32, kF16 = kCholeskyF16;
+constexpr uint32_t kRing = 8;  // columns in flight per chip (row of L, scale buffers)
+static_assert(kRows == tsp::kMxmColumns && kK == tsp::mxm_k(core::Dtype::fp16) &&
+                  kF32 * tsp::kVectorBytes == kRows * 4 && kF16 * tsp::kVectorBytes == kRows * 2,
+              "a block column is one MXM result: 320 binary32 lanes in 4 vectors, 320 fp16 in 2");
 
 Instr vxm(Op op, core::Dtype dt, uint32_t a, uint32_t b, uint32_t c, uint32_t n, uint64_t imm = 0) {
   Instr in;
@@ -322,7 +322,14 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
           [&](uint32_t) -> uint64_t& { return unused; });
     }
   }
-  pl.programs = eng.programs();
+  try {
+    pl.programs = eng.programs();
+  } catch (const core::ConfigError& e) {
+    throw core::ConfigError(
+        fmt::format("cholesky --n {} on {} TSP{}: {}; use more TSPs (--tsps), a smaller --n or a "
+                    "larger -p '*.imem_instructions'",
+                    n, T, T == 1 ? "" : "s", e.what()));
+  }
   pl.predicted_ps = eng.completion_ps();
   return pl;
 }

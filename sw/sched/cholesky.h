@@ -22,9 +22,10 @@
 // the TSPs that will need it, once, instead of every row (up to n / 160
 // vectors) to every TSP every column. The owner of the diagonal also sends
 // rsqrt(I[0]) (one splat vector) so that the other TSPs finish their blocks of
-// column i. Lanes above the diagonal are cleared by a mask
-// (1 on and below the diagonal, else 0) multiplied into the scale, so they
-// hold +-0 and never feed a NaN into a later sum.
+// column i. Across a Dragonfly's global cable each of these goes once, to the
+// first TSP of the other node that needs it, which forwards it inside its node. Lanes above the diagonal are cleared by
+// a mask (1 on and below the diagonal, else 0) multiplied into the scale, so they hold +-0 and never feed a NaN into a
+// later sum.
 //
 // Rows past n in the last block are zero and stay zero. Every instruction's
 // cycle is fixed here (sched::Engine) and the completion predicted; the
@@ -40,6 +41,10 @@
 #include "sw/sched/machine.h"
 
 namespace fabricvp::sched {
+
+/// Layout units: rows per block (the lanes of an MXM result), columns of L per
+/// fp16 sub-operation, vectors of one block column in binary32 and in fp16.
+constexpr uint32_t kCholeskyRows = 320, kCholeskyK = 160, kCholeskyF32 = 4, kCholeskyF16 = 2;
 
 struct CholeskyRequest {
   uint64_t n = 0;     ///< A is n x n, symmetric positive definite
@@ -66,7 +71,7 @@ struct CholeskyPlan {
   std::vector<sw::Program> programs;  ///< per physical chip
   uint64_t predicted_ps = 0;          ///< last SRAM write of the schedule
   uint64_t subops = 0, weight_loads = 0, transposes = 0, vxm_ops = 0;
-  uint64_t sent_vectors = 0;  ///< row and scale vectors sent over C2C
+  uint64_t sent_vectors = 0;  ///< fp16 columns and splats sent over C2C (forwards inside a node included)
 
   /// Stored columns of global block rb: min(n, 320 (rb + 1)).
   uint64_t cols(uint32_t rb) const;

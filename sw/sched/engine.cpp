@@ -35,6 +35,7 @@ Engine::Engine(const Machine& m) : m_m(m) {
   m_units.resize(n);
   m_sxm.resize(n);
   m_pcie_free.assign(n, 0);
+  m_pcie_out_free.assign(n, 0);
   for (size_t c = 0; c < n; ++c) {
     const ChipSpec& s = m.chips[c];
     m_busy[c].resize(s.ports.size());
@@ -328,6 +329,27 @@ uint64_t Engine::mxm(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, u
   in.imm = acc ? 1 : 0;
   emit(chip, unit_queue(chip, unit), c, in);
   complete(s.clock.ps(c + n - 1 + s.mxm_latency));
+  return c;
+}
+
+uint32_t Engine::pcie_queue(uint32_t chip) const {
+  const ChipSpec& s = m_m.chips[chip];
+  return 2 * static_cast<uint32_t>(s.ports.size()) + s.alus + s.mxm_planes + s.sxm_units;
+}
+
+uint64_t Engine::to_host(uint32_t chip, uint64_t c, uint32_t src, uint32_t n, uint64_t host_vec) {
+  if (n == 0) throw std::logic_error("HOSTW of no vectors");
+  const ChipSpec& s = m_m.chips[chip];
+  c = std::max(c, s.clock.cycle_at_or_after(m_pcie_out_free[chip]));
+  const uint64_t start = s.clock.ps(c);
+  m_pcie_out_free[chip] = start + s.pcie.ps(n);
+  complete(start + s.pcie.ps(n) + s.pcie_latency_ps);
+  Instr in;
+  in.op = Op::HOSTW;
+  in.a = src;
+  in.count = n;
+  in.imm = host_vec;
+  emit(chip, pcie_queue(chip), c, in);
   return c;
 }
 

@@ -85,6 +85,13 @@ class Engine {
   /// the link; vector i lands at host_lands(chip, start, i).
   uint64_t host_write_start(uint32_t chip, uint32_t n, uint64_t ready_ps);
   uint64_t host_lands(uint32_t chip, uint64_t start, uint32_t i) const;
+  /// HOSTW (docs/isa.md): n vectors from `src` on `chip` to host vector
+  /// `host_vec` over the chip-to-host PCIe direction, issued at the first
+  /// cycle c >= min_cycle at which that direction is idle (the writes booked
+  /// before it first). Vector i is read at ps(c) + pcie.ps(i); the write is
+  /// in host memory at ps(c) + pcie.ps(n) + latency (its completion).
+  /// Returns c.
+  uint64_t to_host(uint32_t chip, uint64_t min_cycle, uint32_t src, uint32_t n, uint64_t host_vec);
 
   /// Forwarding buffers are taken from this vector address upwards on every chip.
   void set_scratch_base(uint32_t vec) { m_scratch_base = vec; }
@@ -136,6 +143,9 @@ class Engine {
   uint32_t unit_queue(uint32_t chip, uint32_t unit) const;
   /// An SXM unit's instruction queue: after the MXM units' queues (as many as int8 units, mxm_planes).
   uint32_t sxm_queue(uint32_t chip, uint32_t unit) const;
+  /// The queue issuing a chip's HOSTWs: after the SXM units' queues.
+  uint32_t pcie_queue(uint32_t chip) const;
+  std::vector<uint64_t> m_pcie_out_free;  // [chip]: end of the last HOSTW's serialization (ps)
   struct Lease {
     uint32_t addr, len;
     uint64_t t0, t1;

@@ -370,6 +370,21 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     }
     return std::make_pair(dst, landed);
   };
+  // C back to the host, each run of rows as soon as it is final.
+  auto to_host = [&](const MatmulPart& h, uint32_t j, uint64_t m0, uint64_t m1, const Ready& ready) {
+    const ChipSpec& chip = m.chips[h.chip];
+    const uint64_t final_ps = *std::max_element(ready.begin(), ready.end());
+    const uint32_t n = static_cast<uint32_t>((m1 - m0) * tsp::kResultVectors);
+    eng.to_host(h.chip, chip.clock.cycle_at_or_after(final_ps), c_addr(h, j, m0), n, c_addr(h, j, m0));
+    pl.host_out_bytes += uint64_t(n) * tsp::kVectorBytes;
+  };
+  if (r.host_outputs && r.row == 1)
+    for (const MatmulPart& p : pl.parts)
+      for (uint32_t j = p.j0; j < p.j1; ++j)
+        for (uint32_t u = 0; u < units[idx(p)]; ++u) {
+          const uint64_t r0 = share(M, units[idx(p)], u), r1 = share(M, units[idx(p)], u + 1);
+          if (r1 > r0) to_host(p, j, r0, r1, c_ready(p, j, r0, r1));
+        }
   for (uint32_t g = 0; g < r.col && r.row > 1; ++g) {
     const MatmulGroup& grp = pl.groups[g];
     const MatmulPart& first = pl.parts[g * r.row];
@@ -393,6 +408,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
           auto [dst, ready] = move(hk, c_addr(hk, j, pc.m0), h0, n, sums[k]);
           add_into(h0, c_addr(h0, j, pc.m0), sums[0], dst, ready);
         }
+        if (r.host_outputs) to_host(h0, j, pc.m0, pc.m1, sums[0]);
       }
   }
   pl.programs = eng.programs();

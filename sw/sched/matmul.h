@@ -49,6 +49,10 @@ struct MatmulRequest {
   /// again for every column tile, seed 000 §5.2).
   bool host_inputs = false;
   bool row_order = true;
+  /// C written back to the host over PCIe (HOSTW) as each part of it is
+  /// final, into host memory at the same vector addresses it has in SRAM; the
+  /// completion is then its last vector in host memory.
+  bool host_outputs = false;
 };
 
 /// A positive decimal integer, strictly (core::ConfigError naming `what` and showing `example` otherwise).
@@ -100,6 +104,7 @@ struct MatmulPlan {
   std::vector<sw::Program> programs;  ///< per physical chip
   std::vector<MatmulDma> dmas;        ///< host inputs: the writes over PCIe, in issue order
   uint64_t host_bytes = 0;            ///< bytes of those writes
+  uint64_t host_out_bytes = 0;        ///< bytes of C written back to the host (host_outputs)
   double host_GBps_at_peak = 0;       ///< PCIe bandwidth a chip needs for its MXMs never to wait (GB/s)
   uint64_t predicted_ps = 0;          ///< last SRAM write of the schedule
   uint64_t compute_end_ps = 0;        ///< last MXM result written

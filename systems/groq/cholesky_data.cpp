@@ -13,9 +13,7 @@
 namespace fabricvp::groq {
 
 namespace {
-constexpr uint32_t kRows = tsp::kMxmColumns;  // rows per block
-constexpr uint32_t kK = 160;                  // columns per MXM sub-operation (fp16)
-constexpr uint32_t kF32 = kRows * 4 / tsp::kVectorBytes;
+constexpr uint32_t kRows = sched::kCholeskyRows, kK = sched::kCholeskyK, kF32 = sched::kCholeskyF32;
 
 float round_fp16(float f) { return core::ieee::f16_to_f32(core::ieee::f32_to_f16(f)); }
 float rsqrt(float f) { return core::ieee::float_of(tsp::rsqrt_fp32(core::ieee::bits_of(f))); }

@@ -2,6 +2,8 @@
 // statistics and summary. docs/compute.md.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/core/units.h"
 #include "systems/groq/scenario.h"
 
@@ -38,6 +40,7 @@ void GroqScenario::prepare_matmul(const systems::RunOptions& opt) {
   m_mreq.max_paths = m_params->paths;
   m_mreq.host_inputs = m_params->matmul_inputs.get() == "host";
   m_mreq.row_order = m_params->matmul_order.get() == "row";
+  m_mreq.host_outputs = m_params->matmul_outputs.get() == "host";
   m_mplan = sched::plan_matmul(m_machine, m_mreq);
 }
 
@@ -71,6 +74,8 @@ void GroqScenario::report_matmul(const systems::Outcome& out) {
   ms.host_bytes.set(m_mplan.host_bytes);
   ms.host_GBps.set(secs > 0 ? m_mplan.host_bytes / secs / 1e9 : 0.0);
   ms.host_GBps_at_peak.set(m_mplan.host_GBps_at_peak);
+  ms.outputs.set(r.host_outputs ? "host" : "sram");
+  ms.host_out_bytes.set(m_mplan.host_out_bytes);
 }
 
 void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head) {
@@ -95,6 +100,9 @@ void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summar
                                    pcie_generation(t.pcie_gts), t.pcie_lanes.get(),
                                    t.pcie().rate().payload_GBps(tsp::kVectorBytes), m_mplan.host_GBps_at_peak));
     }
+    if (r.host_outputs)
+      s.line("outputs", fmt::format("C written back to the host over PCIe (HOSTW) as each part is final: {}",
+                                    core::approx_bytes(m_mplan.host_out_bytes)));
     return;
   }
   if (m_timing_only)
@@ -133,7 +141,9 @@ void GroqScenario::prepare_cholesky(const systems::RunOptions& opt) {
     throw core::ConfigError("--workload cholesky needs --n N (A is N x N), e.g. --n 2560");
   m_creq.n = sched::parse_positive(n->second, "--n", "2560");
   const auto t = opt.kind_options.find("tsps");
-  m_creq.tsps = m_machine.size();
+  // Default: every TSP of the job, but no more than A has 320-row blocks.
+  m_creq.tsps = static_cast<uint32_t>(
+      std::min<uint64_t>(m_machine.size(), (m_creq.n + sched::kCholeskyRows - 1) / sched::kCholeskyRows));
   if (t != opt.kind_options.end()) {
     const uint64_t v = sched::parse_positive(t->second, "--tsps", "4");
     if (v > m_machine.size())

@@ -1,6 +1,6 @@
-// Compute experiments of seed 000 (Groq), each made of checked simulation runs
-// (every element of C bit-exact against the host reference, every completion
-// at the compiler's predicted picosecond):
+// Compute experiments of seed 000 (Groq), each made of simulation runs that
+// complete at the compiler's predicted picosecond, and checked (C or L bit-exact
+// against the host reference) except matmul-cluster's, timed without data:
 //   matmul-single  Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP.
 //   matmul-scale   Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs.
 //   matmul-cluster Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs over PCIe (timed only).
@@ -207,7 +207,7 @@ int cholesky(const ExperimentOptions& opt) {
   out["points"] = rows;
   fmt::print("\npaper: 1.2x, 1.4x, 1.5x on 2, 4, 8 TSPs; 14.9 TFLOPS on 4, 22.4 on 8 (its n not given).\n");
   systems::Chart a{"Cholesky: speed-up over one TSP (seed 000 Fig 19)", "TSPs", "speed-up", ""};
-  systems::Chart b{"Cholesky: execution time vs n (seed 000 Fig 19 c)", "TSPs", "time (us)", ""};
+  systems::Chart b{"Cholesky: execution time per n vs TSPs (seed 000 Fig 19 c)", "TSPs", "time (us)", ""};
   for (const auto& [n, ts] : by_n_tsps) {
     a.series.push_back({fmt::format("n = {}", n), ts, by_n_speedup[n]});
     b.series.push_back({fmt::format("n = {}", n), ts, by_n_time[n]});

@@ -34,6 +34,10 @@ CompilerParams::CompilerParams()
                    "matmul from the host: row order (K tile by K tile, each slice of A sent once) or col order "
                    "(column tile by column tile, A sent again for each; seed 000 §5.2)",
                    {"row", "col"}),
+      matmul_outputs("sched", "matmul_outputs", "sram", "",
+                     "matmul: C left in SRAM (sram), or written back to the host over each chip's PCIe link (HOSTW) "
+                     "as each part of it is final (host); the completion is then C in host memory",
+                     {"sram", "host"}),
       save_programs_max_chips("run", "save_programs_max_chips", 1024, "chips",
                               "write <out>/programs/*.s and load them from that text for platforms up to this size "
                               "(larger ones load the binary directly)",

@@ -23,6 +23,7 @@ struct CompilerParams {
   core::Param<uint32_t> paths;
   core::Param<std::string> matmul_inputs;
   core::Param<std::string> matmul_order;
+  core::Param<std::string> matmul_outputs;
   core::Param<uint32_t> save_programs_max_chips;
 };
 

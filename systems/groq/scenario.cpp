@@ -24,8 +24,9 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
   m_collective = opt.programs_dir.empty() && !m_matmul && !m_cholesky;
   m_machine = machine_of(*m_sys);
   if (!m_matmul)
-    for (const char* o : {"shape", "split", "timing-only"})
-      opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
+    for (const char* o : {"shape", "split"}) opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
+  if (!m_matmul)
+    opt.refuse("timing-only", "on Groq TSPs times a matrix multiplication without data (--workload matmul)");
   m_timing_only = m_matmul && opt.kind_options.count("timing-only");
   for (tsp::Tsp* t : m_sys->chips) t->set_timing_only(m_timing_only);
   if (!m_cholesky)
@@ -114,7 +115,7 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
     for (const sched::MatmulPart& p : m_mplan.parts) written[p.chip].emplace_back(0, p.c_vec);  // A and B
   if (m_cholesky)
     for (const sched::CholeskyPart& p : m_cplan.parts)
-      written[p.chip].emplace_back(0, p.mask_vec + tsp::kMxmColumns * 4 / tsp::kVectorBytes * tsp::kMxmColumns);
+      written[p.chip].emplace_back(0, p.mask_vec + sched::kCholeskyRows * sched::kCholeskyF32);
   if (m_collective)
     for (uint32_t r = 0; r < m_plan.inputs.size(); ++r)
       for (const sched::Region& g : m_plan.inputs[r])
@@ -154,7 +155,7 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
     check = (uint64_t(m_mreq.row) + 1) * m_mreq.M * width * 4 + uint64_t(m_mplan.K) * width * 4;
   }
   if (m_cholesky) {  // the reference: L and its fp16 copy (binary32), the chips' L, and L in binary64
-    const uint64_t n = m_creq.n, rows = (n + tsp::kMxmColumns - 1) / tsp::kMxmColumns * tsp::kMxmColumns;
+    const uint64_t n = m_creq.n, rows = (n + sched::kCholeskyRows - 1) / sched::kCholeskyRows * sched::kCholeskyRows;
     check = 3 * n * rows * 4 + n * n * 8;
   }
   if (m_collective) {

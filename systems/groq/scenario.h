@@ -133,6 +133,10 @@ struct MatmulStats {
   core::Value<double> host_GBps{nullptr, "workload", "host_GBps", "GB/s", "host_bytes / simulated time, all chips"};
   core::Value<double> host_GBps_at_peak{nullptr, "workload", "host_GBps_needed_per_tsp", "GB/s",
                                         "PCIe bandwidth a TSP needs for its MXMs never to wait on inputs"};
+  core::Value<std::string> outputs{nullptr, "workload", "outputs", "",
+                                   "sram (C left on the chips) or host (written back over PCIe)"};
+  core::Value<uint64_t> host_out_bytes{nullptr, "workload", "host_out_bytes", "bytes",
+                                       "C written back to the host over PCIe"};
 };
 
 /// workload.* — a Cholesky factorization (--workload cholesky; docs/compute.md).
@@ -158,7 +162,7 @@ struct CholeskyStats {
                                    "SXM TRANSPOSEs building rows of L"};
   core::Value<uint64_t> vxm_ops{nullptr, "workload", "vxm_ops", "instructions", "SUB, SPLAT, RSQRT, MUL, NARROW"};
   core::Value<uint64_t> sent{nullptr, "workload", "sent_vectors", "vectors",
-                             "rows of L and scales sent over C2C to the other TSPs"};
+                             "fp16 columns of L and splats sent over C2C (forwards inside a node included)"};
 };
 
 class GroqScenario final : public systems::Scenario {

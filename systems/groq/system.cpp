@@ -21,7 +21,8 @@ std::vector<std::string> split_list(const std::string& s) {
 
 // The writer is a method, not a thread: it runs on the kernel's stack (no
 // coroutine), and wakes only when the next write is due.
-Host::Host(const sc_core::sc_module_name& nm) : core::Module(nm, "host"), mem("mem") {
+Host::Host(const sc_core::sc_module_name& nm) : core::Module(nm, "host"), mem("mem"), pcie_in("pcie_in") {
+  pcie_in.register_b_transport(this, &Host::pcie_b);
   SC_METHOD(writer);
   sensitive << m_go;
   dont_initialize();
@@ -106,6 +107,45 @@ uint64_t Host::dma(size_t chip, uint64_t addr, const void* data, uint64_t len, u
     throw std::runtime_error(
         fmt::format("host DMA of {} bytes at 0x{:x} on chip {} failed: {}", len, addr, chip, gp.get_response_string()));
   return now + delay.value();
+}
+
+void Host::pcie_b(int chip, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+  (void)delay;  // host memory takes the write when it lands
+  const uint64_t addr = gp.get_address(), len = gp.get_data_length();
+  if (gp.get_command() != tlm::TLM_WRITE_COMMAND || addr % tsp::kVectorBytes || len % tsp::kVectorBytes ||
+      !gp.get_data_ptr()) {
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (m_from.size() <= static_cast<size_t>(chip)) m_from.resize(chip + 1);
+  const uint8_t* d = gp.get_data_ptr();
+  for (uint64_t v = 0; v < len / tsp::kVectorBytes; ++v)
+    std::copy(d + v * tsp::kVectorBytes, d + (v + 1) * tsp::kVectorBytes,
+              m_from[chip][addr / tsp::kVectorBytes + v].begin());
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+bool Host::received(size_t chip, uint64_t addr, void* data, uint64_t len) const {
+  uint8_t* out = static_cast<uint8_t*>(data);
+  std::fill(out, out + len, 0);
+  if (addr % tsp::kVectorBytes || len % tsp::kVectorBytes) return false;
+  if (chip >= m_from.size()) return len == 0;
+  bool all = true;
+  for (uint64_t v = 0; v < len / tsp::kVectorBytes; ++v) {
+    const auto it = m_from[chip].find(addr / tsp::kVectorBytes + v);
+    if (it == m_from[chip].end()) {
+      all = false;
+      continue;
+    }
+    std::copy(it->second.begin(), it->second.end(), out + v * tsp::kVectorBytes);
+  }
+  return all;
+}
+
+uint64_t Host::received_vectors() const {
+  uint64_t n = 0;
+  for (const auto& m : m_from) n += m.size();
+  return n;
 }
 
 void Host::read(size_t chip, uint64_t addr, void* data, uint64_t len) {
@@ -287,6 +327,7 @@ System::System(const sc_core::sc_module_name& nm)
     links.push_back(p.link);
   }
   for (auto* t : chips) host.mem.bind(t->ctrl);
+  for (auto* t : chips) t->host_out.bind(host.pcie_in);
   apply_failures_and_spares();
   hac = std::make_unique<hac::Network>("hac", chips, cables, chip_failed);
 }

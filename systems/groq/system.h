@@ -28,6 +28,10 @@
 #pragma once
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include <array>
+#include <unordered_map>
 
 #include <cstdint>
 #include <functional>
@@ -51,6 +55,12 @@ class Host : public core::Module {
   SC_HAS_PROCESS(Host);
   explicit Host(const sc_core::sc_module_name& nm);
   tlm_utils::multi_passthrough_initiator_socket<Host> mem;
+  /// Chips' HOSTW writes over PCIe (socket index = chip), kept per chip.
+  tlm_utils::multi_passthrough_target_socket<Host> pcie_in;
+  /// What chip `chip` wrote to host memory (HOSTW) at byte `addr`: false if
+  /// any vector of the range was never written (it reads as zero).
+  bool received(size_t chip, uint64_t addr, void* data, uint64_t len) const;
+  uint64_t received_vectors() const;
   void write(size_t chip, uint64_t addr, const void* data, uint64_t len);
   void read(size_t chip, uint64_t addr, void* data, uint64_t len);
   /// Timed write of whole vectors over the chip's PCIe link (TLM b_transport),
@@ -74,7 +84,9 @@ class Host : public core::Module {
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
   void writer();
   std::vector<TimedWrite> m_writes;
-  std::vector<uint8_t> m_buf;                        // the write being issued (reused)
+  std::vector<uint8_t> m_buf;  // the write being issued (reused)
+  void pcie_b(int chip, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+  std::vector<std::unordered_map<uint64_t, std::array<uint8_t, tsp::kVectorBytes>>> m_from;  // [chip][host vector]
   std::vector<std::pair<uint64_t, size_t>> m_order;  // (issue time, write), in issue order
   size_t m_next = 0;
   sc_core::sc_event m_go;
