@@ -78,6 +78,7 @@ const char* op_name(Op op) {
     case Op::WIDEN: return "WIDEN";
     case Op::TRANSPOSE: return "TRANSPOSE";
     case Op::HOSTW: return "HOSTW";
+    case Op::EXP: return "EXP";
   }
   return "?";
 }

@@ -83,8 +83,9 @@ enum class Op : uint8_t {
   NARROW = 20,          ///< a[i] = binary32 vectors b[2i], b[2i + 1] rounded to fp16 / bf16
   WIDEN = 21,           ///< a[2i], a[2i + 1] = fp16 / bf16 vector b[i] as binary32
   TRANSPOSE = 22,
-  HOSTW = 23,  ///< write count vectors from SRAM a to the host over PCIe, at host vector imm       ///< SXM: element k
-               ///< of a = element imm of vector b + k * c, k < count (the rest 0)
+  HOSTW = 23,
+  EXP = 24,  ///< a[i] = e^b[i], binary32 lanes  ///< write count vectors from SRAM a to the host over PCIe, at host
+             ///< vector imm       ///< SXM: element k of a = element imm of vector b + k * c, k < count (the rest 0)
 };
 
 constexpr uint32_t kInstrBytes = 32;

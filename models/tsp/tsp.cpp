@@ -257,12 +257,14 @@ class VxmCursor final : public Pipelined<VxmCursor> {
         (m_in.op == Op::MUL ? core::mul : core::sub)(m_in.dtype, out, m_sram.read(m_in.b + i), b, kVectorBytes);
         break;
       }
-      case Op::RSQRT: {
+      case Op::RSQRT:
+      case Op::EXP: {
         const uint8_t* x = m_sram.read(m_in.b + i);
+        const bool rs = m_in.op == Op::RSQRT;
         for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
           uint32_t w;
           std::memcpy(&w, x + 4 * e, 4);
-          w = rsqrt_fp32(w);
+          w = rs ? rsqrt_fp32(w) : exp_fp32(w);
           std::memcpy(out + 4 * e, &w, 4);
         }
         break;
@@ -560,7 +562,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       vectors_added(this, nullptr, "vectors_added", "vectors", "vector additions by the VXM"),
       alu_busy_cycles(this, nullptr, "alu_busy_cycles", "cycles", "ALU-cycles spent on ADD (sum over ALUs)"),
       data_ops(this, nullptr, "data_ops", "operations", "per-vector SRAM operations applied by the timeline"),
-      vxm_ops(this, nullptr, "vxm_ops", "instructions", "MUL, SUB, RSQRT, SPLAT, NARROW and WIDEN instructions"),
+      vxm_ops(this, nullptr, "vxm_ops", "instructions", "MUL, SUB, RSQRT, EXP, SPLAT, NARROW and WIDEN instructions"),
       weight_loads(this, nullptr, "weight_loads", "instructions", "LW instructions (weight tiles loaded)"),
       weight_vectors(this, nullptr, "weight_vectors", "vectors", "weight vectors loaded by LW"),
       mxm_ops(this, nullptr, "mxm_ops", "instructions", "MXM instructions"),
@@ -819,11 +821,13 @@ void Tsp::load_queues() {
         case Op::MUL:
         case Op::SUB:
         case Op::RSQRT:
+        case Op::EXP:
         case Op::SPLAT:
         case Op::NARROW:
         case Op::WIDEN: {
           const bool half = in.dtype == core::Dtype::fp16 || in.dtype == core::Dtype::bf16;
-          if (!core::is_reduction_dtype(in.dtype) || (in.op == Op::RSQRT && in.dtype != core::Dtype::fp32) ||
+          if (!core::is_reduction_dtype(in.dtype) ||
+              ((in.op == Op::RSQRT || in.op == Op::EXP) && in.dtype != core::Dtype::fp32) ||
               ((in.op == Op::NARROW || in.op == Op::WIDEN) && !half))
             program_error(q, pc, in, "has no valid data type for this operation");
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
@@ -1194,6 +1198,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     case Op::MUL:
     case Op::SUB:
     case Op::RSQRT:
+    case Op::EXP:
     case Op::SPLAT:
     case Op::NARROW:
     case Op::WIDEN: {

@@ -1,5 +1,6 @@
 #include "models/tsp/vxm.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace fabricvp::tsp {
@@ -28,6 +29,29 @@ uint32_t rsqrt_fp32(uint32_t x) {
     y = y * (1.5f - t);
   }
   return bits_of(y * scale);
+}
+
+uint32_t exp_fp32(uint32_t xb) {
+  const uint32_t mag = xb & 0x7fffffffu;
+  if (mag > 0x7f800000u) return core::ieee::kNaN32;
+  const float x = float_of(xb);
+  if (x > 88.7228394f) return 0x7f800000u;  // past ln(FLT_MAX): +inf (and +inf itself)
+  if (x < -103.972084f) return 0;           // below ln(2^-150): +0 (and -inf)
+  const float kf = std::floor(x * 1.44269502f + 0.5f);
+  const float r = (x - kf * 0.693145751953125f) - kf * 1.42860677e-06f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int k = static_cast<int>(kf);
+  auto pow2 = [](int e) { return float_of(static_cast<uint32_t>(e + 127) << 23); };  // -126 <= e <= 127
+  if (k > 127) return bits_of(p * pow2(127) * pow2(k - 127));
+  if (k < -126) return bits_of(p * pow2(k + 126) * pow2(-126));
+  return bits_of(p * pow2(k));
 }
 
 void narrow(core::Dtype to, const uint8_t* lo, const uint8_t* hi, uint8_t* out) {

@@ -211,8 +211,8 @@ Program assemble(const std::string& text, const std::string& file) {
     ins.line = static_cast<uint32_t>(line);
     std::string base = upper.substr(0, upper.find('.'));
     std::string suffix = upper.find('.') == std::string::npos ? "" : upper.substr(upper.find('.') + 1);
-    const bool vxm =
-        base == "MUL" || base == "SUB" || base == "RSQRT" || base == "SPLAT" || base == "NARROW" || base == "WIDEN";
+    const bool vxm = base == "MUL" || base == "SUB" || base == "RSQRT" || base == "EXP" || base == "SPLAT" ||
+                     base == "NARROW" || base == "WIDEN";
     if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM" && base != "TRANSPOSE" && !vxm)
       P.fail(fmt::format("{} takes no type suffix", base));
     if (base == "NOP") {
@@ -255,8 +255,8 @@ Program assemble(const std::string& text, const std::string& file) {
       const bool known = core::parse_dtype(dt, ins.dtype) && core::is_reduction_dtype(ins.dtype);
       if (base == "MUL" || base == "SUB" || base == "SPLAT") {
         if (!known) P.fail(fmt::format("{} needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", base, mnem));
-      } else if (base == "RSQRT") {
-        if (!known || ins.dtype != core::Dtype::fp32) P.fail(fmt::format("RSQRT takes .fp32, got '{}'", mnem));
+      } else if (base == "RSQRT" || base == "EXP") {
+        if (!known || ins.dtype != core::Dtype::fp32) P.fail(fmt::format("{} takes .fp32, got '{}'", base, mnem));
       } else if (!known || (ins.dtype != core::Dtype::fp16 && ins.dtype != core::Dtype::bf16)) {
         P.fail(fmt::format("{} takes .fp16 or .bf16 (the 16-bit type), got '{}'", base, mnem));
       }
@@ -284,9 +284,9 @@ Program assemble(const std::string& text, const std::string& file) {
         const uint32_t lanes = tsp::kVectorBytes / core::dtype_bytes(ins.dtype);
         if (ins.imm >= lanes) P.fail(fmt::format("lane {} out of range: a {} vector has {} lanes", ins.imm, dt, lanes));
         ins.count = P.count(ops[3]);
-      } else {  // RSQRT, NARROW, WIDEN: dst, src, n
+      } else {  // RSQRT, EXP, NARROW, WIDEN: dst, src, n
         want(3);
-        ins.op = base == "RSQRT" ? Op::RSQRT : base == "NARROW" ? Op::NARROW : Op::WIDEN;
+        ins.op = base == "RSQRT" ? Op::RSQRT : base == "EXP" ? Op::EXP : base == "NARROW" ? Op::NARROW : Op::WIDEN;
         ins.a = P.address(ops[0]);
         ins.b = P.address(ops[1]);
         ins.count = P.count(ops[2]);
@@ -433,6 +433,7 @@ std::string format_instr(const Instr& in) {
       return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), in.imm,
                          in.count);
     case Op::RSQRT:
+    case Op::EXP:
     case Op::NARROW:
     case Op::WIDEN:
       return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a), addr(in.b),

@@ -72,6 +72,7 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
           case tsp::Op::MUL:
           case tsp::Op::SUB:
           case tsp::Op::RSQRT:
+          case tsp::Op::EXP:
           case tsp::Op::SPLAT:
           case tsp::Op::NARROW:
           case tsp::Op::WIDEN:
