@@ -1,11 +1,17 @@
-// --workload matmul on a Groq system: compile (sw/sched/matmul.h), check,
-// statistics and summary. docs/compute.md.
+// Compute workloads on a Groq system (compute.h): matmul and cholesky, each
+// compiled, loaded, checked and reported. docs/compute.md.
+#include "systems/groq/compute.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "models/core/units.h"
-#include "systems/groq/scenario.h"
+#include "sw/sched/cholesky.h"
+#include "sw/sched/matmul.h"
+#include "systems/groq/cholesky_data.h"
+#include "systems/groq/matmul_data.h"
 
 namespace fabricvp::groq {
 
@@ -20,194 +26,371 @@ int pcie_generation(double gts) {
     if (gts >= rates[g]) gen = g + 1;
   return gen;
 }
+
+/// workload.* — a matrix multiplication (--workload matmul; docs/compute.md).
+struct MatmulStats {
+  core::Value<std::string> kind{nullptr, "workload", "kind", "", "matmul"};
+  core::Value<std::string> shape{nullptr, "workload", "shape", "", "M x N x L of [M x N] x [N x L]"};
+  core::Value<std::string> dtype{nullptr, "workload", "dtype", "", "input type (results fp32 or int32)"};
+  core::Value<uint64_t> col{nullptr, "workload", "col_splits", "splits", "column-wise weight splits"};
+  core::Value<uint64_t> row{nullptr, "workload", "row_splits", "splits", "row-wise weight splits"};
+  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs computing (col x row)"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "", "C is bit-exact against the host reference"};
+  core::Value<bool> timing_only{nullptr, "workload", "timing_only", "",
+                                "--timing-only: LW, MXM and PCIe writes timed without data, nothing checked"};
+  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of C compared"};
+  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
+                                   "elements of C that differ from the reference"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
+                                     "simulated completion: last result vector written"};
+  core::Value<uint64_t> compute_ps{nullptr, "workload", "compute_ps", "ps",
+                                   "last MXM result written (the reduction follows)"};
+  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "2 M N L / simulated time"};
+  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
+                                  "M N L / (TSPs x cycles x peak multiply-accumulates per cycle)"};
+  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations", "[1 x K] x [K x 320] sub-operations"};
+  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "[K x 320] tiles installed"};
+  core::Value<uint64_t> reduced{nullptr, "workload", "reduced_vectors", "vectors",
+                                "partial-product vectors sent over C2C for row-split reductions"};
+  core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route of a partial product"};
+  core::Value<std::string> inputs{nullptr, "workload", "inputs", "",
+                                  "sram (loaded before the run) or host-row / host-col (streamed over PCIe)"};
+  core::Value<uint64_t> host_bytes{nullptr, "workload", "host_bytes", "bytes", "inputs the host wrote over PCIe"};
+  core::Value<double> host_GBps{nullptr, "workload", "host_GBps", "GB/s", "host_bytes / simulated time, all chips"};
+  core::Value<double> host_GBps_at_peak{nullptr, "workload", "host_GBps_needed_per_tsp", "GB/s",
+                                        "PCIe bandwidth a TSP needs for its MXMs never to wait on inputs"};
+  core::Value<std::string> outputs{nullptr, "workload", "outputs", "",
+                                   "sram (C left on the chips) or host (written back over PCIe)"};
+  core::Value<uint64_t> host_out_bytes{nullptr, "workload", "host_out_bytes", "bytes",
+                                       "C written back to the host over PCIe"};
+};
+
+/// workload.* — a Cholesky factorization (--workload cholesky; docs/compute.md).
+struct CholeskyStats {
+  core::Value<std::string> kind{nullptr, "workload", "kind", "", "cholesky"};
+  core::Value<uint64_t> n{nullptr, "workload", "n", "rows", "A is n x n"};
+  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs sharing the 320-row blocks"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "", "L is bit-exact against the host reference"};
+  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of L compared"};
+  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
+                                   "elements of L that differ from the reference"};
+  core::Value<double> residual{nullptr, "workload", "residual", "", "||L L^T - A||_F / ||A||_F of the chips' L"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
+                                     "simulated completion: last column of L written"};
+  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "n^3 / 3 / simulated time"};
+  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
+                                  "n^3 / 6 multiply-accumulates / (TSPs x cycles x peak per cycle)"};
+  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations",
+                               "[1 x 160] x [160 x 320] sub-operations"};
+  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "tiles of L installed"};
+  core::Value<uint64_t> transposes{nullptr, "workload", "transposes", "instructions",
+                                   "SXM TRANSPOSEs building rows of L"};
+  core::Value<uint64_t> vxm_ops{nullptr, "workload", "vxm_ops", "instructions", "SUB, SPLAT, RSQRT, MUL, NARROW"};
+  core::Value<uint64_t> sent{nullptr, "workload", "sent_vectors", "vectors",
+                             "fp16 columns of L and splats sent over C2C (forwards inside a node included)"};
+};
+
+/// Compiled, checked matrix multiplication (--workload matmul).
+class MatmulWorkload final : public ComputeWorkload {
+ public:
+  using ComputeWorkload::ComputeWorkload;
+  void prepare(const systems::RunOptions& opt) override {
+    m_timing_only = opt.kind_options.count("timing-only") > 0;
+    for (const char* o : {"bytes", "src", "dst"})
+      opt.refuse(o, "does not apply to a matrix multiplication (--shape, --split, --dtype describe it)");
+    const auto shape = opt.kind_options.find("shape");
+    if (shape == opt.kind_options.end())
+      throw core::ConfigError("--workload matmul needs --shape MxNxL ([M x N] x [N x L]), e.g. --shape 800x32576x8192");
+    sched::parse_shape(shape->second, m_req);
+    const auto split = opt.kind_options.find("split");
+    if (split != opt.kind_options.end()) sched::parse_split(split->second, m_req);
+    m_req.dtype = opt.given.count("dtype") ? opt.dtype : core::Dtype::fp16;
+    if (tsp::mxm_k(m_req.dtype) == 0)
+      throw core::ConfigError(
+          fmt::format("--dtype {}: the matrix unit multiplies fp16 (fp32 results) or int8 (int32 "
+                      "results)",
+                      core::dtype_name(m_req.dtype)));
+    m_req.max_paths = m_env.params.paths;
+    m_req.host_inputs = m_env.params.matmul_inputs.get() == "host";
+    m_req.row_order = m_env.params.matmul_order.get() == "row";
+    m_req.host_outputs = m_env.params.matmul_outputs.get() == "host";
+    m_plan = sched::plan_matmul(m_env.machine, m_req);
+  }
+  std::vector<sw::Program>& programs() override { return m_plan.programs; }
+  uint64_t predicted_ps() const override { return m_plan.predicted_ps; }
+  bool timing_only() const override { return m_timing_only; }
+  uint64_t host_memory(std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& written) const override {
+    if (m_timing_only) return 0;  // A, B and the MXM results never reach the SRAM
+    for (const sched::MatmulPart& p : m_plan.parts) written[p.chip].emplace_back(0, p.c_vec);  // A and B
+    // The reference: a column group's partial products, one part's B rows as binary32.
+    const sched::MatmulPart& p = m_plan.parts[0];
+    const uint64_t width = uint64_t(p.j1 - p.j0) * tsp::kMxmColumns;
+    return (uint64_t(m_req.row) + 1) * m_req.M * width * 4 + uint64_t(m_plan.K) * width * 4;
+  }
+  void load(uint64_t seed) override {
+    m_data = std::make_unique<MatmulData>(m_env.sys, m_plan, seed);
+    m_data->load(m_timing_only);
+  }
+  systems::Outcome check(uint64_t completion) override {
+    systems::Outcome out;
+    if (!m_timing_only) m_res = m_data->check();
+    out.checked = !m_timing_only;
+    out.verified = m_res.mismatched == 0 && m_res.elements > 0;
+    out.timed = true;
+    out.timing_ok = completion == m_plan.predicted_ps;
+    if (!out.timing_ok)
+      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
+                                    completion, m_plan.predicted_ps);
+    return out;
+  }
+  void report(const systems::Outcome& out, uint64_t completion) override {
+    m_stats.emplace();
+    MatmulStats& ms = *m_stats;
+    const sched::MatmulRequest& r = m_req;
+    ms.kind.set("matmul");
+    ms.timing_only.set(m_timing_only);
+    ms.shape.set(fmt::format("{}x{}x{}", r.M, r.N, r.L));
+    ms.dtype.set(core::dtype_name(r.dtype));
+    ms.col.set(r.col);
+    ms.row.set(r.row);
+    ms.chips.set(m_plan.parts.size());
+    ms.verified.set(out.checked && out.verified);
+    ms.elements.set(m_res.elements);
+    ms.mismatched.set(m_res.mismatched);
+    ms.predicted_ps.set(m_plan.predicted_ps);
+    ms.simulated_ps.set(completion);
+    ms.compute_ps.set(m_plan.compute_end_ps);
+    const double secs = completion * 1e-12;
+    ms.tflops.set(secs > 0 ? 2.0 * m_plan.macs() / secs / 1e12 : 0.0);
+    const double cycle_ps = 1e6 / m_env.sys.chips[m_plan.parts[0].chip]->clock_mhz;
+    const double peak = m_plan.peak_macs_per_cycle * m_plan.parts.size() * (completion / cycle_ps);
+    ms.utilization.set(peak > 0 ? 100.0 * m_plan.macs() / peak : 0.0);
+    ms.subops.set(m_plan.subops);
+    ms.weight_loads.set(m_plan.weight_loads);
+    ms.reduced.set(m_plan.reduced_vectors);
+    ms.max_hops.set(m_plan.max_hops);
+    ms.inputs.set(r.host_inputs ? (r.row_order ? "host-row" : "host-col") : "sram");
+    ms.host_bytes.set(m_plan.host_bytes);
+    ms.host_GBps.set(secs > 0 ? m_plan.host_bytes / secs / 1e9 : 0.0);
+    ms.host_GBps_at_peak.set(m_plan.host_GBps_at_peak);
+    ms.outputs.set(r.host_outputs ? "host" : "sram");
+    ms.host_out_bytes.set(m_plan.host_out_bytes);
+  }
+  void summarize(const systems::Outcome& out, uint64_t completion, systems::Summary& s, bool head) override {
+    const sched::MatmulRequest& r = m_req;
+    const bool fp = r.dtype == core::Dtype::fp16;
+    if (head) {
+      s.line("workload", fmt::format("matmul [{} x {}] x [{} x {}] {} ({} results) on {} TSP{} (col {} x row {})", r.M,
+                                     r.N, r.N, r.L, core::dtype_name(r.dtype), fp ? "fp32" : "int32",
+                                     m_plan.parts.size(), m_plan.parts.size() == 1 ? "" : "s", r.col, r.row));
+      s.line("schedule",
+             fmt::format("{} [1 x {}] x [{} x 320] sub-operations on {} MXM units per TSP, {} tiles installed{}",
+                         m_plan.subops, m_plan.K, m_plan.K, m_plan.units, m_plan.weight_loads,
+                         m_plan.reduced_vectors
+                             ? fmt::format(", {} partial-product vectors reduced over C2C (longest route {} cables)",
+                                           m_plan.reduced_vectors, m_plan.max_hops)
+                             : std::string()));
+      if (r.host_inputs) {
+        const tsp::Tsp& t = *m_env.sys.chips[m_plan.parts[0].chip];
+        s.line("inputs", fmt::format("streamed from the host in {} order: {} over PCIe Gen{} x{} ({:.1f} GB/s of "
+                                     "payload per TSP); its MXMs never waiting would need {:.1f} GB/s per TSP",
+                                     r.row_order ? "row" : "column", core::approx_bytes(m_plan.host_bytes),
+                                     pcie_generation(t.pcie_gts), t.pcie_lanes.get(),
+                                     t.pcie().rate().payload_GBps(tsp::kVectorBytes), m_plan.host_GBps_at_peak));
+      }
+      if (r.host_outputs)
+        s.line("outputs", fmt::format("C written back to the host over PCIe (HOSTW) as each part is final: {}",
+                                      core::approx_bytes(m_plan.host_out_bytes)));
+      return;
+    }
+    if (m_timing_only)
+      s.line("result",
+             "timing only (--timing-only): LW, MXM and PCIe writes timed, no data computed or moved, nothing "
+             "to check");
+    else if (out.verified)
+      s.line("result",
+             fmt::format("verified: all {} elements of C bit-exact against the host reference", m_res.elements));
+    else
+      s.line("result", fmt::format("MISMATCH: {} of {} elements of C differ", m_res.mismatched, m_res.elements));
+    for (const auto& m : m_res.first)
+      s.text(fmt::format("               C[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
+    s.line("completion",
+           fmt::format("simulated {} ({} ps), predicted {} ({}); last MXM result at {}", human_time(completion),
+                       completion, human_time(m_plan.predicted_ps),
+                       out.timing_ok
+                           ? "equal"
+                           : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - m_plan.predicted_ps)),
+                       human_time(m_plan.compute_end_ps)));
+    if (m_stats)
+      s.line("compute",
+             fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
+                         "per cycle",
+                         m_stats->tflops.get(), fp ? "fp16 " : "int8 ", m_stats->utilization.get(), m_plan.parts.size(),
+                         m_plan.parts.size() == 1 ? "" : "s", m_plan.peak_macs_per_cycle));
+  }
+
+ private:
+  sched::MatmulRequest m_req;
+  sched::MatmulPlan m_plan;
+  bool m_timing_only = false;
+  std::unique_ptr<MatmulData> m_data;
+  MatmulData::Result m_res;
+  std::optional<MatmulStats> m_stats;
+};
+
+/// Compiled, checked block-cyclic Cholesky factorization (--workload cholesky).
+class CholeskyWorkload final : public ComputeWorkload {
+ public:
+  using ComputeWorkload::ComputeWorkload;
+  void prepare(const systems::RunOptions& opt) override {
+    for (const char* o : {"bytes", "src", "dst", "dtype"})
+      opt.refuse(o,
+                 "does not apply to a Cholesky factorization (--n and --tsps describe it; A is binary32, the MXM "
+                 "multiplies L in fp16)");
+    const auto n = opt.kind_options.find("n");
+    if (n == opt.kind_options.end())
+      throw core::ConfigError("--workload cholesky needs --n N (A is N x N), e.g. --n 2560");
+    m_req.n = sched::parse_positive(n->second, "--n", "2560");
+    const auto t = opt.kind_options.find("tsps");
+    // Default: every TSP of the job, but no more than A has 320-row blocks.
+    m_req.tsps = static_cast<uint32_t>(
+        std::min<uint64_t>(m_env.machine.size(), (m_req.n + sched::kCholeskyRows - 1) / sched::kCholeskyRows));
+    if (t != opt.kind_options.end()) {
+      const uint64_t v = sched::parse_positive(t->second, "--tsps", "4");
+      if (v > m_env.machine.size())
+        throw core::ConfigError(fmt::format("--tsps {}: the platform's job has {} TSPs", v, m_env.machine.size()));
+      m_req.tsps = static_cast<uint32_t>(v);
+    }
+    m_plan = sched::plan_cholesky(m_env.machine, m_req);
+  }
+  std::vector<sw::Program>& programs() override { return m_plan.programs; }
+  uint64_t predicted_ps() const override { return m_plan.predicted_ps; }
+  uint64_t host_memory(std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& written) const override {
+    for (const sched::CholeskyPart& p : m_plan.parts)
+      written[p.chip].emplace_back(0, p.mask_vec + sched::kCholeskyRows * sched::kCholeskyF32);
+    // The reference: L and its fp16 copy (binary32), the chips' L, and L in binary64.
+    const uint64_t n = m_req.n, rows = (n + sched::kCholeskyRows - 1) / sched::kCholeskyRows * sched::kCholeskyRows;
+    return 3 * n * rows * 4 + n * n * 8;
+  }
+  void load(uint64_t seed) override {
+    m_data = std::make_unique<CholeskyData>(m_env.sys, m_plan, seed);
+    m_data->load();
+  }
+  systems::Outcome check(uint64_t completion) override {
+    systems::Outcome out;
+    m_res = m_data->check();
+    out.checked = true;
+    out.verified = m_res.mismatched == 0 && m_res.elements > 0;
+    out.timed = true;
+    out.timing_ok = completion == m_plan.predicted_ps;
+    if (!out.timing_ok)
+      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
+                                    completion, m_plan.predicted_ps);
+    return out;
+  }
+  void report(const systems::Outcome& out, uint64_t completion) override {
+    m_stats.emplace();
+    CholeskyStats& cs = *m_stats;
+    cs.kind.set("cholesky");
+    cs.n.set(m_req.n);
+    cs.chips.set(m_plan.parts.size());
+    cs.verified.set(out.checked && out.verified);
+    cs.elements.set(m_res.elements);
+    cs.mismatched.set(m_res.mismatched);
+    cs.residual.set(m_res.residual);
+    cs.predicted_ps.set(m_plan.predicted_ps);
+    cs.simulated_ps.set(completion);
+    const double secs = completion * 1e-12;
+    cs.tflops.set(secs > 0 ? m_plan.flops() / secs / 1e12 : 0.0);
+    const tsp::Tsp& chip = *m_env.sys.chips[m_plan.parts[0].chip];
+    const double cycles = secs * chip.clock_mhz * 1e6;
+    const double peak = double(chip.mxm_planes / 2) * 160 * tsp::kMxmColumns * m_plan.parts.size() * cycles;
+    cs.utilization.set(peak > 0 ? 100.0 * (m_plan.flops() / 2) / peak : 0.0);
+    cs.subops.set(m_plan.subops);
+    cs.weight_loads.set(m_plan.weight_loads);
+    cs.transposes.set(m_plan.transposes);
+    cs.vxm_ops.set(m_plan.vxm_ops);
+    cs.sent.set(m_plan.sent_vectors);
+  }
+  void summarize(const systems::Outcome& out, uint64_t completion, systems::Summary& s, bool head) override {
+    const uint64_t T = m_plan.parts.size();
+    if (head) {
+      s.line("workload", fmt::format("cholesky A = L L^T, A {} x {} (binary32, L multiplied in fp16) on {} TSP{}, "
+                                     "block-cyclic 320 rows",
+                                     m_req.n, m_req.n, T, T == 1 ? "" : "s"));
+      s.line("schedule", fmt::format("{} columns: {} MXM sub-operations over {} tiles of L installed, {} SXM "
+                                     "TRANSPOSEs, {} VXM operations, {} vectors over C2C",
+                                     m_req.n, m_plan.subops, m_plan.weight_loads, m_plan.transposes, m_plan.vxm_ops,
+                                     m_plan.sent_vectors));
+      return;
+    }
+    if (out.verified)
+      s.line("result", fmt::format("verified: all {} elements of L bit-exact against the host reference; "
+                                   "||L L^T - A||_F / ||A||_F = {:.3g}",
+                                   m_res.elements, m_res.residual));
+    else
+      s.line("result", fmt::format("MISMATCH: {} of {} elements of L differ (residual {:.3g})", m_res.mismatched,
+                                   m_res.elements, m_res.residual));
+    for (const auto& m : m_res.first)
+      s.text(fmt::format("               L[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
+    s.line("completion",
+           fmt::format("simulated {} ({} ps), predicted {} ({})", human_time(completion), completion,
+                       human_time(m_plan.predicted_ps),
+                       out.timing_ok
+                           ? "equal"
+                           : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - m_plan.predicted_ps))));
+    if (m_stats)
+      s.line("compute", fmt::format("{:.2f} fp16 TFLOPS (n^3 / 3 FLOPs), MXM utilization {:.1f}% of {} TSP{}",
+                                    m_stats->tflops.get(), m_stats->utilization.get(), T, T == 1 ? "" : "s"));
+  }
+
+ private:
+  sched::CholeskyRequest m_req;
+  sched::CholeskyPlan m_plan;
+  std::unique_ptr<CholeskyData> m_data;
+  CholeskyData::Result m_res;
+  std::optional<CholeskyStats> m_stats;
+};
+
+struct Entry {
+  const char* name;
+  std::unique_ptr<ComputeWorkload> (*make)(const ComputeWorkload::Env&);
+  std::vector<ComputeWorkload::Option> options;
+};
+
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> r{
+      {"matmul",
+       [](const ComputeWorkload::Env& e) -> std::unique_ptr<ComputeWorkload> {
+         return std::make_unique<MatmulWorkload>(e);
+       },
+       {{"shape", "describes a matrix multiplication (--workload matmul)"},
+        {"split", "describes a matrix multiplication (--workload matmul)"},
+        {"timing-only", "on Groq TSPs times a matrix multiplication without data (--workload matmul)"}}},
+      {"cholesky",
+       [](const ComputeWorkload::Env& e) -> std::unique_ptr<ComputeWorkload> {
+         return std::make_unique<CholeskyWorkload>(e);
+       },
+       {{"n", "describes a Cholesky factorization (--workload cholesky)"},
+        {"tsps", "describes a Cholesky factorization (--workload cholesky)"}}}};
+  return r;
+}
+
 }  // namespace
 
-void GroqScenario::prepare_matmul(const systems::RunOptions& opt) {
-  for (const char* o : {"bytes", "src", "dst"})
-    opt.refuse(o, "does not apply to a matrix multiplication (--shape, --split, --dtype describe it)");
-  const auto shape = opt.kind_options.find("shape");
-  if (shape == opt.kind_options.end())
-    throw core::ConfigError("--workload matmul needs --shape MxNxL ([M x N] x [N x L]), e.g. --shape 800x32576x8192");
-  sched::parse_shape(shape->second, m_mreq);
-  const auto split = opt.kind_options.find("split");
-  if (split != opt.kind_options.end()) sched::parse_split(split->second, m_mreq);
-  m_mreq.dtype = opt.given.count("dtype") ? opt.dtype : core::Dtype::fp16;
-  if (tsp::mxm_k(m_mreq.dtype) == 0)
-    throw core::ConfigError(
-        fmt::format("--dtype {}: the matrix unit multiplies fp16 (fp32 results) or int8 (int32 "
-                    "results)",
-                    core::dtype_name(m_mreq.dtype)));
-  m_mreq.max_paths = m_params->paths;
-  m_mreq.host_inputs = m_params->matmul_inputs.get() == "host";
-  m_mreq.row_order = m_params->matmul_order.get() == "row";
-  m_mreq.host_outputs = m_params->matmul_outputs.get() == "host";
-  m_mplan = sched::plan_matmul(m_machine, m_mreq);
+std::unique_ptr<ComputeWorkload> make_compute(const std::string& workload, const ComputeWorkload::Env& env) {
+  for (const Entry& e : registry())
+    if (workload == e.name) return e.make(env);
+  return nullptr;
 }
 
-void GroqScenario::report_matmul(const systems::Outcome& out) {
-  m_ms.emplace();
-  MatmulStats& ms = *m_ms;
-  const sched::MatmulRequest& r = m_mreq;
-  ms.kind.set("matmul");
-  ms.timing_only.set(m_timing_only);
-  ms.shape.set(fmt::format("{}x{}x{}", r.M, r.N, r.L));
-  ms.dtype.set(core::dtype_name(r.dtype));
-  ms.col.set(r.col);
-  ms.row.set(r.row);
-  ms.chips.set(m_mplan.parts.size());
-  ms.verified.set(out.checked && out.verified);
-  ms.elements.set(m_mres.elements);
-  ms.mismatched.set(m_mres.mismatched);
-  ms.predicted_ps.set(m_mplan.predicted_ps);
-  ms.simulated_ps.set(m_completion);
-  ms.compute_ps.set(m_mplan.compute_end_ps);
-  const double secs = m_completion * 1e-12;
-  ms.tflops.set(secs > 0 ? 2.0 * m_mplan.macs() / secs / 1e12 : 0.0);
-  const double cycle_ps = 1e6 / m_sys->chips[m_mplan.parts[0].chip]->clock_mhz;
-  const double peak = m_mplan.peak_macs_per_cycle * m_mplan.parts.size() * (m_completion / cycle_ps);
-  ms.utilization.set(peak > 0 ? 100.0 * m_mplan.macs() / peak : 0.0);
-  ms.subops.set(m_mplan.subops);
-  ms.weight_loads.set(m_mplan.weight_loads);
-  ms.reduced.set(m_mplan.reduced_vectors);
-  ms.max_hops.set(m_mplan.max_hops);
-  ms.inputs.set(r.host_inputs ? (r.row_order ? "host-row" : "host-col") : "sram");
-  ms.host_bytes.set(m_mplan.host_bytes);
-  ms.host_GBps.set(secs > 0 ? m_mplan.host_bytes / secs / 1e9 : 0.0);
-  ms.host_GBps_at_peak.set(m_mplan.host_GBps_at_peak);
-  ms.outputs.set(r.host_outputs ? "host" : "sram");
-  ms.host_out_bytes.set(m_mplan.host_out_bytes);
-}
-
-void GroqScenario::summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head) {
-  const sched::MatmulRequest& r = m_mreq;
-  const bool fp = r.dtype == core::Dtype::fp16;
-  if (head) {
-    s.line("workload", fmt::format("matmul [{} x {}] x [{} x {}] {} ({} results) on {} TSP{} (col {} x row {})", r.M,
-                                   r.N, r.N, r.L, core::dtype_name(r.dtype), fp ? "fp32" : "int32",
-                                   m_mplan.parts.size(), m_mplan.parts.size() == 1 ? "" : "s", r.col, r.row));
-    s.line("schedule",
-           fmt::format("{} [1 x {}] x [{} x 320] sub-operations on {} MXM units per TSP, {} tiles installed{}",
-                       m_mplan.subops, m_mplan.K, m_mplan.K, m_mplan.units, m_mplan.weight_loads,
-                       m_mplan.reduced_vectors
-                           ? fmt::format(", {} partial-product vectors reduced over C2C (longest route {} cables)",
-                                         m_mplan.reduced_vectors, m_mplan.max_hops)
-                           : std::string()));
-    if (r.host_inputs) {
-      const tsp::Tsp& t = *m_sys->chips[m_mplan.parts[0].chip];
-      s.line("inputs", fmt::format("streamed from the host in {} order: {} over PCIe Gen{} x{} ({:.1f} GB/s of "
-                                   "payload per TSP); its MXMs never waiting would need {:.1f} GB/s per TSP",
-                                   r.row_order ? "row" : "column", core::approx_bytes(m_mplan.host_bytes),
-                                   pcie_generation(t.pcie_gts), t.pcie_lanes.get(),
-                                   t.pcie().rate().payload_GBps(tsp::kVectorBytes), m_mplan.host_GBps_at_peak));
-    }
-    if (r.host_outputs)
-      s.line("outputs", fmt::format("C written back to the host over PCIe (HOSTW) as each part is final: {}",
-                                    core::approx_bytes(m_mplan.host_out_bytes)));
-    return;
-  }
-  if (m_timing_only)
-    s.line("result",
-           "timing only (--timing-only): LW, MXM and PCIe writes timed, no data computed or moved, nothing "
-           "to check");
-  else if (out.verified)
-    s.line("result",
-           fmt::format("verified: all {} elements of C bit-exact against the host reference", m_mres.elements));
-  else
-    s.line("result", fmt::format("MISMATCH: {} of {} elements of C differ", m_mres.mismatched, m_mres.elements));
-  for (const auto& m : m_mres.first)
-    s.text(fmt::format("               C[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
-  s.line("completion",
-         fmt::format("simulated {} ({} ps), predicted {} ({}); last MXM result at {}", human_time(m_completion),
-                     m_completion, human_time(m_mplan.predicted_ps),
-                     out.timing_ok
-                         ? "equal"
-                         : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(m_completion - m_mplan.predicted_ps)),
-                     human_time(m_mplan.compute_end_ps)));
-  if (m_ms)
-    s.line("compute",
-           fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
-                       "per cycle",
-                       m_ms->tflops.get(), fp ? "fp16 " : "int8 ", m_ms->utilization.get(), m_mplan.parts.size(),
-                       m_mplan.parts.size() == 1 ? "" : "s", m_mplan.peak_macs_per_cycle));
-}
-
-void GroqScenario::prepare_cholesky(const systems::RunOptions& opt) {
-  for (const char* o : {"bytes", "src", "dst", "dtype"})
-    opt.refuse(o,
-               "does not apply to a Cholesky factorization (--n and --tsps describe it; A is binary32, the MXM "
-               "multiplies L in fp16)");
-  const auto n = opt.kind_options.find("n");
-  if (n == opt.kind_options.end())
-    throw core::ConfigError("--workload cholesky needs --n N (A is N x N), e.g. --n 2560");
-  m_creq.n = sched::parse_positive(n->second, "--n", "2560");
-  const auto t = opt.kind_options.find("tsps");
-  // Default: every TSP of the job, but no more than A has 320-row blocks.
-  m_creq.tsps = static_cast<uint32_t>(
-      std::min<uint64_t>(m_machine.size(), (m_creq.n + sched::kCholeskyRows - 1) / sched::kCholeskyRows));
-  if (t != opt.kind_options.end()) {
-    const uint64_t v = sched::parse_positive(t->second, "--tsps", "4");
-    if (v > m_machine.size())
-      throw core::ConfigError(fmt::format("--tsps {}: the platform's job has {} TSPs", v, m_machine.size()));
-    m_creq.tsps = static_cast<uint32_t>(v);
-  }
-  m_cplan = sched::plan_cholesky(m_machine, m_creq);
-}
-
-void GroqScenario::report_cholesky(const systems::Outcome& out) {
-  m_cs.emplace();
-  CholeskyStats& cs = *m_cs;
-  cs.kind.set("cholesky");
-  cs.n.set(m_creq.n);
-  cs.chips.set(m_cplan.parts.size());
-  cs.verified.set(out.checked && out.verified);
-  cs.elements.set(m_cres.elements);
-  cs.mismatched.set(m_cres.mismatched);
-  cs.residual.set(m_cres.residual);
-  cs.predicted_ps.set(m_cplan.predicted_ps);
-  cs.simulated_ps.set(m_completion);
-  const double secs = m_completion * 1e-12;
-  cs.tflops.set(secs > 0 ? m_cplan.flops() / secs / 1e12 : 0.0);
-  const tsp::Tsp& chip = *m_sys->chips[m_cplan.parts[0].chip];
-  const double cycles = secs * chip.clock_mhz * 1e6;
-  const double peak = double(chip.mxm_planes / 2) * 160 * tsp::kMxmColumns * m_cplan.parts.size() * cycles;
-  cs.utilization.set(peak > 0 ? 100.0 * (m_cplan.flops() / 2) / peak : 0.0);
-  cs.subops.set(m_cplan.subops);
-  cs.weight_loads.set(m_cplan.weight_loads);
-  cs.transposes.set(m_cplan.transposes);
-  cs.vxm_ops.set(m_cplan.vxm_ops);
-  cs.sent.set(m_cplan.sent_vectors);
-}
-
-void GroqScenario::summarize_cholesky(const systems::Outcome& out, systems::Summary& s, bool head) {
-  const uint64_t T = m_cplan.parts.size();
-  if (head) {
-    s.line("workload", fmt::format("cholesky A = L L^T, A {} x {} (binary32, L multiplied in fp16) on {} TSP{}, "
-                                   "block-cyclic 320 rows",
-                                   m_creq.n, m_creq.n, T, T == 1 ? "" : "s"));
-    s.line("schedule", fmt::format("{} columns: {} MXM sub-operations over {} tiles of L installed, {} SXM "
-                                   "TRANSPOSEs, {} VXM operations, {} vectors over C2C",
-                                   m_creq.n, m_cplan.subops, m_cplan.weight_loads, m_cplan.transposes, m_cplan.vxm_ops,
-                                   m_cplan.sent_vectors));
-    return;
-  }
-  if (out.verified)
-    s.line("result", fmt::format("verified: all {} elements of L bit-exact against the host reference; "
-                                 "||L L^T - A||_F / ||A||_F = {:.3g}",
-                                 m_cres.elements, m_cres.residual));
-  else
-    s.line("result", fmt::format("MISMATCH: {} of {} elements of L differ (residual {:.3g})", m_cres.mismatched,
-                                 m_cres.elements, m_cres.residual));
-  for (const auto& m : m_cres.first)
-    s.text(fmt::format("               L[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
-  s.line("completion",
-         fmt::format("simulated {} ({} ps), predicted {} ({})", human_time(m_completion), m_completion,
-                     human_time(m_cplan.predicted_ps),
-                     out.timing_ok
-                         ? "equal"
-                         : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(m_completion - m_cplan.predicted_ps))));
-  if (m_cs)
-    s.line("compute", fmt::format("{:.2f} fp16 TFLOPS (n^3 / 3 FLOPs), MXM utilization {:.1f}% of {} TSP{}",
-                                  m_cs->tflops.get(), m_cs->utilization.get(), T, T == 1 ? "" : "s"));
+std::vector<std::pair<std::string, ComputeWorkload::Option>> compute_options() {
+  std::vector<std::pair<std::string, ComputeWorkload::Option>> out;
+  for (const Entry& e : registry())
+    for (const ComputeWorkload::Option& o : e.options) out.emplace_back(e.name, o);
+  return out;
 }
 
 }  // namespace fabricvp::groq

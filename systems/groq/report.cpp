@@ -50,8 +50,7 @@ void GroqScenario::report(const systems::Outcome& out) {
   m_peak_bus = one_node ? (P - 1) * m_link_GBps : 0.0;
   m_algbw = m_completion ? static_cast<double>(m_req.bytes) / (m_completion * 1e-12) / 1e9 : 0.0;
   m_busbw = m_algbw * m_plan.bus_factor;
-  if (m_matmul) report_matmul(out);
-  if (m_cholesky) report_cholesky(out);
+  if (m_compute) m_compute->report(out, m_completion);
   if (!m_collective) return;
   m_ws.emplace();
   WorkloadStats& ws = *m_ws;
@@ -108,10 +107,8 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
     s.line("schedule", fmt::format("{} ranks{}, levels {}, longest route {} cables, {} bursts, {} vectors forwarded", P,
                                    P < n ? fmt::format(" on {} chips", n) : "", levels, m_plan.max_hops, m_plan.bursts,
                                    m_plan.forwarded_vectors));
-  } else if (m_matmul) {
-    summarize_matmul(out, s, true);
-  } else if (m_cholesky) {
-    summarize_cholesky(out, s, true);
+  } else if (m_compute) {
+    m_compute->summarize(out, m_completion, s, true);
   } else {
     s.line("programs", fmt::format("{} ({} instructions)", m_opt.programs_dir, m_instructions));
   }
@@ -155,7 +152,7 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
     }
     double worst_ppm = 0;
     for (const tsp::Tsp* t : m_sys->chips) worst_ppm = std::max(worst_ppm, std::abs(t->clock().ppm()));
-    if ((m_collective || m_matmul || m_cholesky) && !e.machine_check && worst_ppm > 0)
+    if ((m_collective || m_compute) && !e.machine_check && worst_ppm > 0)
       s.text(
           fmt::format("               note: chips run up to {:.1f} ppm off nominal; compiled collectives assume "
                       "nominal clocks and carry no RUNTIME_DESKEW (docs/clocks.md)",
@@ -182,10 +179,8 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
     else
       s.line("bandwidth", fmt::format("algbw {:.2f} GB/s, busbw {:.2f} GB/s (link payload {:.3f} GB/s)", m_algbw,
                                       m_busbw, m_link_GBps));
-  } else if (m_matmul) {
-    summarize_matmul(out, s, false);
-  } else if (m_cholesky) {
-    summarize_cholesky(out, s, false);
+  } else if (m_compute) {
+    m_compute->summarize(out, m_completion, s, false);
   } else {
     s.line("result", fmt::format("ran to completion; last SRAM write at {}", human_time(m_completion)));
   }

@@ -19,25 +19,22 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
         "--collective: a Groq system runs one compiled collective at a time (use --workload, --bytes, --dtype)");
   if (opt.group != "all")
     throw core::ConfigError("--group: the Groq compiler schedules collectives over every rank of the job");
-  m_matmul = opt.programs_dir.empty() && opt.workload == "matmul";
-  m_cholesky = opt.programs_dir.empty() && opt.workload == "cholesky";
-  m_collective = opt.programs_dir.empty() && !m_matmul && !m_cholesky;
   m_machine = machine_of(*m_sys);
-  if (!m_matmul)
-    for (const char* o : {"shape", "split"}) opt.refuse(o, "describes a matrix multiplication (--workload matmul)");
-  if (!m_matmul)
-    opt.refuse("timing-only", "on Groq TSPs times a matrix multiplication without data (--workload matmul)");
-  m_timing_only = m_matmul && opt.kind_options.count("timing-only");
-  for (tsp::Tsp* t : m_sys->chips) t->set_timing_only(m_timing_only);
-  if (!m_cholesky)
-    for (const char* o : {"n", "tsps"}) opt.refuse(o, "describes a Cholesky factorization (--workload cholesky)");
+  if (opt.programs_dir.empty())
+    m_compute = make_compute(opt.workload, ComputeWorkload::Env{*m_sys, m_machine, *m_params});
+  m_collective = opt.programs_dir.empty() && !m_compute;
+  // A compute workload's options on any other run are refused, naming what they describe.
+  for (const auto& [name, o] : compute_options())
+    if (!m_compute || opt.workload != name) {
+      bool mine = false;
+      for (const auto& [other, p] : compute_options()) mine |= m_compute && other == opt.workload && o.name == p.name;
+      if (!mine) opt.refuse(o.name, o.what);
+    }
   if (!opt.programs_dir.empty())
     for (const char* o : {"workload", "bytes", "dtype", "src", "dst"})
       opt.refuse(o, "describes a compiled collective; --programs runs hand-written programs instead");
-  if (m_matmul) {
-    prepare_matmul(opt);
-  } else if (m_cholesky) {
-    prepare_cholesky(opt);
+  if (m_compute) {
+    m_compute->prepare(opt);
   } else if (m_collective) {
     if (!sched::parse_kind(opt.workload, m_req.kind))
       throw core::ConfigError(
@@ -61,20 +58,17 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
     m_req.max_paths = m_params->paths;
     m_plan = sched::plan(m_machine, m_req);
   }
-  std::vector<sw::Program>* compiled = m_matmul       ? &m_mplan.programs
-                                       : m_cholesky   ? &m_cplan.programs
-                                       : m_collective ? &m_plan.programs
-                                                      : nullptr;
+  for (tsp::Tsp* t : m_sys->chips) t->set_timing_only(m_compute && m_compute->timing_only());
+  std::vector<sw::Program>* compiled = m_compute ? &m_compute->programs() : m_collective ? &m_plan.programs : nullptr;
   const bool text = m_sys->chips.size() <= m_params->save_programs_max_chips;
   std::vector<sw::Program> programs = make_programs(opt.out_dir, opt.programs_dir, *m_sys, compiled, text);
   compiled = nullptr;
   m_plan.programs.clear();
-  m_mplan.programs.clear();
-  m_cplan.programs.clear();
+  if (m_compute) std::vector<sw::Program>().swap(m_compute->programs());
   // Static check of what is about to run, independent of the scheduler.
   m_schedule_check = sched::check_schedule(m_machine, programs);
   const std::vector<sched::Violation>& bad = m_schedule_check.violations;
-  if ((m_collective || m_matmul || m_cholesky) && !bad.empty()) {
+  if ((m_collective || m_compute) && !bad.empty()) {
     // The compiler's own schedule breaks the hardware's rules on this
     // platform (a clock too slow for its links' receive buffers, say):
     // refuse it rather than simulate a run known to fail.
@@ -111,11 +105,8 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
 // plus the check's partial sums or reference copy (CollectiveData).
 void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs) {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> written(m_sys->chips.size());
-  if (m_matmul && !m_timing_only)  // timing only: A, B and the MXM results never reach the SRAM
-    for (const sched::MatmulPart& p : m_mplan.parts) written[p.chip].emplace_back(0, p.c_vec);  // A and B
-  if (m_cholesky)
-    for (const sched::CholeskyPart& p : m_cplan.parts)
-      written[p.chip].emplace_back(0, p.mask_vec + sched::kCholeskyRows * sched::kCholeskyF32);
+  uint64_t check = m_compute ? m_compute->host_memory(written) : 0;
+  const bool timing_only = m_compute && m_compute->timing_only();  // MXMs write nothing
   if (m_collective)
     for (uint32_t r = 0; r < m_plan.inputs.size(); ++r)
       for (const sched::Region& g : m_plan.inputs[r])
@@ -127,7 +118,7 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
           written[c].emplace_back(in.a, uint64_t(in.a) + in.count);
         else if (in.op == tsp::Op::RDHAC)
           written[c].emplace_back(in.a, uint64_t(in.a) + 1);
-        else if (in.op == tsp::Op::MXM && !m_timing_only)
+        else if (in.op == tsp::Op::MXM && !timing_only)
           written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * tsp::kResultVectors);
         else if (in.op == tsp::Op::MUL || in.op == tsp::Op::SUB || in.op == tsp::Op::RSQRT || in.op == tsp::Op::EXP ||
                  in.op == tsp::Op::SPLAT || in.op == tsp::Op::NARROW || in.op == tsp::Op::WIDEN ||
@@ -149,16 +140,6 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
     }
     close();
   }
-  uint64_t check = 0;
-  if (m_matmul && !m_timing_only) {  // the reference: a column group's partial products, one part's B rows as binary32
-    const sched::MatmulPart& p = m_mplan.parts[0];
-    const uint64_t width = uint64_t(p.j1 - p.j0) * tsp::kMxmColumns;
-    check = (uint64_t(m_mreq.row) + 1) * m_mreq.M * width * 4 + uint64_t(m_mplan.K) * width * 4;
-  }
-  if (m_cholesky) {  // the reference: L and its fp16 copy (binary32), the chips' L, and L in binary64
-    const uint64_t n = m_creq.n, rows = (n + sched::kCholeskyRows - 1) / sched::kCholeskyRows * sched::kCholeskyRows;
-    check = 3 * n * rows * 4 + n * n * 8;
-  }
   if (m_collective) {
     const uint64_t N = m_plan.input_bytes, P = m_machine.size();
     check = m_req.kind == sched::Kind::allgather ? P * N : 3 * N;
@@ -169,14 +150,8 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
 }
 
 void GroqScenario::load() {
-  if (m_matmul) {
-    m_mdata = std::make_unique<MatmulData>(*m_sys, m_mplan, m_opt.seed);
-    m_mdata->load(m_timing_only);
-    return;
-  }
-  if (m_cholesky) {
-    m_cdata = std::make_unique<CholeskyData>(*m_sys, m_cplan, m_opt.seed);
-    m_cdata->load();
+  if (m_compute) {
+    m_compute->load(m_opt.seed);
     return;
   }
   m_data = std::make_unique<CollectiveData>(*m_sys, m_machine, m_plan, m_req);
@@ -190,26 +165,7 @@ void GroqScenario::finish() {
 
 systems::Outcome GroqScenario::check() {
   systems::Outcome out;
-  if (m_matmul) {
-    if (!m_timing_only) m_mres = m_mdata->check();
-    out.checked = !m_timing_only;
-    out.verified = m_mres.mismatched == 0 && m_mres.elements > 0;
-    out.timed = true;
-    out.timing_ok = m_completion == m_mplan.predicted_ps;
-    if (!out.timing_ok)
-      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
-                                    m_completion, m_mplan.predicted_ps);
-  }
-  if (m_cholesky) {
-    m_cres = m_cdata->check();
-    out.checked = true;
-    out.verified = m_cres.mismatched == 0 && m_cres.elements > 0;
-    out.timed = true;
-    out.timing_ok = m_completion == m_cplan.predicted_ps;
-    if (!out.timing_ok)
-      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
-                                    m_completion, m_cplan.predicted_ps);
-  }
+  if (m_compute) out = m_compute->check(m_completion);
   if (m_collective) {
     m_check = check_outputs(
         m_sys->host, m_machine.ranks, m_plan.outputs,

@@ -23,12 +23,9 @@
 
 #include "models/core/stats.h"
 #include "sw/sched/checker.h"
-#include "sw/sched/cholesky.h"
 #include "sw/sched/collectives.h"
-#include "sw/sched/matmul.h"
-#include "systems/groq/cholesky_data.h"
 #include "systems/groq/collective_data.h"
-#include "systems/groq/matmul_data.h"
+#include "systems/groq/compute.h"
 #include "systems/groq/programs.h"
 #include "systems/groq/system.h"
 #include "systems/kind.h"
@@ -100,71 +97,6 @@ struct WorkloadStats {
                                 "most SRAM any chip set aside for forwarding (buffers reused once drained)"};
 };
 
-/// workload.* — a matrix multiplication (--workload matmul; docs/compute.md).
-struct MatmulStats {
-  core::Value<std::string> kind{nullptr, "workload", "kind", "", "matmul"};
-  core::Value<std::string> shape{nullptr, "workload", "shape", "", "M x N x L of [M x N] x [N x L]"};
-  core::Value<std::string> dtype{nullptr, "workload", "dtype", "", "input type (results fp32 or int32)"};
-  core::Value<uint64_t> col{nullptr, "workload", "col_splits", "splits", "column-wise weight splits"};
-  core::Value<uint64_t> row{nullptr, "workload", "row_splits", "splits", "row-wise weight splits"};
-  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs computing (col x row)"};
-  core::Value<bool> verified{nullptr, "workload", "verified", "", "C is bit-exact against the host reference"};
-  core::Value<bool> timing_only{nullptr, "workload", "timing_only", "",
-                                "--timing-only: LW, MXM and PCIe writes timed without data, nothing checked"};
-  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of C compared"};
-  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
-                                   "elements of C that differ from the reference"};
-  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
-  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
-                                     "simulated completion: last result vector written"};
-  core::Value<uint64_t> compute_ps{nullptr, "workload", "compute_ps", "ps",
-                                   "last MXM result written (the reduction follows)"};
-  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "2 M N L / simulated time"};
-  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
-                                  "M N L / (TSPs x cycles x peak multiply-accumulates per cycle)"};
-  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations", "[1 x K] x [K x 320] sub-operations"};
-  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "[K x 320] tiles installed"};
-  core::Value<uint64_t> reduced{nullptr, "workload", "reduced_vectors", "vectors",
-                                "partial-product vectors sent over C2C for row-split reductions"};
-  core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route of a partial product"};
-  core::Value<std::string> inputs{nullptr, "workload", "inputs", "",
-                                  "sram (loaded before the run) or host-row / host-col (streamed over PCIe)"};
-  core::Value<uint64_t> host_bytes{nullptr, "workload", "host_bytes", "bytes", "inputs the host wrote over PCIe"};
-  core::Value<double> host_GBps{nullptr, "workload", "host_GBps", "GB/s", "host_bytes / simulated time, all chips"};
-  core::Value<double> host_GBps_at_peak{nullptr, "workload", "host_GBps_needed_per_tsp", "GB/s",
-                                        "PCIe bandwidth a TSP needs for its MXMs never to wait on inputs"};
-  core::Value<std::string> outputs{nullptr, "workload", "outputs", "",
-                                   "sram (C left on the chips) or host (written back over PCIe)"};
-  core::Value<uint64_t> host_out_bytes{nullptr, "workload", "host_out_bytes", "bytes",
-                                       "C written back to the host over PCIe"};
-};
-
-/// workload.* — a Cholesky factorization (--workload cholesky; docs/compute.md).
-struct CholeskyStats {
-  core::Value<std::string> kind{nullptr, "workload", "kind", "", "cholesky"};
-  core::Value<uint64_t> n{nullptr, "workload", "n", "rows", "A is n x n"};
-  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs sharing the 320-row blocks"};
-  core::Value<bool> verified{nullptr, "workload", "verified", "", "L is bit-exact against the host reference"};
-  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of L compared"};
-  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
-                                   "elements of L that differ from the reference"};
-  core::Value<double> residual{nullptr, "workload", "residual", "", "||L L^T - A||_F / ||A||_F of the chips' L"};
-  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
-  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
-                                     "simulated completion: last column of L written"};
-  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "n^3 / 3 / simulated time"};
-  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
-                                  "n^3 / 6 multiply-accumulates / (TSPs x cycles x peak per cycle)"};
-  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations",
-                               "[1 x 160] x [160 x 320] sub-operations"};
-  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "tiles of L installed"};
-  core::Value<uint64_t> transposes{nullptr, "workload", "transposes", "instructions",
-                                   "SXM TRANSPOSEs building rows of L"};
-  core::Value<uint64_t> vxm_ops{nullptr, "workload", "vxm_ops", "instructions", "SUB, SPLAT, RSQRT, MUL, NARROW"};
-  core::Value<uint64_t> sent{nullptr, "workload", "sent_vectors", "vectors",
-                             "fp16 columns of L and splats sent over C2C (forwards inside a node included)"};
-};
-
 class GroqScenario final : public systems::Scenario {
  public:
   GroqScenario();
@@ -176,7 +108,7 @@ class GroqScenario final : public systems::Scenario {
   uint64_t links() const override { return m_sys->links.size(); }
   bool replays() const override { return true; }
   std::vector<std::string> outputs() const override {
-    return m_collective || m_matmul || m_cholesky ? std::vector<std::string>{"programs/"} : std::vector<std::string>{};
+    return m_collective || m_compute ? std::vector<std::string>{"programs/"} : std::vector<std::string>{};
   }
 
   // scenario.cpp
@@ -187,10 +119,7 @@ class GroqScenario final : public systems::Scenario {
   }
   void load() override;
   double fraction_done() const override {
-    const uint64_t p = m_matmul       ? m_mplan.predicted_ps
-                       : m_cholesky   ? m_cplan.predicted_ps
-                       : m_collective ? m_plan.predicted_ps
-                                      : 0;
+    const uint64_t p = m_compute ? m_compute->predicted_ps() : m_collective ? m_plan.predicted_ps : 0;
     if (p == 0) return -1;
     return std::min(1.0, static_cast<double>(sc_core::sc_time_stamp().value()) / static_cast<double>(p));
   }
@@ -205,31 +134,12 @@ class GroqScenario final : public systems::Scenario {
 
  private:
   void estimate_host_bytes(const std::vector<sw::Program>& programs);
-  // compute.cpp
-  void prepare_matmul(const systems::RunOptions& opt);
-  void report_matmul(const systems::Outcome& out);
-  void summarize_matmul(const systems::Outcome& out, systems::Summary& s, bool head);
-  void prepare_cholesky(const systems::RunOptions& opt);
-  void report_cholesky(const systems::Outcome& out);
-  void summarize_cholesky(const systems::Outcome& out, systems::Summary& s, bool head);
 
   std::unique_ptr<CompilerParams> m_params;
   std::unique_ptr<System> m_sys;
   systems::RunOptions m_opt;
   bool m_collective = false;
-  bool m_matmul = false;
-  bool m_timing_only = false;  ///< --timing-only: a matmul sized, not checked (Tsp::set_timing_only)
-  sched::MatmulRequest m_mreq;
-  sched::MatmulPlan m_mplan;
-  std::unique_ptr<MatmulData> m_mdata;
-  MatmulData::Result m_mres;
-  std::optional<MatmulStats> m_ms;
-  bool m_cholesky = false;
-  sched::CholeskyRequest m_creq;
-  sched::CholeskyPlan m_cplan;
-  std::unique_ptr<CholeskyData> m_cdata;
-  CholeskyData::Result m_cres;
-  std::optional<CholeskyStats> m_cs;
+  std::unique_ptr<ComputeWorkload> m_compute;  ///< --workload matmul, cholesky (compute.h)
   sched::Machine m_machine;
   sched::Request m_req;
   sched::Plan m_plan;
