@@ -32,14 +32,7 @@ nlohmann::json run_cholesky(const Case& c) {
   o.workload = "cholesky";
   o.kind_options["n"] = std::to_string(c.n);
   o.kind_options["tsps"] = std::to_string(c.tsps);
-  o.quiet = true;
-  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-chol-" + std::to_string(::getpid()))).string();
-  EXPECT_EQ(runtime::run(o), 0);
-  nlohmann::json j;
-  std::ifstream f(o.out_dir + "/stats.json");
-  if (f) j = nlohmann::json::parse(f);
-  std::filesystem::remove_all(o.out_dir);
-  return j;
+  return test::run_stats(o);
 }
 
 }  // namespace

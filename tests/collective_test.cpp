@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "harness.h"
 #include "models/core/context.h"
 #include "runtime/driver.h"
 #include "systems/groq/collective_data.h"
@@ -28,14 +29,7 @@ nlohmann::json run_collective(const std::string& kind, uint64_t bytes, const std
   core::parse_dtype(dtype, o.dtype);
   o.root = root;
   o.overrides = std::move(overrides);
-  o.quiet = true;
-  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-test-" + std::to_string(::getpid()))).string();
-  int rc = runtime::run(o);
-  EXPECT_EQ(rc, 0);
-  std::ifstream f(o.out_dir + "/stats.json");
-  nlohmann::json j = nlohmann::json::parse(f);
-  std::filesystem::remove_all(o.out_dir);
-  return j;
+  return test::run_stats(o);
 }
 
 void expect_checked(const nlohmann::json& j, uint64_t bytes) {

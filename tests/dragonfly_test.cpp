@@ -50,13 +50,7 @@ nlohmann::json run(const std::string& file, const std::string& kind, uint64_t by
   o.root = root;
   o.peer = peer;
   o.overrides = std::move(overrides);
-  o.quiet = true;
-  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-df-" + std::to_string(::getpid()))).string();
-  EXPECT_EQ(runtime::run(o), 0);
-  std::ifstream f(o.out_dir + "/stats.json");
-  nlohmann::json j = nlohmann::json::parse(f);
-  std::filesystem::remove_all(o.out_dir);
-  return j;
+  return test::run_stats(o);
 }
 
 void expect_checked(const nlohmann::json& j) {

@@ -165,4 +165,17 @@ inline nlohmann::json load_json(const std::string& path) {
   return nlohmann::json::parse(f);
 }
 
+/// `fabricvp run` in-process: quiet, into a scratch folder removed after;
+/// expects exit code `rc` and returns the run's stats.json (null if none).
+inline nlohmann::json run_stats(systems::RunOptions o, int rc = 0) {
+  o.quiet = true;
+  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-run-" + std::to_string(::getpid()))).string();
+  EXPECT_EQ(runtime::run(o), rc);
+  nlohmann::json j;
+  std::ifstream f(o.out_dir + "/stats.json");
+  if (f) j = nlohmann::json::parse(f);
+  std::filesystem::remove_all(o.out_dir);
+  return j;
+}
+
 }  // namespace fabricvp::test

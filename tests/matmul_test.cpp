@@ -36,15 +36,7 @@ nlohmann::json run_matmul(const Case& c, int expect_rc = 0) {
     core::parse_dtype(c.dtype, o.dtype);
     o.given.insert("dtype");
   }
-  o.quiet = true;
-  o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-mm-" + std::to_string(::getpid()))).string();
-  const int rc = runtime::run(o);
-  EXPECT_EQ(rc, expect_rc);
-  nlohmann::json j;
-  std::ifstream f(o.out_dir + "/stats.json");
-  if (f) j = nlohmann::json::parse(f);
-  std::filesystem::remove_all(o.out_dir);
-  return j;
+  return test::run_stats(o, expect_rc);
 }
 
 }  // namespace
@@ -172,13 +164,7 @@ TEST(MatmulHost, InputsStreamedInRowOrderSendEachSliceOfAOnce) {
     o.workload = "matmul";
     o.kind_options["shape"] = "64x500x700";
     o.overrides = {"sched.matmul_inputs=host", "sched.matmul_order=" + order};
-    o.quiet = true;
-    o.out_dir = "/tmp/fabricvp-mmh-" + std::to_string(::getpid());
-    EXPECT_EQ(runtime::run(o), 0);
-    std::ifstream f(o.out_dir + "/stats.json");
-    nlohmann::json j = nlohmann::json::parse(f);
-    std::filesystem::remove_all(o.out_dir);
-    return j;
+    return test::run_stats(o);
   };
   const nlohmann::json row = run("row"), col = run("col");
   for (const nlohmann::json* j : {&row, &col}) {
@@ -209,13 +195,7 @@ TEST(MatmulTimingOnly, SameTimesAsTheCheckedRunWithoutData) {
     if (!split.empty()) o.kind_options["split"] = split;
     if (timing_only) o.kind_options["timing-only"] = "1";
     o.overrides = std::move(overrides);
-    o.quiet = true;
-    o.out_dir = "/tmp/fabricvp-mmt-" + std::to_string(::getpid());
-    EXPECT_EQ(runtime::run(o), 0);
-    std::ifstream f(o.out_dir + "/stats.json");
-    nlohmann::json j = nlohmann::json::parse(f);
-    std::filesystem::remove_all(o.out_dir);
-    return j;
+    return test::run_stats(o);
   };
   for (const auto& [shape, split, ov] : std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>{
            {"40x1500x700", "col=2,row=4", {}}, {"64x500x700", "", {"sched.matmul_inputs=host"}}}) {
@@ -263,13 +243,7 @@ TEST(MatmulHost, ResultsWrittenBackOverPcieAreCheckedInHostMemory) {
     o.kind_options["shape"] = "40x1500x700";
     o.kind_options["split"] = split;
     o.overrides = {"sched.matmul_outputs=" + outputs};
-    o.quiet = true;
-    o.out_dir = "/tmp/fabricvp-mmo-" + std::to_string(::getpid());
-    EXPECT_EQ(runtime::run(o), 0);
-    std::ifstream f(o.out_dir + "/stats.json");
-    nlohmann::json j = nlohmann::json::parse(f);
-    std::filesystem::remove_all(o.out_dir);
-    return j;
+    return test::run_stats(o);
   };
   for (const std::string split : {"col=2", "col=2,row=4"}) {
     const nlohmann::json sram = run(split, "sram"), host = run(split, "host");

@@ -134,16 +134,8 @@ class MatmulWorkload final : public ComputeWorkload {
     m_data->load(m_timing_only);
   }
   systems::Outcome check(uint64_t completion) override {
-    systems::Outcome out;
     if (!m_timing_only) m_res = m_data->check();
-    out.checked = !m_timing_only;
-    out.verified = m_res.mismatched == 0 && m_res.elements > 0;
-    out.timed = true;
-    out.timing_ok = completion == m_plan.predicted_ps;
-    if (!out.timing_ok)
-      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
-                                    completion, m_plan.predicted_ps);
-    return out;
+    return outcome(!m_timing_only, m_res.mismatched, m_res.elements, completion);
   }
   void report(const systems::Outcome& out, uint64_t completion) override {
     m_stats.emplace();
@@ -216,13 +208,8 @@ class MatmulWorkload final : public ComputeWorkload {
       s.line("result", fmt::format("MISMATCH: {} of {} elements of C differ", m_res.mismatched, m_res.elements));
     for (const auto& m : m_res.first)
       s.text(fmt::format("               C[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
-    s.line("completion",
-           fmt::format("simulated {} ({} ps), predicted {} ({}); last MXM result at {}", human_time(completion),
-                       completion, human_time(m_plan.predicted_ps),
-                       out.timing_ok
-                           ? "equal"
-                           : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - m_plan.predicted_ps)),
-                       human_time(m_plan.compute_end_ps)));
+    s.line("completion", fmt::format("{}; last MXM result at {}", completion_text(out, completion),
+                                     human_time(m_plan.compute_end_ps)));
     if (m_stats)
       s.line("compute",
              fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
@@ -279,16 +266,8 @@ class CholeskyWorkload final : public ComputeWorkload {
     m_data->load();
   }
   systems::Outcome check(uint64_t completion) override {
-    systems::Outcome out;
     m_res = m_data->check();
-    out.checked = true;
-    out.verified = m_res.mismatched == 0 && m_res.elements > 0;
-    out.timed = true;
-    out.timing_ok = completion == m_plan.predicted_ps;
-    if (!out.timing_ok)
-      out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps",
-                                    completion, m_plan.predicted_ps);
-    return out;
+    return outcome(true, m_res.mismatched, m_res.elements, completion);
   }
   void report(const systems::Outcome& out, uint64_t completion) override {
     m_stats.emplace();
@@ -335,12 +314,7 @@ class CholeskyWorkload final : public ComputeWorkload {
                                    m_res.elements, m_res.residual));
     for (const auto& m : m_res.first)
       s.text(fmt::format("               L[{}][{}]: expected {} got {}", m.row, m.col, m.expected, m.got));
-    s.line("completion",
-           fmt::format("simulated {} ({} ps), predicted {} ({})", human_time(completion), completion,
-                       human_time(m_plan.predicted_ps),
-                       out.timing_ok
-                           ? "equal"
-                           : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - m_plan.predicted_ps))));
+    s.line("completion", completion_text(out, completion));
     if (m_stats)
       s.line("compute", fmt::format("{:.2f} fp16 TFLOPS (n^3 / 3 FLOPs), MXM utilization {:.1f}% of {} TSP{}",
                                     m_stats->tflops.get(), m_stats->utilization.get(), T, T == 1 ? "" : "s"));
@@ -379,6 +353,25 @@ const std::vector<Entry>& registry() {
 }
 
 }  // namespace
+
+systems::Outcome ComputeWorkload::outcome(bool checked, uint64_t mismatched, uint64_t elements,
+                                          uint64_t completion) const {
+  systems::Outcome out;
+  out.checked = checked;
+  out.verified = mismatched == 0 && elements > 0;
+  out.timed = true;
+  out.timing_ok = completion == predicted_ps();
+  if (!out.timing_ok)
+    out.timing_note = fmt::format("simulated completion {} ps differs from the compiler's prediction {} ps", completion,
+                                  predicted_ps());
+  return out;
+}
+
+std::string ComputeWorkload::completion_text(const systems::Outcome& out, uint64_t completion) const {
+  return fmt::format(
+      "simulated {} ({} ps), predicted {} ({})", human_time(completion), completion, human_time(predicted_ps()),
+      out.timing_ok ? "equal" : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - predicted_ps())));
+}
 
 std::unique_ptr<ComputeWorkload> make_compute(const std::string& workload, const ComputeWorkload::Env& env) {
   for (const Entry& e : registry())

@@ -57,6 +57,12 @@ class ComputeWorkload {
   virtual void summarize(const systems::Outcome& out, uint64_t completion_ps, systems::Summary& s, bool head) = 0;
 
  protected:
+  /// A run of this workload's programs: checked or not, verified when
+  /// `elements` were compared and none differs, timed against predicted_ps().
+  systems::Outcome outcome(bool checked, uint64_t mismatched, uint64_t elements, uint64_t completion_ps) const;
+  /// "simulated T (N ps), predicted P (equal | DIFFERS by D ps)".
+  std::string completion_text(const systems::Outcome& out, uint64_t completion_ps) const;
+
   Env m_env;
 };
 

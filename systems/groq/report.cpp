@@ -114,8 +114,10 @@ void GroqScenario::summarize(const systems::Outcome& out, systems::Summary& s) {
   }
   const sched::CheckReport& sc = m_schedule_check;
   s.line("checked",
-         fmt::format("{} SENDs, {} RECVs, {} ALU bursts{} statically: {}", sc.sends, sc.recvs, sc.alu_ops,
+         fmt::format("{} SENDs, {} RECVs, {} ALU bursts{}{}{} statically: {}", sc.sends, sc.recvs, sc.alu_ops,
                      sc.mxm_ops ? fmt::format(", {} LW/MXM", sc.mxm_ops) : std::string(),
+                     sc.sxm_ops ? fmt::format(", {} TRANSPOSEs", sc.sxm_ops) : std::string(),
+                     sc.hostw_ops ? fmt::format(", {} HOSTWs", sc.hostw_ops) : std::string(),
                      sc.violations.empty()
                          ? (sc.skipped_sync ? "no conflicts (SYNC/NOTIFY queues not analysed)" : "no conflicts")
                          : fmt::format("{} CONFLICT(S), first: {}: {}", sc.violations.size(), sc.violations[0].where,
