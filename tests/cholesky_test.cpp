@@ -131,6 +131,10 @@ TEST(CholeskyInput, BadRequestsAreRefusedWithTheReason) {
             std::string::npos);
   EXPECT_NE(error_of("groq-node.yaml", "--n 20000 --tsps 1").find("SRAM vectors"), std::string::npos);
   EXPECT_NE(error_of("groq-node.yaml", "--n 4000 --tsps 1").find("imem_instructions"), std::string::npos);
+  // A compiler setting the run does not read is refused, not ignored.
+  EXPECT_NE(error_of("groq-node.yaml", "--n 640 -p sched.matmul_inputs=host")
+                .find("-p sched.matmul_inputs=host: this cholesky run does not read sched.matmul_inputs"),
+            std::string::npos);
   const test::Result m = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
                                   "/groq-node.yaml --workload matmul --shape 8x320x320 --n 5 -q --out /tmp/fabricvp-c");
   EXPECT_EQ(m.code, 1);

@@ -121,6 +121,9 @@ TEST(MatmulInput, RunsTheMachineCannotHoldAreRefusedWithTheReason) {
             std::string::npos);
   EXPECT_NE(error_of("--shape 1x20000000x320 -p sched.matmul_inputs=host").find("more than imem_instructions"),
             std::string::npos);
+  EXPECT_NE(error_of("--shape 8x320x320 -p sched.chunk_vectors=32")
+                .find("this matmul run does not read sched.chunk_vectors (it applies to collective)"),
+            std::string::npos);
   const test::Result n = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
                                   "/npu-3d-64.yaml --collective allreduce,dtype=int8 -q --out /tmp/fabricvp-mm-y");
   EXPECT_EQ(n.code, 1);

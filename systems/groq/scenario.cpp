@@ -1,10 +1,13 @@
 #include "systems/groq/scenario.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
 
+#include "models/core/config.h"
+#include "models/core/context.h"
 #include "models/core/units.h"
 #include "systems/groq/machine.h"
 
@@ -30,6 +33,27 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
       for (const auto& [other, p] : compute_options()) mine |= m_compute && other == opt.workload && o.name == p.name;
       if (!mine) opt.refuse(o.name, o.what);
     }
+  // A compiler setting given on the command line (-p sched.*) that this run's
+  // workload does not read is refused, not ignored (platform files may carry
+  // settings for every workload).
+  {
+    const std::string w = !opt.programs_dir.empty() ? "--programs" : m_compute ? opt.workload : "collective";
+    struct Use {
+      const char* key;
+      std::vector<std::string> by;  // workloads reading it
+    };
+    const Use uses[] = {{"sched.chunk_vectors", {"collective"}},     {"sched.staging_chunks", {"collective"}},
+                        {"sched.min_piece_vectors", {"collective"}}, {"sched.routing", {"collective"}},
+                        {"sched.paths", {"collective", "matmul"}},   {"sched.matmul_inputs", {"matmul"}},
+                        {"sched.matmul_order", {"matmul"}},          {"sched.matmul_outputs", {"matmul"}}};
+    const core::Config& cfg = core::Context::get().config();
+    for (const Use& u : uses) {
+      const core::ConfigEntry* e = cfg.find(u.key);
+      if (!e || e->origin.file.rfind("-p ", 0) != 0 || std::find(u.by.begin(), u.by.end(), w) != u.by.end()) continue;
+      throw core::ConfigError(fmt::format("{}: this {} run does not read {} (it applies to {})", e->origin.file,
+                                          w == "collective" ? "compiled collective" : w, u.key, fmt::join(u.by, ", ")));
+    }
+  }
   if (!opt.programs_dir.empty())
     for (const char* o : {"workload", "bytes", "dtype", "src", "dst"})
       opt.refuse(o, "describes a compiled collective; --programs runs hand-written programs instead");
