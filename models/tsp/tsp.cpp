@@ -595,18 +595,15 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
         {"pcie_payload_bytes", "bytes", "bytes the host wrote over PCIe"},
         {"pcie_busy_ps", "ps", "time the PCIe link serialized host writes"},
         {"pcie_utilization", "%", "busy share of the host-to-chip PCIe direction"}};
-    m_pcie = std::make_unique<core::SerialChannel>(
-        this, names, core::SerialRate(uint64_t(pcie_vector_bytes()) * 8, pcie_lanes, lane_gbps),
-        pcie_latency_ns * 1000);
+    const core::SerialRate rate(uint64_t(pcie_vector_bytes()) * 8, pcie_lanes, lane_gbps);  // both directions
+    m_pcie = std::make_unique<core::SerialChannel>(this, names, rate, pcie_latency_ns * 1000);
     static const core::SerialChannel::Names out_names{
         {"pcie_out_transfers", "transfers", "HOSTW writes to the host over PCIe"},
         {"pcie_out_vectors", "vectors", "vectors written to the host over PCIe"},
         {"pcie_out_payload_bytes", "bytes", "bytes written to the host over PCIe"},
         {"pcie_out_busy_ps", "ps", "time the PCIe link serialized chip-to-host writes"},
         {"pcie_out_utilization", "%", "busy share of the chip-to-host PCIe direction"}};
-    m_pcie_out = std::make_unique<core::SerialChannel>(
-        this, out_names, core::SerialRate(uint64_t(pcie_vector_bytes()) * 8, pcie_lanes, lane_gbps),
-        pcie_latency_ns * 1000);
+    m_pcie_out = std::make_unique<core::SerialChannel>(this, out_names, rate, pcie_latency_ns * 1000);
   }
 
   SC_METHOD(sequencer);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "models/core/config.h"
@@ -27,12 +28,11 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
     m_compute = make_compute(opt.workload, ComputeWorkload::Env{*m_sys, m_machine, *m_params});
   m_collective = opt.programs_dir.empty() && !m_compute;
   // A compute workload's options on any other run are refused, naming what they describe.
+  std::set<std::string> taken;
   for (const auto& [name, o] : compute_options())
-    if (!m_compute || opt.workload != name) {
-      bool mine = false;
-      for (const auto& [other, p] : compute_options()) mine |= m_compute && other == opt.workload && o.name == p.name;
-      if (!mine) opt.refuse(o.name, o.what);
-    }
+    if (m_compute && name == opt.workload) taken.insert(o.name);
+  for (const auto& [name, o] : compute_options())
+    if (!taken.count(o.name)) opt.refuse(o.name, o.what);
   // A compiler setting given on the command line (-p sched.*) that this run's
   // workload does not read is refused, not ignored (platform files may carry
   // settings for every workload).
@@ -214,7 +214,11 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     {"groq_node", "dragonfly"},
     true,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<GroqScenario>(); },
-    {"shape", "split", "n", "tsps", "timing-only"}});
+    [] {  // the compute workloads' kind options (compute.h)
+      std::set<std::string> names;
+      for (const auto& [workload, o] : compute_options()) names.insert(o.name);
+      return std::vector<std::string>(names.begin(), names.end());
+    }()});
 
 }  // namespace
 
