@@ -15,6 +15,12 @@ std::string error_of(const std::string& text) {
   }
   return "";
 }
+/// One line of queue 0 that must be refused: the error names prog.s line 2 and says `what`.
+void expect_refused(const std::string& line, const std::string& what) {
+  const std::string e = error_of(".queue 0\n" + line + "\n");
+  EXPECT_NE(e.find("prog.s:2: "), std::string::npos) << line << ": " << e;
+  EXPECT_NE(e.find(what), std::string::npos) << line << ": " << e;
+}
 }  // namespace
 
 TEST(Asm, ParsesEveryInstruction) {
@@ -120,4 +126,107 @@ TEST(Asm, ErrorsNameFileAndLine) {
   EXPECT_NE(error_of(".queue 0\nRECV p1, @0, 0\n").find("prog.s:2: vector count 0"), std::string::npos);
   EXPECT_NE(error_of(".queue 0\nWAIT -5\n").find("prog.s:2: expected cycle"), std::string::npos);
   EXPECT_NE(error_of(".queue 0\nSEND.fp32 p0, @0, 1\n").find("takes no type suffix"), std::string::npos);
+}
+
+TEST(Asm, MxmStrideAndVxmBroadcastModesRoundTrip) {
+  const sw::Program p = sw::assemble(
+      ".queue 2\n"
+      "MXM.fp16 m1.w0, @2000, @7, 8, STRIDE 3\n"
+      "MXM.int8 m3.w1, @4000, @9, 16, ACC, stride 0x1000\n"
+      "MXM.fp16 m0.w0, @2000, @7, 8, ACC, STRIDE 1\n"
+      "MXM.fp16 m0.w0, @2000, @7, 8\n"
+      "MUL.fp32 @100, @0, @50, 12, BCAST\n"
+      "MUL.bf16 @100, @0, @50, 12, bcast 4\n"
+      "SUB.int32 @100, @0, @50, 12, SPREAD 4\n"
+      "SUB.fp16 @100, @0, @50, 12\n"
+      "MUL.fp32 @100, @0, @50, 12, BCAST 1\n",
+      "r.s");
+  ASSERT_EQ(p.queues.size(), 3u);
+  const std::vector<tsp::Instr>& q = p.queues[2];
+  ASSERT_EQ(q.size(), 9u);
+  // MXM: imm bit 0 = ACC, imm >> 32 = stride, 0 meaning 1 (the encoding without STRIDE is unchanged).
+  EXPECT_EQ(q[0].imm, 3ull << 32);
+  EXPECT_EQ(tsp::mxm_stride(q[0]), 3u);
+  EXPECT_FALSE(tsp::mxm_acc(q[0]));
+  EXPECT_EQ(tsp::mxm_input(q[0], 2), 13u);
+  EXPECT_EQ(q[1].imm, 4096ull << 32 | 1);
+  EXPECT_EQ(tsp::mxm_stride(q[1]), 4096u);
+  EXPECT_TRUE(tsp::mxm_acc(q[1]));
+  EXPECT_EQ(q[2].imm, 1u);
+  EXPECT_EQ(tsp::mxm_stride(q[2]), 1u);
+  EXPECT_EQ(q[3].imm, 0u);
+  EXPECT_EQ(tsp::mxm_imm(true, 1), 1u);
+  EXPECT_EQ(tsp::mxm_imm(false, 5), 5ull << 32);
+  EXPECT_EQ(sw::format_instr(q[0]), "MXM.fp16 m1.w0, [0,0,0,2000], [0,0,0,7], 8, STRIDE 3");
+  EXPECT_EQ(sw::format_instr(q[1]), "MXM.int8 m3.w1, [0,0,0,4000], [0,0,0,9], 16, ACC, STRIDE 4096");
+  EXPECT_EQ(sw::format_instr(q[2]), "MXM.fp16 m0.w0, [0,0,0,2000], [0,0,0,7], 8, ACC");
+  EXPECT_EQ(sw::format_instr(q[3]), "MXM.fp16 m0.w0, [0,0,0,2000], [0,0,0,7], 8");
+  // MUL, SUB: imm low word = BCAST period, high word = SPREAD; plain BCAST is imm 1 as before.
+  EXPECT_EQ(q[4].imm, 1u);
+  EXPECT_EQ(q[5].imm, 4u);
+  EXPECT_EQ(q[6].imm, 4ull << 32);
+  EXPECT_EQ(q[7].imm, 0u);
+  EXPECT_EQ(q[8].imm, 1u);
+  EXPECT_EQ(tsp::vxm_imm(4, 0), 4u);
+  EXPECT_EQ(tsp::vxm_imm(0, 4), 4ull << 32);
+  for (uint32_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(tsp::vxm_b_index(q[4], i), 0u);
+    EXPECT_EQ(tsp::vxm_b_index(q[5], i), i % 4);
+    EXPECT_EQ(tsp::vxm_b_index(q[6], i), i / 4);
+    EXPECT_EQ(tsp::vxm_b_index(q[7], i), i);
+  }
+  EXPECT_EQ(tsp::vxm_b_vectors(q[4]), 1u);
+  EXPECT_EQ(tsp::vxm_b_vectors(q[5]), 4u);
+  EXPECT_EQ(tsp::vxm_b_vectors(q[6]), 3u);
+  EXPECT_EQ(tsp::vxm_b_vectors(q[7]), 12u);
+  EXPECT_EQ(sw::format_instr(q[4]), "MUL.fp32 [0,0,0,100], [0,0,0,0], [0,0,0,50], 12, BCAST");
+  EXPECT_EQ(sw::format_instr(q[5]), "MUL.bf16 [0,0,0,100], [0,0,0,0], [0,0,0,50], 12, BCAST 4");
+  EXPECT_EQ(sw::format_instr(q[6]), "SUB.int32 [0,0,0,100], [0,0,0,0], [0,0,0,50], 12, SPREAD 4");
+  EXPECT_EQ(sw::format_instr(q[7]), "SUB.fp16 [0,0,0,100], [0,0,0,0], [0,0,0,50], 12");
+  // Text -> binary -> text -> binary.
+  for (const tsp::Instr& in : q) EXPECT_EQ(tsp::Instr::decode(in.encode().data()), in) << sw::format_instr(in);
+  const sw::Program back = sw::assemble(sw::disassemble(p), "back.s");
+  ASSERT_EQ(back.queues.size(), 3u);
+  ASSERT_EQ(back.queues[2].size(), q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    tsp::Instr x = back.queues[2][i];
+    x.line = q[i].line;  // the disassembly has its own line numbers
+    EXPECT_EQ(x, q[i]) << sw::format_instr(x);
+  }
+}
+
+TEST(Asm, BadStridesBroadcastsAndSpreadsAreRefused) {
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, STRIDE 0", "MXM stride must be at least 1");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, ACC, STRIDE 0", "MXM stride must be at least 1");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, STRIDE", "MXM STRIDE needs a distance");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, STRIDE -2", "expected MXM stride");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, STRIDE 720896", "MXM stride 720896 out of range");
+  // (n - 1) * s + src must stay below 720,896 vectors.
+  expect_refused("MXM.fp16 m0.w0, @0, @717896, 4, STRIDE 1000",
+                 "MXM of 4 input vectors 1000 apart from [1,43,1,1096] runs past the end of SRAM");
+  EXPECT_EQ(sw::assemble(".queue 0\nMXM.fp16 m0.w0, @0, @717895, 4, STRIDE 1000\n", "ok.s").queues[0].size(), 1u);
+  expect_refused("MXM.fp16 m0.w0, @0, @720000, 1000", "1000 input vectors from");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, STRIDE 2, ACC", "ACC comes before STRIDE");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, STRIDE 2, STRIDE 2", "sixth operand is ACC");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, ACC, ACC", "sixth operand is ACC");
+  expect_refused("MXM.fp16 m0.w0, @0, @0, 4, ACC, STRIDE 2, 1", "MXM takes 4 to 6 operands");
+  expect_refused("MUL.fp32 @0, @1, @2, 4, BCAST 0", "MUL BCAST period must be at least 1");
+  expect_refused("SUB.fp32 @0, @1, @2, 4, BCAST 0", "SUB BCAST period must be at least 1");
+  expect_refused("MUL.fp32 @0, @1, @2, 4, SPREAD 0", "MUL SPREAD must be at least 1");
+  expect_refused("SUB.int32 @0, @1, @2, 4, SPREAD 0", "SUB SPREAD must be at least 1");
+  expect_refused("SUB.fp32 @0, @1, @2, 4, SPREAD", "SUB SPREAD needs a count");
+  expect_refused("MUL.fp32 @0, @1, @2, 4, BCAST x", "expected BCAST period");
+  expect_refused("MUL.fp32 @0, @1, @2, 4, BCAST 2, SPREAD 2", "MUL takes BCAST or SPREAD, not both");
+  expect_refused("SUB.fp16 @0, @1, @2, 4, SPREAD 3, BCAST", "SUB takes BCAST or SPREAD, not both");
+  expect_refused("MUL.fp32 @0, @1, @2, 4, BCAST 2, BCAST 2", "MUL takes one BCAST");
+  expect_refused("MUL.fp32 @0, @1, @2, 4, SPREAD 2, ACC", "sixth operand is BCAST [p]");
+  // The second operand's extent is the vectors actually read.
+  expect_refused("MUL.fp32 @0, @1, @720893, 8, SPREAD 2", "runs past the end of SRAM");  // 4 vectors
+  expect_refused("MUL.fp32 @0, @1, @720893, 8, BCAST 4", "runs past the end of SRAM");
+  EXPECT_EQ(sw::assemble(".queue 0\nMUL.fp32 @0, @1, @720893, 8, BCAST 3\nSUB.fp32 @0, @1, @720892, 8, SPREAD 2\n"
+                         "MUL.fp32 @0, @1, @720895, 8, BCAST\n",
+                         "ok.s")
+                .queues[0]
+                .size(),
+            3u);
 }

@@ -236,6 +236,128 @@ TEST(Mxm, TheStaticCheckFindsTheSameFaultsBeforeARun) {
   EXPECT_TRUE(sched::check_schedule(m, progs).violations.empty());
 }
 
+TEST(Mxm, StridedInputsGiveTheResultsOfTheSameVectorsContiguous) {
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> in = random_vectors(core::Dtype::fp16, 7, 24);
+  const std::vector<uint8_t> w = random_vectors(core::Dtype::fp16, 8, 320);
+  b.write_vec(0, 0, in);
+  b.write_vec(0, 1000, w);
+  // The vectors STRIDE 3 reads, gathered: in[3i] at @100 + i, in[3i + 1] at @200 + i.
+  std::vector<uint8_t> even(8 * 320), odd(8 * 320);
+  for (uint32_t i = 0; i < 8; ++i) {
+    std::memcpy(&even[i * 320], &in[3 * i * 320], 320);
+    std::memcpy(&odd[i * 320], &in[(3 * i + 1) * 320], 320);
+  }
+  b.write_vec(0, 100, even);
+  b.write_vec(0, 200, odd);
+  // The same weights in both fp16 units: unit 0 reads strided inputs, unit 1 the gathered copies.
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 8, STRIDE 3\n"
+         "WAIT 200\nMXM.fp16 m0.w0, @2000, @1, 8, ACC, STRIDE 3\n"
+         ".queue 1\nLW.fp16 m1.w0, @1000, 320\nWAIT 100\nMXM.fp16 m1.w0, @3000, @100, 8\n"
+         "WAIT 200\nMXM.fp16 m1.w0, @3000, @200, 8, ACC\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  const tsp::Tsp& t = b.chip(0);
+  EXPECT_EQ(t.last_write_ps(), b.clk().ps(200 + 7 + t.mxm_latency));  // timing as without a stride
+  EXPECT_EQ(t.mxm_subops.get(), 32u);
+  const std::vector<uint8_t> strided = b.read_vec(0, 2000, 8 * 4), contiguous = b.read_vec(0, 3000, 8 * 4);
+  EXPECT_EQ(strided, contiguous);
+  const auto f32 = test::oracle::format_of(core::Dtype::fp32);
+  for (uint32_t i = 0; i < 8; ++i) {
+    const auto r0 = oracle_fp16(&in[3 * i * 320], w, 160), r1 = oracle_fp16(&in[(3 * i + 1) * 320], w, 160);
+    for (uint32_t j = 0; j < 320; ++j) {
+      const uint32_t want = test::oracle::round_to(core::Dtype::fp32,
+                                                   test::oracle::decode(f32, r0[j]) + test::oracle::decode(f32, r1[j]));
+      ASSERT_EQ(word(strided, i * 320 + j), want) << "sub-operation " << i << " column " << j;
+    }
+  }
+}
+
+TEST(Mxm, Int8StridedInputsMayCrossBanksAndSlices) {
+  Bench b(test::node_yaml(2));
+  const uint32_t stride = 2 * 4096 + 1;  // next slice, one offset on
+  const std::vector<uint8_t> in = random_vectors(core::Dtype::int8, 9, 3);
+  const std::vector<uint8_t> w = random_vectors(core::Dtype::int8, 10, 320);
+  for (uint32_t i = 0; i < 3; ++i)
+    b.write_vec(0, 5 + i * stride, std::vector<uint8_t>(in.begin() + i * 320, in.begin() + (i + 1) * 320));
+  b.write_vec(0, 6, random_vectors(core::Dtype::int8, 11, 1));  // between the inputs: never read
+  b.write_vec(0, 1000, w);
+  b.load(0, ".queue 0\nLW.int8 m2.w1, @1000, 320\nWAIT 50\nMXM.int8 m2.w1, @3000, @5, 3, stride 8193\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  const std::vector<uint8_t> out = b.read_vec(0, 3000, 12);
+  for (uint32_t i = 0; i < 3; ++i)
+    for (uint32_t j = 0; j < 320; ++j) {
+      int64_t sum = 0;
+      for (uint32_t k = 0; k < 320; ++k)
+        sum += int64_t(static_cast<int8_t>(in[i * 320 + k])) * static_cast<int8_t>(w[k * 320 + j]);
+      ASSERT_EQ(static_cast<int32_t>(word(out, i * 320 + j)), sum) << i << " " << j;
+    }
+}
+
+TEST(Mxm, AStridedInputOnAStreamIsAHardwareErrorButOneItStridesOverIsNot) {
+  Bench b(test::node_yaml(2));
+  // Unit 0's results [0,0,0,2000..2003] land at cycle 164. Unit 1 first reads
+  // @1998 and @2006 (a range spanning them, none of them read), then @1996,
+  // @1998 and @2000, the last at cycle 112 + 2.
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 1\n"
+         ".queue 1\nLW.fp16 m1.w0, @1000, 320\nWAIT 110\nMXM.fp16 m1.w0, @3000, @1998, 2, STRIDE 8\n"
+         "WAIT 112\nMXM.fp16 m1.w0, @3100, @1996, 3, STRIDE 2\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("MXM reads [0,0,0,2000] at cycle 114, before the MXM issued at cycle 100 "
+                                       "writes its result there (cycle 164)"),
+            std::string::npos)
+      << b.errors()[0].message;
+}
+
+namespace {
+struct MxmBadBinary {
+  const char* name;
+  void (*spoil)(tsp::Instr&);
+  const char* what;
+};
+void PrintTo(const MxmBadBinary& b, std::ostream* os) { *os << b.name; }
+class MxmBinary : public ::testing::TestWithParam<MxmBadBinary> {};
+}  // namespace
+
+TEST_P(MxmBinary, IsRefusedWhenTheChipLoadsIt) {
+  tsp::Instr in;
+  in.op = tsp::Op::MXM;
+  in.dtype = core::Dtype::fp16;
+  in.a = 2000;
+  in.b = 0;
+  in.count = 4;
+  in.line = 9;
+  GetParam().spoil(in);
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> img = sw::encode_queue({in});
+  b.sys->host.write(0, tsp::kImemBase + 4 * tsp::kImemStride, img.data(), img.size());
+  b.loaded.push_back(0);
+  try {
+    b.run();
+    FAIL() << "accepted";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string("queue 4 instruction 0 (source line 9): MXM ") + GetParam().what),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mxm, MxmBinary,
+    ::testing::Values(MxmBadBinary{"StridePastSram",
+                                   [](tsp::Instr& i) {
+                                     i.b = 717896;
+                                     i.imm = tsp::mxm_imm(false, 1000);
+                                   },
+                                   "inputs [1,43,1,1096] + 4 vectors 1000 apart run past the end of SRAM"},
+                      MxmBadBinary{"ImmediateBitsSet", [](tsp::Instr& i) { i.imm = 3; },
+                                   "immediate bits 1-31 must be 0"}),
+    [](const ::testing::TestParamInfo<MxmBadBinary>& p) { return std::string(p.param.name); });
+
 TEST(HostInterface, PcieWritesLandAtTheLinkRateAfterTheLatency) {
   Bench b(test::node_yaml(2));
   const tsp::Tsp& t = b.chip(0);

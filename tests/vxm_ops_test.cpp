@@ -1,6 +1,8 @@
 // The VXM operations beyond ADD (docs/isa.md "MUL, SUB, RSQRT, SPLAT,
 // NARROW, WIDEN"): arithmetic against the independent binary64 oracle, the
 // reciprocal square root's error bound, lane moves, conversions, latencies.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -74,6 +76,107 @@ TEST(VxmOps, MulAndSubOfEveryTypeMatchTheOracleAndBroadcastOneVector) {
   expect(1040, core::Dtype::fp32, false, 0, 10, false);
   expect(1050, core::Dtype::fp16, true, 200, 212, true);
 }
+
+TEST(VxmOps, MulAndSubWithABcastPeriodOrASpreadReadTheDocumentedBVectors) {
+  Bench b(test::node_yaml(2));
+  struct Case {
+    const char* op;
+    core::Dtype dt;
+    const char* mode;  // BCAST p: b[i mod p]; SPREAD q: b[i / q]
+    uint32_t k;
+  };
+  const Case cases[] = {{"MUL", core::Dtype::fp32, "BCAST", 4},   {"SUB", core::Dtype::fp16, "BCAST", 4},
+                        {"SUB", core::Dtype::int32, "SPREAD", 4}, {"MUL", core::Dtype::bf16, "SPREAD", 4},
+                        {"MUL", core::Dtype::int32, "BCAST", 5},  {"SUB", core::Dtype::fp32, "SPREAD", 5}};
+  const uint32_t n = 12;
+  std::string text;
+  for (uint32_t c = 0; c < 6; ++c) {
+    b.write_vec(0, 100 * c, randoms(cases[c].dt, 30 + c, n));
+    b.write_vec(0, 100 * c + 50, randoms(cases[c].dt, 40 + c, n));  // more b vectors than are read
+    // Four ALUs: the last two wait for the first two.
+    text +=
+        fmt::format(".queue {}\n{}{}.{} @{}, @{}, @{}, {}, {} {}\n", c, c >= 4 ? "WAIT 12\n" : "", cases[c].op,
+                    core::dtype_name(cases[c].dt), 2000 + 20 * c, 100 * c, 100 * c + 50, n, cases[c].mode, cases[c].k);
+  }
+  b.load(0, text);
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  EXPECT_EQ(b.chip(0).vxm_ops.get(), 6u);
+  EXPECT_EQ(b.chip(0).last_write_ps(), b.clk().ps(12 + n - 1 + 16));  // step i still at c + i
+  for (uint32_t c = 0; c < 6; ++c) {
+    const Case& k = cases[c];
+    const std::vector<uint8_t> av = b.read_vec(0, 100 * c, n), bv = b.read_vec(0, 100 * c + 50, n);
+    std::vector<uint8_t> bfull(av.size());
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t j = std::string(k.mode) == "BCAST" ? i % k.k : i / k.k;
+      std::memcpy(&bfull[i * 320], &bv[j * 320], 320);
+    }
+    EXPECT_EQ(b.read_vec(0, 2000 + 20 * c, n), oracle(k.dt, std::string(k.op) == "MUL", av, bfull.data()))
+        << k.op << "." << core::dtype_name(k.dt) << ", " << k.mode << " " << k.k;
+  }
+}
+
+TEST(VxmOps, BcastAndSpreadCheckExactlyTheBVectorsTheyReadAgainstTheStreams) {
+  Bench b(test::node_yaml(2));
+  // The MXM's results [0,0,0,2000..2003] land at cycle 164. SPREAD 4 from
+  // @1998 reads only @1998 and @1999 (8 steps); BCAST 4 reads @1998..@2001,
+  // @2000 first at step 2: cycle 123.
+  b.load(0,
+         ".queue 0\nLW.fp16 m0.w0, @1000, 320\nWAIT 100\nMXM.fp16 m0.w0, @2000, @0, 1\n"
+         ".queue 1\nWAIT 120\nMUL.fp32 @3000, @0, @1998, 8, SPREAD 4\n"
+         ".queue 2\nWAIT 121\nSUB.fp32 @3100, @0, @1998, 8, BCAST 4\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("SUB reads [0,0,0,2000] at cycle 123, before the MXM issued at cycle 100"),
+            std::string::npos)
+      << b.errors()[0].message;
+}
+
+namespace {
+struct VxmBadBinary {
+  const char* name;
+  void (*spoil)(tsp::Instr&);
+  const char* what;
+};
+void PrintTo(const VxmBadBinary& b, std::ostream* os) { *os << b.name; }
+class VxmBinary : public ::testing::TestWithParam<VxmBadBinary> {};
+}  // namespace
+
+TEST_P(VxmBinary, IsRefusedWhenTheChipLoadsIt) {
+  tsp::Instr in;
+  in.op = tsp::Op::MUL;
+  in.dtype = core::Dtype::fp32;
+  in.a = 2000;
+  in.b = 0;
+  in.c = 100;
+  in.count = 8;
+  in.line = 9;
+  GetParam().spoil(in);
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> img = sw::encode_queue({in});
+  b.sys->host.write(0, tsp::kImemBase + 4 * tsp::kImemStride, img.data(), img.size());
+  b.loaded.push_back(0);
+  try {
+    b.run();
+    FAIL() << "accepted";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string("queue 4 instruction 0 (source line 9): MUL ") + GetParam().what),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(VxmOps, VxmBinary,
+                         ::testing::Values(VxmBadBinary{"BcastAndSpread",
+                                                        [](tsp::Instr& i) { i.imm = tsp::vxm_imm(2, 3); },
+                                                        "has both BCAST 2 and SPREAD 3"},
+                                           VxmBadBinary{"SpreadPastSram",
+                                                        [](tsp::Instr& i) {
+                                                          i.c = 720893;  // SPREAD 2 of 8 steps reads 4 vectors
+                                                          i.imm = tsp::vxm_imm(0, 2);
+                                                        },
+                                                        "runs past the end of SRAM"}),
+                         [](const ::testing::TestParamInfo<VxmBadBinary>& p) { return std::string(p.param.name); });
 
 TEST(VxmOps, ReciprocalSquareRootStaysWithinItsDocumentedError) {
   // Every exponent, 4096 significands each, and the subnormals: relative error < 5e-6.

@@ -75,17 +75,17 @@ enum class Op : uint8_t {
   POLL = 12,            ///< polling synchronization loop: at each epoch boundary, continue if port `port` was notified
   RDHAC = 13,           ///< write HAC, SAC, HAC - SAC and the cycle counters into SRAM vector a
   LW = 14,              ///< load a weight tile into buffer c of MXM unit `port` from SRAM a (count vectors)
-  MXM = 15,             ///< count [1 x K] x [K x 320] sub-operations: inputs at b, results (4 vectors each) at a
-  MUL = 16,             ///< a[i] = b[i] * c[i] (imm 1: c[0] for every i)
-  SUB = 17,             ///< a[i] = b[i] - c[i] (imm 1: c[0] for every i)
+  MXM = 15,             ///< count [1 x K] x [K x 320] sub-operations: input i at b + i * mxm_stride, results (4
+                        ///< vectors each) at a
+  MUL = 16,             ///< a[i] = b[i] * c[vxm_b_index(i)] (imm: BCAST period, SPREAD; see vxm_b_index)
+  SUB = 17,             ///< a[i] = b[i] - c[vxm_b_index(i)]
   RSQRT = 18,           ///< a[i] = rsqrt(b[i]), binary32 lanes
   SPLAT = 19,           ///< every lane of a[i] = lane imm of b[i]
   NARROW = 20,          ///< a[i] = binary32 vectors b[2i], b[2i + 1] rounded to fp16 / bf16
   WIDEN = 21,           ///< a[2i], a[2i + 1] = fp16 / bf16 vector b[i] as binary32
-  TRANSPOSE = 22,
-  HOSTW = 23,
-  EXP = 24,  ///< a[i] = e^b[i], binary32 lanes  ///< write count vectors from SRAM a to the host over PCIe, at host
-             ///< vector imm       ///< SXM: element k of a = element imm of vector b + k * c, k < count (the rest 0)
+  TRANSPOSE = 22,       ///< SXM: element k of a = element imm of vector b + k * c, k < count (the rest 0)
+  HOSTW = 23,           ///< write count vectors from SRAM a to the host over PCIe, at host vector imm
+  EXP = 24,             ///< a[i] = e^b[i], binary32 lanes
 };
 
 constexpr uint32_t kInstrBytes = 32;
@@ -100,8 +100,9 @@ struct Instr {
                       ///< LW: a = tile, c = weight buffer; MXM: a = dst, b = inputs, c = weight buffer;
                       ///< TRANSPOSE: a = dst, b = first source, c = stride between sources)
   uint32_t line = 0;  ///< source line of the assembly text (0 if none)
-  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall; MXM: 1 = accumulate;
-                      ///< SPLAT, TRANSPOSE: lane
+  uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall; SPLAT, TRANSPOSE:
+                      ///< lane; HOSTW: host vector; MXM: bit 0 ACC, bits 32-63 input stride (0: 1; mxm_imm);
+                      ///< MUL, SUB: bits 0-31 BCAST period, bits 32-63 SPREAD (vxm_imm)
 
   std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);
@@ -111,5 +112,46 @@ struct Instr {
 static_assert(sizeof(Instr) == kInstrBytes, "instruction streams are held in memory at their encoded size");
 
 const char* op_name(Op op);
+
+// MXM immediate (docs/isa.md "LW and MXM"): bit 0 = ACC, bits 32-63 = the
+// distance between consecutive input vectors, 0 encoding 1 (so an MXM without
+// STRIDE keeps imm 0 or 1). Bits 1-31 are zero.
+
+/// MXM: the results are added to the destination (ACC).
+inline bool mxm_acc(const Instr& in) { return (in.imm & 1) != 0; }
+/// MXM: the input stride s >= 1: sub-operation i reads vector b + i * s.
+inline uint32_t mxm_stride(const Instr& in) {
+  const uint32_t s = static_cast<uint32_t>(in.imm >> 32);
+  return s ? s : 1;
+}
+/// MXM: the input vector (linear address) sub-operation i reads.
+inline uint64_t mxm_input(const Instr& in, uint32_t i) { return in.b + uint64_t(i) * mxm_stride(in); }
+/// MXM: the immediate of ACC and stride (>= 1; stride 1 is encoded as 0).
+inline uint64_t mxm_imm(bool acc, uint32_t stride) { return (stride > 1 ? uint64_t(stride) << 32 : 0) | (acc ? 1 : 0); }
+
+// MUL and SUB immediate (docs/isa.md "MUL, SUB, ..."): bits 0-31 = BCAST
+// period p (0: none), bits 32-63 = SPREAD q (0: none); at most one is nonzero.
+// Step i reads the second operand's (c's) vector c + vxm_b_index(i):
+// i without either, i mod p with BCAST p (BCAST 1, imm 1: c[0] for every i),
+// i / q with SPREAD q (each c vector serves q consecutive steps).
+
+/// MUL, SUB: the BCAST period p (0: no BCAST).
+inline uint32_t vxm_bcast(const Instr& in) { return static_cast<uint32_t>(in.imm); }
+/// MUL, SUB: the SPREAD q (0: no SPREAD).
+inline uint32_t vxm_spread(const Instr& in) { return static_cast<uint32_t>(in.imm >> 32); }
+/// MUL, SUB: the index into the second operand (vector c + index) step i reads.
+inline uint32_t vxm_b_index(const Instr& in, uint32_t i) {
+  const uint32_t p = vxm_bcast(in), q = vxm_spread(in);
+  return p ? i % p : q ? i / q : i;
+}
+/// MUL, SUB: how many vectors of the second operand the count steps read (c .. c + this - 1).
+inline uint32_t vxm_b_vectors(const Instr& in) {
+  if (in.count == 0) return 0;
+  const uint32_t p = vxm_bcast(in);
+  if (p) return p < in.count ? p : in.count;
+  return vxm_b_index(in, in.count - 1) + 1;
+}
+/// MUL, SUB: the immediate of a BCAST period and a SPREAD (at most one nonzero).
+inline uint64_t vxm_imm(uint32_t bcast, uint32_t spread) { return uint64_t(spread) << 32 | bcast; }
 
 }  // namespace fabricvp::tsp

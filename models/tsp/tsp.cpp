@@ -191,13 +191,13 @@ class LwCursor final : public Cursor {
   uint32_t m_rate;
 };
 
-/// MXM: sub-operation i reads its input vector at cycle c0 + i and multiplies
-/// it by the tile; its 4 result vectors are written (with ACC: added to the
-/// destination, read then) at cycle c0 + i + latency.
+/// MXM: sub-operation i reads its input vector (src + i * stride) at cycle
+/// c0 + i and multiplies it by the tile; its 4 result vectors are written
+/// (with ACC: added to the destination, read then) at cycle c0 + i + latency.
 class MxmCursor final : public Pipelined<MxmCursor> {
  public:
   MxmCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, const WeightTile& tile, uint32_t dst, uint32_t src,
-            uint32_t n, bool acc, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
+            uint32_t stride, uint32_t n, bool acc, uint64_t c0, uint32_t latency, uint64_t seq, uint64_t& last_write)
       : Pipelined(clk, n, c0, latency, kMxmColumns * 4, seq, last_write),
         m_chip(chip),
         m_sram(sram),
@@ -205,9 +205,11 @@ class MxmCursor final : public Pipelined<MxmCursor> {
         m_int(tile.dtype() == core::Dtype::int8),
         m_dst(dst),
         m_src(src),
+        m_stride(stride),
         m_acc(acc) {}
   void read(uint32_t i, uint8_t* out) const {
-    m_tile.multiply(m_sram.read(m_src + i), reinterpret_cast<uint32_t*>(out));
+    m_tile.multiply(m_sram.read(static_cast<uint32_t>(m_src + uint64_t(i) * m_stride)),
+                    reinterpret_cast<uint32_t*>(out));
   }
   void write(uint32_t i, const uint8_t* in) {
     const uint32_t* r = reinterpret_cast<const uint32_t*>(in);
@@ -234,7 +236,7 @@ class MxmCursor final : public Pipelined<MxmCursor> {
   Sram& m_sram;
   const WeightTile& m_tile;
   bool m_int;
-  uint32_t m_dst, m_src;
+  uint32_t m_dst, m_src, m_stride;
   bool m_acc;
 };
 
@@ -253,7 +255,7 @@ class VxmCursor final : public Pipelined<VxmCursor> {
     switch (m_in.op) {
       case Op::MUL:
       case Op::SUB: {
-        const uint8_t* b = m_sram.read(m_in.c + (m_in.imm ? 0 : i));
+        const uint8_t* b = m_sram.read(m_in.c + vxm_b_index(m_in, i));
         (m_in.op == Op::MUL ? core::mul : core::sub)(m_in.dtype, out, m_sram.read(m_in.b + i), b, kVectorBytes);
         break;
       }
@@ -793,8 +795,14 @@ void Tsp::load_queues() {
               program_error(q, pc, in, fmt::format("loads at most {} vectors (one tile)", kTileVectors));
             range(in.a, "tile");
           } else {
-            if (in.imm > 1) program_error(q, pc, in, "accumulate flag must be 0 or 1");
-            range(in.b, "inputs");
+            if (in.imm & 0xfffffffeULL)
+              program_error(q, pc, in, "immediate bits 1-31 must be 0 (bit 0: ACC, bits 32-63: input stride)");
+            if (mxm_stride(in) == 1)
+              range(in.b, "inputs");
+            else if (mxm_input(in, in.count - 1) >= kVectors)
+              program_error(q, pc, in,
+                            fmt::format("inputs {} + {} vectors {} apart run past the end of SRAM ({} vectors)",
+                                        VecAddr::from_linear(in.b).str(), in.count, mxm_stride(in), kVectors));
             if (static_cast<uint64_t>(in.a) + uint64_t(in.count) * kResultVectors > kVectors)
               program_error(q, pc, in,
                             fmt::format("results {} + {} vectors run past the end of SRAM",
@@ -830,10 +838,16 @@ void Tsp::load_queues() {
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
           if (in.op == Op::SPLAT && in.imm >= kVectorBytes / core::dtype_bytes(in.dtype))
             program_error(q, pc, in, fmt::format("lane {} does not exist", in.imm));
+          const bool two = in.op == Op::MUL || in.op == Op::SUB;
+          if (two && vxm_bcast(in) && vxm_spread(in))
+            program_error(q, pc, in,
+                          fmt::format("has both BCAST {} and SPREAD {} (the immediate's low and high words): at "
+                                      "most one may be set",
+                                      vxm_bcast(in), vxm_spread(in)));
           const uint64_t reads = in.op == Op::NARROW ? 2ULL * in.count : in.count;
           const uint64_t writes = in.op == Op::WIDEN ? 2ULL * in.count : in.count;
           if (in.a + writes > kVectors || in.b + reads > kVectors ||
-              ((in.op == Op::MUL || in.op == Op::SUB) && in.c + (in.imm ? 1 : uint64_t(in.count)) > kVectors))
+              (two && in.c + uint64_t(vxm_b_vectors(in)) > kVectors))
             program_error(q, pc, in, "runs past the end of SRAM");
           break;
         }
@@ -1207,9 +1221,15 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       if (!results_landed(q, c, op_name(in.op), in.b, per * in.count,
                           [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }))
         return;
-      if (two && !results_landed(q, c, op_name(in.op), in.c, in.imm && !add ? 1 : in.count,
-                                 [this, c](uint32_t i) { return m_clock.ps(c + i); }))
-        return;
+      // MUL, SUB with BCAST or SPREAD read the second operand's vectors out of
+      // order or more than once: each read is checked at its own cycle.
+      if (two) {
+        auto read_ps = [this, c](uint32_t i) { return m_clock.ps(c + i); };
+        auto b_vec = [&in](uint32_t i) { return in.c + vxm_b_index(in, i); };
+        if (add || in.imm == 0 ? !results_landed(q, c, op_name(in.op), in.c, in.count, read_ps)
+                               : !each_landed(q, c, op_name(in.op), in.count, b_vec, read_ps))
+          return;
+      }
       if (add) ++(in.op == Op::COPY ? copies : adds);
       auto alu = std::find_if(m_alu_free.begin(), m_alu_free.end(), [c](uint64_t f) { return f <= c; });
       if (alu == m_alu_free.end()) {
@@ -1297,6 +1317,15 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
     }
     ++k;
   }
+  return true;
+}
+
+template <typename Vec, typename ReadPs>
+bool Tsp::each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps) {
+  uint64_t until = 0;  // every vector in flight has landed by then: later reads are fine
+  for (const InFlight& f : m_inflight) until = std::max(until, f.last(*this));
+  for (uint32_t i = 0; i < n && read_ps(i) < until; ++i)
+    if (!results_landed(q, c, what, vec(i), 1, [&read_ps, i](uint32_t) { return read_ps(i); })) return false;
   return true;
 }
 
@@ -1388,9 +1417,18 @@ void Tsp::deliver_to_host(uint64_t host_vec, const uint8_t* data, uint64_t len, 
 
 void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
-  if (!results_landed(q, c, "MXM", in.b, in.count, [&](uint32_t i) { return m_clock.ps(c + i); })) return;
-  if (in.imm && !results_landed(q, c, "MXM (ACC)", in.a, in.count * kResultVectors,
-                                [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }))
+  // Sub-operation i reads input b + i * stride at cycle c + i: a contiguous
+  // range is checked in one pass, strided inputs each on their own (the
+  // vectors between them are not read).
+  const uint32_t stride = mxm_stride(in);
+  auto read_ps = [&](uint32_t i) { return m_clock.ps(c + i); };
+  if (stride == 1
+          ? !results_landed(q, c, "MXM", in.b, in.count, read_ps)
+          : !each_landed(
+                q, c, "MXM", in.count, [&in](uint32_t i) { return static_cast<uint32_t>(mxm_input(in, i)); }, read_ps))
+    return;
+  if (mxm_acc(in) && !results_landed(q, c, "MXM (ACC)", in.a, in.count * kResultVectors,
+                                     [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }))
     return;
   uint32_t first = 0, n = 0;
   unit_planes(in.dtype, in.port, first, n);
@@ -1424,15 +1462,16 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
   else
-    m_timeline.add(std::make_unique<MxmCursor>(*this, m_sram, m_clock, m_tiles[2 * first + in.c], in.a, in.b, in.count,
-                                               in.imm != 0, c, mxm_latency, m_timeline.next_seq(), m_last_write));
+    m_timeline.add(std::make_unique<MxmCursor>(*this, m_sram, m_clock, m_tiles[2 * first + in.c], in.a, in.b, stride,
+                                               in.count, mxm_acc(in), c, mxm_latency, m_timeline.next_seq(),
+                                               m_last_write));
   extend(end);
   auto& tr = core::Context::get().trace();
   if (tr.enabled())
-    tr.span(
-        m_pid, q, "MXM", "tsp", m_clock.ps(c), end - m_clock.ps(c),
-        fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"dst":"{}","subops":{},"acc":{})", core::dtype_name(in.dtype),
-                    in.port, in.c, VecAddr::from_linear(in.a).str(), in.count, in.imm ? "true" : "false"));
+    tr.span(m_pid, q, "MXM", "tsp", m_clock.ps(c), end - m_clock.ps(c),
+            fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"dst":"{}","src":"{}","stride":{},"subops":{},"acc":{})",
+                        core::dtype_name(in.dtype), in.port, in.c, VecAddr::from_linear(in.a).str(),
+                        VecAddr::from_linear(in.b).str(), stride, in.count, mxm_acc(in) ? "true" : "false"));
 }
 
 void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {

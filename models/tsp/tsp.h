@@ -213,6 +213,11 @@ class Tsp : public core::Module, public c2c::Producer {
   template <typename ReadPs>
   bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
                       bool fast_reader = true);
+  /// The same check for reads in any order: step i < n reads vector vec(i) at
+  /// read_ps(i) (non-decreasing), each checked on its own (strided MXM
+  /// inputs, the second operand of MUL and SUB with BCAST or SPREAD).
+  template <typename Vec, typename ReadPs>
+  bool each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps);
   void issue_lw(uint32_t q, const Instr& in, uint64_t c);
   void issue_mxm(uint32_t q, const Instr& in, uint64_t c);
   void issue_hostw(uint32_t q, const Instr& in, uint64_t c);

@@ -105,6 +105,16 @@ struct Parser {
     ins.c = static_cast<uint32_t>(b);
   }
 
+  /// An optional operand "KEYWORD" or "KEYWORD value" (case-insensitive):
+  /// the keyword, upper case, and the value's text (empty if none).
+  static std::pair<std::string, std::string> keyword(const std::string& tok) {
+    const std::string t = trim(tok);
+    const size_t sp = t.find_first_of(" \t");
+    std::string k = t.substr(0, sp);
+    std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::toupper(c); });
+    return {k, sp == std::string::npos ? std::string() : trim(t.substr(sp))};
+  }
+
   uint32_t count(const std::string& tok) const {
     uint64_t v = number(tok, "vector count");
     if (v == 0 || v > tsp::kVectors) fail(fmt::format("vector count {} must be in [1, {}]", v, tsp::kVectors));
@@ -260,21 +270,40 @@ Program assemble(const std::string& text, const std::string& file) {
       } else if (!known || (ins.dtype != core::Dtype::fp16 && ins.dtype != core::Dtype::bf16)) {
         P.fail(fmt::format("{} takes .fp16 or .bf16 (the 16-bit type), got '{}'", base, mnem));
       }
-      if (base == "MUL" || base == "SUB") {  // dst, a, b, n[, BCAST]
-        if (ops.size() != 4 && ops.size() != 5)
-          P.fail(fmt::format("{} takes 4 or 5 operands, got {}", base, ops.size()));
+      if (base == "MUL" || base == "SUB") {  // dst, a, b, n[, BCAST [p] | SPREAD q]
+        // Six operands only to say that BCAST and SPREAD exclude each other.
+        if (ops.size() < 4 || ops.size() > 6)
+          P.fail(
+              fmt::format("{} takes 4 or 5 operands (dst, a, b, n[, BCAST [p] | SPREAD q]), got {}", base, ops.size()));
         ins.op = base == "MUL" ? Op::MUL : Op::SUB;
         ins.a = P.address(ops[0]);
         ins.b = P.address(ops[1]);
         ins.c = P.address(ops[2]);
         ins.count = P.count(ops[3]);
-        if (ops.size() == 5) {
-          std::string bc = Parser::trim(ops[4]);
-          std::transform(bc.begin(), bc.end(), bc.begin(), [](unsigned char c) { return std::toupper(c); });
-          if (bc != "BCAST")
-            P.fail(fmt::format("{}'s fifth operand is BCAST (one b vector for all), got '{}'", base, ops[4]));
-          ins.imm = 1;
+        uint64_t period = 0, spread = 0;
+        for (size_t k = 4; k < ops.size(); ++k) {
+          const auto [word, value] = Parser::keyword(ops[k]);
+          if (word == "BCAST" && !period) {
+            period = value.empty() ? 1 : P.number(value, "BCAST period");
+            if (period == 0) P.fail(fmt::format("{} BCAST period must be at least 1 (b[i mod p])", base));
+            if (period > tsp::kVectors)
+              P.fail(fmt::format("{} BCAST period {} out of range: at most {}", base, period, tsp::kVectors));
+          } else if (word == "SPREAD" && !spread) {
+            if (value.empty()) P.fail(fmt::format("{} SPREAD needs a count q (b[i / q])", base));
+            spread = P.number(value, "SPREAD count");
+            if (spread == 0) P.fail(fmt::format("{} SPREAD must be at least 1 (b[i / q])", base));
+            if (spread > tsp::kVectors)
+              P.fail(fmt::format("{} SPREAD {} out of range: at most {}", base, spread, tsp::kVectors));
+          } else if (word == "BCAST" || word == "SPREAD") {
+            P.fail(fmt::format("{} takes one {}", base, word));
+          } else {
+            P.fail(fmt::format("{}'s {} operand is BCAST [p] (b[i mod p]) or SPREAD q (b[i / q]), got '{}'", base,
+                               k == 4 ? "fifth" : "sixth", Parser::trim(ops[k])));
+          }
         }
+        if (period && spread)
+          P.fail(fmt::format("{} takes BCAST or SPREAD, not both (BCAST {}, SPREAD {})", base, period, spread));
+        ins.imm = tsp::vxm_imm(static_cast<uint32_t>(period), static_cast<uint32_t>(spread));
       } else if (base == "SPLAT") {  // dst, src, lane, n
         want(4);
         ins.op = Op::SPLAT;
@@ -294,7 +323,7 @@ Program assemble(const std::string& text, const std::string& file) {
       const uint64_t reads = ins.op == Op::NARROW ? 2ULL * ins.count : ins.count;
       const uint64_t writes = ins.op == Op::WIDEN ? 2ULL * ins.count : ins.count;
       if (ins.a + writes > tsp::kVectors || ins.b + reads > tsp::kVectors ||
-          ((ins.op == Op::MUL || ins.op == Op::SUB) && ins.c + (ins.imm ? 1 : uint64_t(ins.count)) > tsp::kVectors))
+          ((ins.op == Op::MUL || ins.op == Op::SUB) && ins.c + uint64_t(tsp::vxm_b_vectors(ins)) > tsp::kVectors))
         P.fail(fmt::format("{} of {} vectors runs past the end of SRAM", base, ins.count));
     } else if (base == "LW" || base == "MXM") {
       std::string dt = suffix;
@@ -310,24 +339,43 @@ Program assemble(const std::string& text, const std::string& file) {
         if (ins.count > tsp::kTileVectors)
           P.fail(fmt::format("LW loads at most {} vectors (one [K x 320] tile), got {}", tsp::kTileVectors, ins.count));
       } else {
-        // MXM.t mU.wB, results, inputs, sub-operations[, ACC]
-        if (ops.size() != 4 && ops.size() != 5) P.fail(fmt::format("MXM takes 4 or 5 operands, got {}", ops.size()));
+        // MXM.t mU.wB, results, inputs, sub-operations[, ACC][, STRIDE s]
+        if (ops.size() < 4 || ops.size() > 6)
+          P.fail(fmt::format("MXM takes 4 to 6 operands (mU.wB, dst, src, n[, ACC][, STRIDE s]), got {}", ops.size()));
         ins.op = Op::MXM;
         P.weights(ops[0], ins);
         ins.a = P.address(ops[1]);
         ins.b = P.address(ops[2]);
         ins.count = P.count(ops[3]);
-        if (ops.size() == 5) {
-          std::string acc = Parser::trim(ops[4]);
-          std::transform(acc.begin(), acc.end(), acc.begin(), [](unsigned char c) { return std::toupper(c); });
-          if (acc != "ACC") P.fail(fmt::format("MXM's fifth operand is ACC (accumulate), got '{}'", ops[4]));
-          ins.imm = 1;
+        bool acc = false;
+        uint64_t stride = 0;  // 0: no STRIDE operand (stride 1)
+        for (size_t k = 4; k < ops.size(); ++k) {
+          const auto [word, value] = Parser::keyword(ops[k]);
+          if (word == "ACC" && value.empty() && !acc && !stride) {
+            acc = true;
+          } else if (word == "STRIDE" && !stride) {
+            if (value.empty()) P.fail("MXM STRIDE needs a distance s (input i is vector src + i * s)");
+            stride = P.number(value, "MXM stride");
+            if (stride == 0) P.fail("MXM stride must be at least 1");
+            if (stride >= tsp::kVectors)
+              P.fail(fmt::format("MXM stride {} out of range: SRAM has {} vectors", stride, tsp::kVectors));
+          } else if (word == "ACC" && stride) {
+            P.fail("MXM: ACC comes before STRIDE (MXM.t mU.wB, dst, src, n[, ACC][, STRIDE s])");
+          } else {
+            P.fail(fmt::format("MXM's {} operand is ACC (accumulate) or STRIDE s, got '{}'", k == 4 ? "fifth" : "sixth",
+                               Parser::trim(ops[k])));
+          }
         }
+        if (stride == 0) stride = 1;
+        ins.imm = tsp::mxm_imm(acc, static_cast<uint32_t>(stride));
         if (static_cast<uint64_t>(ins.a) + uint64_t(ins.count) * tsp::kResultVectors > tsp::kVectors)
           P.fail(fmt::format("{} results of {} vectors from {} run past the end of SRAM", ins.count,
                              tsp::kResultVectors, tsp::VecAddr::from_linear(ins.a).str()));
-        if (static_cast<uint64_t>(ins.b) + ins.count > tsp::kVectors)
+        if (stride == 1 && static_cast<uint64_t>(ins.b) + ins.count > tsp::kVectors)
           P.fail(fmt::format("{} input vectors from {} run past the end of SRAM", ins.count,
+                             tsp::VecAddr::from_linear(ins.b).str()));
+        if (tsp::mxm_input(ins, ins.count - 1) >= tsp::kVectors)
+          P.fail(fmt::format("MXM of {} input vectors {} apart from {} runs past the end of SRAM", ins.count, stride,
                              tsp::VecAddr::from_linear(ins.b).str()));
       }
     } else if (base == "TRANSPOSE") {  // TRANSPOSE.t dst, src, n, lane[, stride]
@@ -423,12 +471,19 @@ std::string format_instr(const Instr& in) {
     case Op::LW:
       return fmt::format("LW.{} m{}.w{}, {}, {}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a), in.count);
     case Op::MXM:
-      return fmt::format("MXM.{} m{}.w{}, {}, {}, {}{}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a),
-                         addr(in.b), in.count, in.imm ? ", ACC" : "");
+      return fmt::format("MXM.{} m{}.w{}, {}, {}, {}{}{}", core::dtype_name(in.dtype), in.port, in.c, addr(in.a),
+                         addr(in.b), in.count, tsp::mxm_acc(in) ? ", ACC" : "",
+                         tsp::mxm_stride(in) > 1 ? fmt::format(", STRIDE {}", tsp::mxm_stride(in)) : "");
     case Op::MUL:
-    case Op::SUB:
-      return fmt::format("{}.{} {}, {}, {}, {}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a),
-                         addr(in.b), addr(in.c), in.count, in.imm ? ", BCAST" : "");
+    case Op::SUB: {
+      const uint32_t p = tsp::vxm_bcast(in), q = tsp::vxm_spread(in);
+      return fmt::format("{}.{} {}, {}, {}, {}{}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a),
+                         addr(in.b), addr(in.c), in.count,
+                         p == 1  ? ", BCAST"
+                         : p > 1 ? fmt::format(", BCAST {}", p)
+                                 : "",
+                         q ? fmt::format(", SPREAD {}", q) : "");
+    }
     case Op::SPLAT:
       return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), in.imm,
                          in.count);
