@@ -308,8 +308,9 @@ uint64_t Engine::lw(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, ui
 }
 
 uint64_t Engine::mxm(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t dst, uint32_t src,
-                     uint32_t n, bool acc) {
-  if (unit >= mxm_units(chip, dt) || buf > 1 || n == 0)
+                     uint32_t n, bool acc, uint32_t stride) {
+  if (unit >= mxm_units(chip, dt) || buf > 1 || n == 0 || stride == 0 ||
+      src + uint64_t(n - 1) * stride >= tsp::kVectors)
     throw std::logic_error(fmt::format("{}: MXM m{}.w{} is not a valid operation", m_m.chips[chip].name, unit, buf));
   const ChipSpec& s = m_m.chips[chip];
   Unit& u = m_units[chip][{static_cast<uint8_t>(dt), unit}];
@@ -326,7 +327,7 @@ uint64_t Engine::mxm(uint32_t chip, uint64_t c, core::Dtype dt, uint32_t unit, u
   in.a = dst;
   in.b = src;
   in.count = n;
-  in.imm = acc ? 1 : 0;
+  in.imm = tsp::mxm_imm(acc, stride);
   emit(chip, unit_queue(chip, unit), c, in);
   complete(s.clock.ps(c + n - 1 + s.mxm_latency));
   return c;

@@ -64,9 +64,10 @@ class Engine {
   /// MXM.dt unit.buf: n sub-operations, inputs from `src`, 4 result vectors
   /// each from `dst` (accumulated onto dst if acc), at the first cycle >=
   /// min_cycle at which the unit is free and the buffer's weights installed.
+  /// Sub-operation i reads input vector src + i * stride (docs/isa.md "MXM").
   /// Returns the issue cycle c: result i lands at cycle c + i + mxm_latency.
   uint64_t mxm(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t unit, uint32_t buf, uint32_t dst,
-               uint32_t src, uint32_t n, bool acc);
+               uint32_t src, uint32_t n, bool acc, uint32_t stride = 1);
 
   /// SXM TRANSPOSE.dt (docs/isa.md "TRANSPOSE"): vector dst gets element
   /// `lane` of vectors src + k * stride, k < n (zeros from n on), on one of

@@ -8,8 +8,10 @@
 #include <optional>
 
 #include "models/core/units.h"
+#include "sw/sched/bert.h"
 #include "sw/sched/cholesky.h"
 #include "sw/sched/matmul.h"
+#include "systems/groq/bert_data.h"
 #include "systems/groq/cholesky_data.h"
 #include "systems/groq/matmul_data.h"
 
@@ -90,6 +92,42 @@ struct CholeskyStats {
   core::Value<uint64_t> vxm_ops{nullptr, "workload", "vxm_ops", "instructions", "SUB, SPLAT, RSQRT, MUL, NARROW"};
   core::Value<uint64_t> sent{nullptr, "workload", "sent_vectors", "vectors",
                              "fp16 columns of L and splats sent over C2C (forwards inside a node included)"};
+};
+
+/// workload.* — a BERT encoder pipeline (--workload bert; docs/compute.md).
+struct BertStats {
+  core::Value<std::string> kind{nullptr, "workload", "kind", "", "bert"};
+  core::Value<uint64_t> encoders{nullptr, "workload", "encoders", "encoders", "encoders of the stack"};
+  core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "pipeline stages, one TSP each"};
+  core::Value<std::string> shape{nullptr, "workload", "shape", "",
+                                 "hidden, heads, ffn, seq: features, attention heads, FFN width, positions"};
+  core::Value<uint64_t> inferences{nullptr, "workload", "inferences", "inferences", "run back to back"};
+  core::Value<bool> verified{nullptr, "workload", "verified", "",
+                             "every inference's output bit-exact against the host reference"};
+  core::Value<bool> timing_only{nullptr, "workload", "timing_only", "",
+                                "--timing-only: LW, MXM and PCIe timed without data, nothing checked"};
+  core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "output elements compared"};
+  core::Value<uint64_t> mismatched{nullptr, "workload", "mismatched_elements", "elements",
+                                   "output elements that differ from the reference"};
+  core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
+  core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
+                                     "simulated completion: the last output in host memory"};
+  core::Value<uint64_t> latency_ps{nullptr, "workload", "latency_ps", "ps",
+                                   "first inference: its input's first PCIe packet to its output in host memory"};
+  core::Value<uint64_t> interval_ps{nullptr, "workload", "interval_ps", "ps",
+                                    "between the last two inferences' outputs (the pipeline's steady state)"};
+  core::Value<double> inferences_per_s{nullptr, "workload", "inferences_per_s", "1/s",
+                                       "1 / interval_ps (1 / latency_ps for a single inference)"};
+  core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s",
+                             "FLOPs of an inference (real positions) x inferences_per_s"};
+  core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%", "tflops / (TSPs x fp16 peak)"};
+  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations",
+                               "[1 x 160] x [160 x 320] sub-operations"};
+  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "activation tiles installed"};
+  core::Value<uint64_t> transposes{nullptr, "workload", "transposes", "instructions", "SXM TRANSPOSEs (rows of K)"};
+  core::Value<uint64_t> vxm_ops{nullptr, "workload", "vxm_ops", "instructions", "VXM instructions"};
+  core::Value<uint64_t> sent{nullptr, "workload", "sent_vectors", "vectors",
+                             "stage outputs sent over C2C to the next stage"};
 };
 
 /// Compiled, checked matrix multiplication (--workload matmul).
@@ -328,6 +366,133 @@ class CholeskyWorkload final : public ComputeWorkload {
   std::optional<CholeskyStats> m_stats;
 };
 
+/// Compiled, checked BERT encoder pipeline (--workload bert).
+class BertWorkload final : public ComputeWorkload {
+ public:
+  using ComputeWorkload::ComputeWorkload;
+  void prepare(const systems::RunOptions& opt) override {
+    for (const char* o : {"bytes", "src", "dst", "dtype"})
+      opt.refuse(o,
+                 "does not apply to a BERT pipeline (--encoders, --tsps, --seq, --hidden, --heads, --ffn and "
+                 "--inferences describe it; weights fp16, activations binary32)");
+    m_timing_only = opt.kind_options.count("timing-only") > 0;
+    auto number = [&](const char* name, uint32_t& v, const char* example) {
+      const auto it = opt.kind_options.find(name);
+      if (it == opt.kind_options.end()) return false;
+      const uint64_t x = sched::parse_positive(it->second, std::string("--") + name, example);
+      if (x > UINT32_MAX) throw core::ConfigError(fmt::format("--{} {}: too large", name, it->second));
+      v = static_cast<uint32_t>(x);
+      return true;
+    };
+    number("encoders", m_req.encoders, "24");
+    number("seq", m_req.seq, "384");
+    number("hidden", m_req.hidden, "1024");
+    number("heads", m_req.heads, "16");
+    number("ffn", m_req.ffn, "4096");
+    number("inferences", m_req.inferences, "4");
+    m_req.tsps = std::min(m_env.machine.size(), m_req.encoders);  // default: one stage per TSP of the job
+    if (number("tsps", m_req.tsps, "4") && m_req.tsps > m_env.machine.size())
+      throw core::ConfigError(
+          fmt::format("--tsps {}: the platform's job has {} TSPs", m_req.tsps, m_env.machine.size()));
+    m_req.paths = m_env.params.paths;
+    m_plan = sched::plan_bert(m_env.machine, m_req);
+  }
+  std::vector<sw::Program>& programs() override { return m_plan.programs; }
+  uint64_t predicted_ps() const override { return m_plan.predicted_ps; }
+  bool timing_only() const override { return m_timing_only; }
+  uint64_t host_memory(std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& written) const override {
+    if (m_timing_only) return 0;
+    for (const sched::BertPart& p : m_plan.parts) written[p.chip].emplace_back(0, p.sram_vectors);
+    // The reference: scores, a weight matrix, a few activations; the outputs read back.
+    const uint64_t S = m_req.seq, H = m_req.hidden, F = m_req.ffn;
+    return (S * S + (std::max(H, F) + 1) * std::max(3 * H, F) + 8 * S * std::max(3 * H, F) + m_plan.x_vectors() * 80) *
+           4;
+  }
+  void load(uint64_t seed) override {
+    m_data = std::make_unique<BertData>(m_env.sys, m_plan, seed);
+    m_data->load(m_timing_only);
+  }
+  systems::Outcome check(uint64_t completion) override {
+    if (!m_timing_only) m_res = m_data->check();
+    return outcome(!m_timing_only, m_res.mismatched, m_res.elements, completion);
+  }
+  /// Between the last two outputs, or the single inference's latency.
+  uint64_t interval() const {
+    const size_t B = m_plan.done_ps.size();
+    return B > 1 ? m_plan.done_ps[B - 1] - m_plan.done_ps[B - 2] : m_plan.latency_ps(0);
+  }
+  void report(const systems::Outcome& out, uint64_t completion) override {
+    m_stats.emplace();
+    BertStats& bs = *m_stats;
+    bs.kind.set("bert");
+    bs.encoders.set(m_req.encoders);
+    bs.chips.set(m_plan.parts.size());
+    bs.shape.set(fmt::format("hidden {}, heads {}, ffn {}, seq {}", m_req.hidden, m_req.heads, m_req.ffn, m_req.seq));
+    bs.inferences.set(m_req.inferences);
+    bs.verified.set(out.checked && out.verified);
+    bs.timing_only.set(m_timing_only);
+    bs.elements.set(m_res.elements);
+    bs.mismatched.set(m_res.mismatched);
+    bs.predicted_ps.set(m_plan.predicted_ps);
+    bs.simulated_ps.set(completion);
+    bs.latency_ps.set(m_plan.latency_ps(0));
+    bs.interval_ps.set(interval());
+    const double rate = interval() ? 1e12 / double(interval()) : 0.0;
+    bs.inferences_per_s.set(rate);
+    bs.tflops.set(m_plan.flops() * rate / 1e12);
+    const tsp::Tsp& chip = *m_env.sys.chips[m_plan.parts[0].chip];
+    const double peak =
+        double(chip.mxm_planes / 2) * 160 * tsp::kMxmColumns * 2 * chip.clock_mhz * 1e6 * double(m_plan.parts.size());
+    bs.utilization.set(peak > 0 ? 100.0 * m_plan.flops() * rate / peak : 0.0);
+    bs.subops.set(m_plan.subops);
+    bs.weight_loads.set(m_plan.weight_loads);
+    bs.transposes.set(m_plan.transposes);
+    bs.vxm_ops.set(m_plan.vxm_ops);
+    bs.sent.set(m_plan.sent_vectors);
+  }
+  void summarize(const systems::Outcome& out, uint64_t completion, systems::Summary& s, bool head) override {
+    const uint64_t T = m_plan.parts.size();
+    if (head) {
+      s.line("workload",
+             fmt::format("bert: {} encoder{} (hidden {}, {} heads, ffn {}, {} positions; fp16 weights, binary32 "
+                         "activations) pipelined over {} TSP{}, {} inference{}",
+                         m_req.encoders, m_req.encoders == 1 ? "" : "s", m_req.hidden, m_req.heads, m_req.ffn,
+                         m_req.seq, T, T == 1 ? "" : "s", m_req.inferences, m_req.inferences == 1 ? "" : "s"));
+      s.line("schedule",
+             fmt::format("{} MXM sub-operations over {} tiles installed, {} SXM TRANSPOSEs, {} VXM "
+                         "operations, {} vectors between stages",
+                         m_plan.subops, m_plan.weight_loads, m_plan.transposes, m_plan.vxm_ops, m_plan.sent_vectors));
+      return;
+    }
+    if (m_timing_only)
+      s.line("result", "timing only (--timing-only): LW, MXM and PCIe timed, no data moved, nothing to check");
+    else if (out.verified)
+      s.line("result", fmt::format("verified: all {} output elements of {} inference{} bit-exact against the host "
+                                   "reference (largest |x| {:.3g})",
+                                   m_res.elements, m_req.inferences, m_req.inferences == 1 ? "" : "s", m_res.max_abs));
+    else
+      s.line("result", fmt::format("MISMATCH: {} of {} output elements differ", m_res.mismatched, m_res.elements));
+    for (const auto& m : m_res.first)
+      s.text(fmt::format("               inference {} position {} feature {}: expected {} got {}", m.inference,
+                         m.position, m.feature, m.expected, m.got));
+    s.line("completion", completion_text(out, completion));
+    if (m_stats)
+      s.line("inference",
+             fmt::format("latency {} (input over PCIe to output in host memory), one every {} in the pipeline: "
+                         "{:.0f} inferences/s, {:.1f} fp16 TFLOPS, MXM utilization {:.1f}% of {} TSP{}",
+                         human_time(m_plan.latency_ps(0)), human_time(interval()), m_stats->inferences_per_s.get(),
+                         m_stats->tflops.get(), m_stats->utilization.get(), T, T == 1 ? "" : "s"));
+  }
+
+ private:
+  sched::BertRequest m_req;
+  sched::BertPlan m_plan;
+  bool m_timing_only = false;
+  std::unique_ptr<BertData> m_data;
+  BertData::Result m_res;
+  std::optional<BertStats> m_stats;
+};
+
 struct Entry {
   const char* name;
   std::unique_ptr<ComputeWorkload> (*make)(const ComputeWorkload::Env&);
@@ -342,13 +507,25 @@ const std::vector<Entry>& registry() {
        },
        {{"shape", "describes a matrix multiplication (--workload matmul)"},
         {"split", "describes a matrix multiplication (--workload matmul)"},
-        {"timing-only", "on Groq TSPs times a matrix multiplication without data (--workload matmul)"}}},
+        {"timing-only", "on Groq TSPs times a matrix multiplication or a BERT pipeline without data"}}},
       {"cholesky",
        [](const ComputeWorkload::Env& e) -> std::unique_ptr<ComputeWorkload> {
          return std::make_unique<CholeskyWorkload>(e);
        },
        {{"n", "describes a Cholesky factorization (--workload cholesky)"},
-        {"tsps", "describes a Cholesky factorization (--workload cholesky)"}}}};
+        {"tsps", "describes a Cholesky factorization or a BERT pipeline (--workload cholesky, bert)"}}},
+      {"bert",
+       [](const ComputeWorkload::Env& e) -> std::unique_ptr<ComputeWorkload> {
+         return std::make_unique<BertWorkload>(e);
+       },
+       {{"encoders", "describes a BERT pipeline (--workload bert)"},
+        {"seq", "describes a BERT pipeline (--workload bert)"},
+        {"hidden", "describes a BERT pipeline (--workload bert)"},
+        {"heads", "describes a BERT pipeline (--workload bert)"},
+        {"ffn", "describes a BERT pipeline (--workload bert)"},
+        {"inferences", "describes a BERT pipeline (--workload bert)"},
+        {"tsps", "describes a Cholesky factorization or a BERT pipeline (--workload cholesky, bert)"},
+        {"timing-only", "on Groq TSPs times a matrix multiplication or a BERT pipeline without data"}}}};
   return r;
 }
 

@@ -42,10 +42,14 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
       const char* key;
       std::vector<std::string> by;  // workloads reading it
     };
-    const Use uses[] = {{"sched.chunk_vectors", {"collective"}},     {"sched.staging_chunks", {"collective"}},
-                        {"sched.min_piece_vectors", {"collective"}}, {"sched.routing", {"collective"}},
-                        {"sched.paths", {"collective", "matmul"}},   {"sched.matmul_inputs", {"matmul"}},
-                        {"sched.matmul_order", {"matmul"}},          {"sched.matmul_outputs", {"matmul"}}};
+    const Use uses[] = {{"sched.chunk_vectors", {"collective"}},
+                        {"sched.staging_chunks", {"collective"}},
+                        {"sched.min_piece_vectors", {"collective"}},
+                        {"sched.routing", {"collective"}},
+                        {"sched.paths", {"collective", "matmul", "bert"}},
+                        {"sched.matmul_inputs", {"matmul"}},
+                        {"sched.matmul_order", {"matmul"}},
+                        {"sched.matmul_outputs", {"matmul"}}};
     const core::Config& cfg = core::Context::get().config();
     for (const Use& u : uses) {
       const core::ConfigEntry* e = cfg.find(u.key);

@@ -123,11 +123,19 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"shape", "Groq TSPs, --workload matmul: MxNxL of [M x N] x [N x L], e.g. 800x32576x8192"},
       {"split", "Groq TSPs, --workload matmul: weight splits col=C,row=R (default col=1,row=1) on C x R TSPs"},
       {"n", "Groq TSPs, --workload cholesky: A is n x n (symmetric positive definite, seeded)"},
-      {"tsps", "Groq TSPs, --workload cholesky: TSPs sharing A's 320-row blocks (default: every TSP of the job)"},
+      {"tsps",
+       "Groq TSPs, --workload cholesky: TSPs sharing A's 320-row blocks; --workload bert: pipeline stages (default: "
+       "every TSP of the job, at most one per block or encoder)"},
+      {"encoders", "Groq TSPs, --workload bert: encoders of the stack (default 24, BERT-Large)"},
+      {"seq", "Groq TSPs, --workload bert: positions per inference (default 384, SQuAD)"},
+      {"hidden", "Groq TSPs, --workload bert: features (default 1024)"},
+      {"heads", "Groq TSPs, --workload bert: attention heads (default 16)"},
+      {"ffn", "Groq TSPs, --workload bert: feed-forward width (default 4096)"},
+      {"inferences", "Groq TSPs, --workload bert: inferences back to back through the pipeline (default 1)"},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
       {"timing-only",
-       "NPU fabrics: collectives move no payload; Groq TSPs, --workload matmul: LW, MXM and PCIe writes compute and "
-       "move no data (same times; nothing to check)",
+       "NPU fabrics: collectives move no payload; Groq TSPs, --workload matmul or bert: LW, MXM and PCIe writes "
+       "compute and move no data (same times; nothing to check)",
        true},
       {"data", "NPU fabrics, training workloads: every collective moves real bytes and is checked (same times)", true}};
   for (const KindOption& k : kind_opts) {

@@ -1,0 +1,54 @@
+// Host side of a checked BERT encoder pipeline on a Groq system
+// (docs/compute.md "BERT"): seeded weights written into every stage's SRAM in
+// the compiler's layout (sw/sched/bert.h), the inferences' inputs written
+// over PCIe at the compiler's times, and the reference encoder stack computed
+// on the host with every rounding of the chips in the same order — each MXM
+// sub-operation's k-sequential binary32 sum of exact fp16 products, chunks
+// accumulated in order, the VXM's binary32 operations, EXP and RSQRT
+// (models/tsp/vxm.h), the LayerNorm trees and every NARROW to fp16. So every
+// inference's output is checked bit for bit in host memory, where HOSTW put it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sw/sched/bert.h"
+#include "systems/groq/system.h"
+
+namespace fabricvp::groq {
+
+class BertData {
+ public:
+  BertData(System& sys, const sched::BertPlan& plan, uint64_t seed);
+  /// Write every stage's weights, constants and ones rows into its SRAM and
+  /// schedule the inputs' PCIe writes (timing_only: the writes carry no data
+  /// and nothing is loaded).
+  void load(bool timing_only);
+
+  struct Mismatch {
+    uint32_t inference, position, feature;
+    float expected, got;
+  };
+  struct Result {
+    uint64_t elements = 0, mismatched = 0;
+    std::vector<Mismatch> first;  ///< the first few
+    double max_abs = 0;           ///< largest |output| (a sanity figure: LayerNorm keeps it O(1))
+  };
+  /// Read every inference's output from host memory and compare with the reference.
+  Result check() const;
+
+  /// The reference output of inference i: [seq][hidden] binary32, row-major.
+  std::vector<float> reference(uint32_t inference) const;
+
+ private:
+  /// Element idx of tensor `tensor` of global encoder e (fp16-representable for weights).
+  float element(uint32_t e, uint32_t tensor, uint64_t idx) const;
+  float input(uint32_t inference, uint64_t s, uint64_t f) const;
+  void input_vectors(uint32_t inference, uint8_t* out) const;
+
+  System& m_sys;
+  const sched::BertPlan& m_plan;
+  uint64_t m_seed;
+};
+
+}  // namespace fabricvp::groq

@@ -1,0 +1,114 @@
+// BERT-style encoder stacks pipelined over TSPs end to end (docs/compute.md
+// "BERT"): compiled, simulated, every inference's output bit-exact in host
+// memory against the host reference that repeats the chips' roundings in
+// their order, and the completion exactly as the compiler predicted, on 1,
+// 2, 4, 8 TSPs of a node and 16 TSPs over two Dragonfly nodes; ragged
+// position tiles and key chunks, several inferences through the double
+// buffers, hidden sizes on and off the 160-feature chunk boundary.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+#include "runtime/driver.h"
+
+using namespace fabricvp;
+
+namespace {
+
+struct Case {
+  std::string name, platform;
+  uint32_t encoders, tsps, hidden, heads, ffn, seq, inferences;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+nlohmann::json run_bert(const Case& c, bool timing_only = false) {
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/" + c.platform;
+  o.workload = "bert";
+  o.kind_options["encoders"] = std::to_string(c.encoders);
+  o.kind_options["tsps"] = std::to_string(c.tsps);
+  o.kind_options["hidden"] = std::to_string(c.hidden);
+  o.kind_options["heads"] = std::to_string(c.heads);
+  o.kind_options["ffn"] = std::to_string(c.ffn);
+  o.kind_options["seq"] = std::to_string(c.seq);
+  o.kind_options["inferences"] = std::to_string(c.inferences);
+  if (timing_only) o.kind_options["timing-only"] = "1";
+  return test::run_stats(o);
+}
+
+}  // namespace
+
+class Bert : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Bert, EveryInferenceVerifiedAndCompletesAsPredicted) {
+  const Case c = GetParam();
+  const nlohmann::json j = run_bert(c);
+  const auto& w = j["workload"];
+  EXPECT_EQ(w["kind"], "bert");
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["mismatched_elements"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["checked_elements"].get<uint64_t>(), uint64_t(c.seq) * c.hidden * c.inferences);
+  EXPECT_EQ(w["tsps"].get<uint64_t>(), c.tsps);
+  EXPECT_GT(w["simulated_ps"].get<uint64_t>(), 0u);
+  EXPECT_EQ(w["simulated_ps"].get<uint64_t>(), w["predicted_ps"].get<uint64_t>());
+  EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["run"]["schedule_violations"].get<uint64_t>(), 0u);
+  // One TRANSPOSE per position per head per encoder per inference; the stage outputs cross C2C.
+  EXPECT_EQ(w["transposes"].get<uint64_t>(), uint64_t(c.seq) * c.heads * c.encoders * c.inferences);
+  const uint64_t x = (c.seq + 319) / 320 * uint64_t(c.hidden) * 4;
+  EXPECT_EQ(w["sent_vectors"].get<uint64_t>(), x * (c.tsps - 1) * c.inferences);
+  EXPECT_GT(w["latency_ps"].get<uint64_t>(), 0u);
+  EXPECT_LE(w["latency_ps"].get<uint64_t>(), w["simulated_ps"].get<uint64_t>());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pipelines, Bert,
+    ::testing::Values(Case{"one_tsp", "groq-node.yaml", 1, 1, 128, 2, 256, 100, 1},
+                      // hidden on a chunk boundary (the ones row opens a chunk), two position tiles, a ragged
+                      // last key chunk, three inferences through the two input buffers
+                      Case{"two_tsps", "groq-node.yaml", 3, 2, 160, 4, 320, 333, 3},
+                      Case{"four_tsps", "groq-node.yaml", 4, 4, 96, 3, 192, 64, 2},
+                      Case{"eight_tsps", "groq-node.yaml", 8, 8, 64, 2, 128, 48, 2},
+                      // two nodes: stage 7 -> 8 crosses the global cable
+                      Case{"sixteen_tsps", "groq-dragonfly-264.yaml", 16, 16, 64, 1, 64, 40, 2}),
+    [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+TEST(BertTimingOnly, SameTimesAsTheCheckedRunWithoutData) {
+  const Case c{"t", "groq-node.yaml", 2, 2, 128, 2, 256, 200, 2};
+  const nlohmann::json checked = run_bert(c), timed = run_bert(c, true);
+  EXPECT_TRUE(checked["workload"]["verified"].get<bool>());
+  EXPECT_TRUE(timed["workload"]["timing_only"].get<bool>());
+  EXPECT_FALSE(timed["workload"]["verified"].get<bool>());
+  EXPECT_EQ(timed["workload"]["simulated_ps"], checked["workload"]["simulated_ps"]);
+  EXPECT_EQ(timed["workload"]["simulated_ps"], timed["workload"]["predicted_ps"]);
+  EXPECT_EQ(timed["run"]["hardware_errors"].get<uint64_t>(), 0u);
+}
+
+TEST(BertInput, BadRequestsAreRefusedWithTheReason) {
+  auto error_of = [](const std::string& platform, const std::string& args) {
+    const std::string out = "/tmp/fabricvp-bert-" + std::to_string(::getpid());
+    const test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/" + platform + " --workload bert " +
+                                    args + " -q --out " + out);
+    std::filesystem::remove_all(out);
+    EXPECT_EQ(r.code, 1) << r.out;  // an input error
+    return r.out;
+  };
+  EXPECT_NE(error_of("groq-node.yaml", "--encoders 0").find("'0' is not a positive integer"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--encoders 2x").find("'2x' is not a positive integer"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--encoders 2 --tsps 4").find("every pipeline stage needs at least one"),
+            std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--tsps 9").find("the platform's job has 8 TSPs"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--hidden 100 --heads 3").find("not a multiple of heads"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--hidden 400 --heads 2").find("head dimension 200"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--encoders 24 --tsps 1").find("SRAM vectors"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--dtype int8").find("--dtype: does not apply"), std::string::npos);
+  EXPECT_NE(error_of("groq-node.yaml", "--encoders 1 --tsps 1 --inferences 30").find("imem_instructions"),
+            std::string::npos);
+  const test::Result m = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+                                  "/groq-node.yaml --workload matmul --shape 8x320x320 --encoders 5 -q --out /tmp/fvb");
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.out.find("--encoders: describes a BERT pipeline"), std::string::npos) << m.out;
+}
