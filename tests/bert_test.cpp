@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -111,4 +112,60 @@ TEST(BertInput, BadRequestsAreRefusedWithTheReason) {
                                   "/groq-node.yaml --workload matmul --shape 8x320x320 --encoders 5 -q --out /tmp/fvb");
   EXPECT_EQ(m.code, 1);
   EXPECT_NE(m.out.find("--encoders: describes a BERT pipeline"), std::string::npos) << m.out;
+}
+
+TEST(BertLaunched, EveryRunVerifiedAndTimedFromItsLaunchTheJitterOnlyAtTheHost) {
+  // Each inference invoked by the host runtime (seed 000 Fig 17): input over
+  // PCIe after an invocation delay, every chip launched on the next epoch
+  // boundary once it landed, the output noticed after another delay. The
+  // program's time from launch to output is the compiler's in every run; the
+  // latencies vary only by the host's delays.
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  o.workload = "bert";
+  for (const auto& [k, v] : std::map<std::string, std::string>{{"encoders", "2"},
+                                                               {"tsps", "2"},
+                                                               {"hidden", "128"},
+                                                               {"heads", "2"},
+                                                               {"ffn", "256"},
+                                                               {"seq", "100"},
+                                                               {"inferences", "6"},
+                                                               {"launch", "1"}})
+    o.kind_options[k] = v;
+  o.overrides = {"sys.host.pcie_jitter_ns=2000", "sys.host.launch_ns=1000"};
+  const nlohmann::json j = test::run_stats(o);
+  const auto& w = j["workload"];
+  EXPECT_TRUE(w["launched"].get<bool>());
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["checked_elements"].get<uint64_t>(), 6u * 100 * 128);
+  EXPECT_EQ(w["inferences"].get<uint64_t>(), 6u);
+  EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
+  const uint64_t pred = w["predicted_latency_ps"].get<uint64_t>();
+  EXPECT_GE(w["latency_min_ps"].get<uint64_t>(), pred);  // delays only add
+  EXPECT_GT(w["latency_max_ps"].get<uint64_t>(), w["latency_min_ps"].get<uint64_t>());
+  EXPECT_LE(w["latency_min_ps"].get<uint64_t>(), w["latency_p99_ps"].get<uint64_t>());
+  EXPECT_EQ(w["latency_p99_ps"], w["latency_max_ps"]);  // 6 runs: the 99th percentile is the longest
+}
+
+TEST(BertLaunched, WithoutJitterEveryRunTakesTheEstimatePlusTheEpochAlignment) {
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  o.workload = "bert";
+  for (const auto& [k, v] : std::map<std::string, std::string>{{"encoders", "1"},
+                                                               {"tsps", "1"},
+                                                               {"hidden", "64"},
+                                                               {"heads", "1"},
+                                                               {"ffn", "64"},
+                                                               {"seq", "30"},
+                                                               {"inferences", "3"},
+                                                               {"launch", "1"},
+                                                               {"timing-only", "1"}})
+    o.kind_options[k] = v;
+  const nlohmann::json j = test::run_stats(o);
+  const auto& w = j["workload"];
+  const uint64_t pred = w["predicted_latency_ps"].get<uint64_t>();
+  // The launch waits for the next HAC epoch boundary: at most 252 cycles (280 ns at 900 MHz).
+  EXPECT_GE(w["latency_min_ps"].get<uint64_t>(), pred);
+  EXPECT_LE(w["latency_max_ps"].get<uint64_t>(), pred + 280000);
+  EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
 }

@@ -882,11 +882,27 @@ void Tsp::load_queues() {
   }
 }
 
-void Tsp::start() {
-  load_queues();
-  // Queues start at the chip's current cycle (cycle 0 when started at time 0).
-  const uint64_t now_cycle = m_clock.cycle_at_or_after(now_ps());
+void Tsp::start(bool at_epoch) {
+  if (m_active) throw std::logic_error(fmt::format("{}: started again while its program is still running", name()));
+  const bool fresh =
+      std::any_of(m_imem.begin(), m_imem.end(), [](const std::vector<uint8_t>& m) { return !m.empty(); });
+  if (fresh || m_queues.empty()) {
+    load_queues();
+  } else {  // launched again (the host runtime's next run): the decoded program from its first instruction
+    for (Queue& q : m_queues) {
+      q.pc = 0;
+      q.sync_cycle = q.polls = 0;
+      q.st = q.prog.empty() ? QState::done : QState::run;
+    }
+  }
+  // Queues start at the chip's current cycle (cycle 0 when started at time 0),
+  // and program time with them: a program launched later (the host runtime
+  // starting it when its inputs landed) WAITs relative to its launch.
+  uint64_t now_cycle = m_clock.cycle_at_or_after(now_ps());
+  if (at_epoch && now_cycle > 0) now_cycle = m_hac.next_boundary(now_cycle - 1);
   for (Queue& q : m_queues) q.next = now_cycle;
+  m_shift = static_cast<int64_t>(now_cycle);
+  m_program_start_ps = m_clock.ps(now_cycle);
   m_start.notify(ps_time(m_clock.ps(now_cycle) - now_ps()));
   const bool any = std::any_of(m_queues.begin(), m_queues.end(), [](const Queue& q) { return q.st != QState::done; });
   if (any && !m_active) {
@@ -1240,12 +1256,15 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       *alu = c + in.count;
       alu_busy_cycles += in.count;
       if (in.op == Op::ADD) vectors_added += in.count;
-      if (add) {  // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
+      if (!add) ++vxm_ops;
+      if (m_timing_only) {  // nothing is checked: the result's last write only
+        m_timeline.add(std::make_unique<LastWriteCursor>(m_clock.ps(c + in.count - 1 + add_latency),
+                                                         m_timeline.next_seq(), m_last_write));
+      } else if (add) {  // COPY reads its source from `b` and runs the ALU pass-through (Dtype::none).
         m_timeline.add(std::make_unique<AddCursor>(*this, m_sram, m_clock,
                                                    in.op == Op::COPY ? core::Dtype::none : in.dtype, in.a, in.b, in.c,
                                                    in.count, c, add_latency, m_timeline.next_seq(), m_last_write));
       } else {
-        ++vxm_ops;
         m_timeline.add(std::make_unique<VxmCursor>(*this, m_sram, m_clock, in, c, add_latency, m_timeline.next_seq(),
                                                    m_last_write));
       }
@@ -1386,6 +1405,8 @@ void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c) {
   const uint64_t tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
   const uint64_t start = m_pcie_out->serialize(now, in.count, uint64_t(in.count) * kVectorBytes, in.count * tlps);
   const uint64_t last = start + rate.ps(in.count) + m_pcie_out->latency_ps();
+  m_host_writes.push_back(HostWriteDone{in.imm, in.count, last});
+  if (m_host_write_hook) m_host_write_hook(m_host_writes.back());
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(last, m_timeline.next_seq(), m_last_write));
   else
@@ -1492,9 +1513,12 @@ void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {
   *unit = c + (n + rate - 1) / rate;
   ++sxm_ops;
   sxm_vectors += n;
-  m_timeline.add(std::make_unique<TransposeCursor>(*this, m_sram, m_clock, in, c, rate, sxm_latency,
-                                                   m_timeline.next_seq(), m_last_write));
   const uint64_t end = m_clock.ps(c + (n - 1) / rate + sxm_latency);
+  if (m_timing_only)
+    m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
+  else
+    m_timeline.add(std::make_unique<TransposeCursor>(*this, m_sram, m_clock, in, c, rate, sxm_latency,
+                                                     m_timeline.next_seq(), m_last_write));
   extend(end);
   auto& tr = core::Context::get().trace();
   if (tr.enabled())

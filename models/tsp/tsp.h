@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -174,9 +175,25 @@ class Tsp : public core::Module, public c2c::Producer {
   void machine_check(const c2c::Channel& ch, uint32_t addr, uint64_t t_ps);
 
   /// Decode and check the instruction memory, then start every queue at the
-  /// chip's current cycle (cycle 0 at time 0) in the next delta. Throws core::ConfigError naming chip, queue,
-  /// instruction and source line. A chip that is never started stays idle.
-  void start();
+  /// chip's current cycle (cycle 0 at time 0) in the next delta, or with
+  /// at_epoch at its next HAC epoch boundary (a launch by the host runtime:
+  /// every chip of a program starts on the same boundary, seed 000 §3.2).
+  /// Program time starts there (WAIT counts from it). Started again after its
+  /// program ended, it runs the same program again. Throws core::ConfigError
+  /// naming chip, queue, instruction and source line. A chip that is never started stays idle.
+  void start(bool at_epoch = false);
+  /// When the program last started (its cycle 0 of program time), ps.
+  uint64_t program_start_ps() const { return m_program_start_ps; }
+  /// A HOSTW issued: its host vector, vectors and when the whole write is in host memory (ps).
+  struct HostWriteDone {
+    uint64_t host_vec;
+    uint32_t n;
+    uint64_t done_ps;
+  };
+  /// Every HOSTW so far, in issue order (timed also when timing only).
+  const std::vector<HostWriteDone>& host_writes() const { return m_host_writes; }
+  /// Called for every HOSTW as it is issued (the host runtime learns when its output will be in memory).
+  void set_host_write_hook(std::function<void(const HostWriteDone&)> hook) { m_host_write_hook = std::move(hook); }
 
  private:
   enum class QState : uint8_t { run, sync, done };
@@ -231,6 +248,9 @@ class Tsp : public core::Module, public c2c::Producer {
   std::vector<std::pair<uint32_t, uint64_t>> m_notified;  // (port, sample cycle) not yet polled, by cycle
   std::vector<SyncEvent> m_sync_log;
   int64_t m_shift = 0;
+  uint64_t m_program_start_ps = 0;
+  std::vector<HostWriteDone> m_host_writes;
+  std::function<void(const HostWriteDone&)> m_host_write_hook;
   bool m_active = false;
   std::vector<std::unique_ptr<Port>> m_ports;
   std::vector<std::unique_ptr<Sending>> m_sending;

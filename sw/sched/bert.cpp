@@ -404,12 +404,17 @@ void Compiler::run() {
   layout();
   const uint32_t n = static_cast<uint32_t>(m_pl.x_vectors());
   m_pl.done_ps.assign(m_r.inferences, 0);
+  m_pl.input_ps = m_eng.host_lands(m_st[0].chip, 0, n - 1);
   for (uint32_t i = 0; i < m_r.inferences; ++i) {
     Stage& s0 = m_st[0];
     Buf& in = s0.in[i % 2];
-    const uint64_t start = m_eng.host_write_start(s0.chip, n, ps(s0, in.write_gate()));
-    m_pl.inputs.push_back(BertPlan::Input{i, in.addr, n, start});
-    in.wrote(cycle(s0, m_eng.host_lands(s0.chip, start, n - 1)));
+    if (m_r.launched) {  // in SRAM at the launch: the host runtime writes it first
+      m_pl.inputs.push_back(BertPlan::Input{i, in.addr, n, 0});
+    } else {
+      const uint64_t start = m_eng.host_write_start(s0.chip, n, ps(s0, in.write_gate()));
+      m_pl.inputs.push_back(BertPlan::Input{i, in.addr, n, start});
+      in.wrote(cycle(s0, m_eng.host_lands(s0.chip, start, n - 1)));
+    }
     for (uint32_t k = 0; k < m_st.size(); ++k) {
       Stage& s = m_st[k];
       Buf* x = &s.in[i % 2];
@@ -466,6 +471,7 @@ BertPlan plan_bert(const Machine& m, const BertRequest& r) {
   if (r.hidden < 2 || r.hidden > 8192 || r.ffn == 0 || r.ffn > 32768)
     bad(fmt::format("hidden {} / ffn {} out of range (hidden 2..8192, ffn 1..32768)", r.hidden, r.ffn));
   if (r.inferences == 0 || r.inferences > 4096) bad(fmt::format("--inferences {} out of range 1..4096", r.inferences));
+  if (r.launched && r.inferences != 1) bad("a launched run compiles one inference (the host runtime repeats it)");
   pl.tiles = (r.seq + kL - 1) / kL;
   pl.kh = (r.hidden + 1 + kK - 1) / kK;
   pl.kf = (r.ffn + 1 + kK - 1) / kK;

@@ -59,6 +59,10 @@ struct BertRequest {
   uint32_t hidden = 1024, heads = 16, ffn = 4096, seq = 384;
   uint32_t inferences = 1;  ///< back to back through the pipeline
   uint32_t paths = 7;       ///< routes a stage's output is spread over
+  /// One inference timed from its launch (cycle 0), stage 0's input already
+  /// in in_vec[0]: the host runtime writes it and launches the program
+  /// (Host::invoke) once per run.
+  bool launched = false;
 };
 
 /// One pipeline stage.
@@ -91,7 +95,8 @@ struct BertPlan {
     uint64_t start_ps = 0;  ///< when the PCIe link starts sending it
   };
   std::vector<Input> inputs;
-  std::vector<uint64_t> done_ps;  ///< per inference: its output in host memory
+  std::vector<uint64_t> done_ps;  ///< per inference: its output in host memory (launched: from the launch)
+  uint64_t input_ps = 0;          ///< one input's PCIe write on an idle link: first packet to last vector landed
   uint64_t predicted_ps = 0;      ///< last write of the schedule
   uint64_t subops = 0, weight_loads = 0, transposes = 0, vxm_ops = 0, sent_vectors = 0;
 

@@ -20,10 +20,14 @@ namespace fabricvp::groq {
 class BertData {
  public:
   BertData(System& sys, const sched::BertPlan& plan, uint64_t seed);
-  /// Write every stage's weights, constants and ones rows into its SRAM and
-  /// schedule the inputs' PCIe writes (timing_only: the writes carry no data
-  /// and nothing is loaded).
+  /// Write every stage's weights, constants and ones rows into its SRAM and,
+  /// unless the plan is launched, schedule the inputs' PCIe writes at the
+  /// compiler's times (timing_only: the writes carry no data and nothing is loaded).
   void load(bool timing_only);
+  /// Inference i's input written over PCIe into stage 0 (launched runs: by the host runtime).
+  Host::TimedWrite input_write(uint32_t inference, bool timing_only) const;
+  /// Launched runs: keep run r's output from host memory before the next run overwrites it.
+  void capture(uint32_t run);
 
   struct Mismatch {
     uint32_t inference, position, feature;
@@ -34,8 +38,9 @@ class BertData {
     std::vector<Mismatch> first;  ///< the first few
     double max_abs = 0;           ///< largest |output| (a sanity figure: LayerNorm keeps it O(1))
   };
-  /// Read every inference's output from host memory and compare with the reference.
-  Result check() const;
+  /// Compare every inference's output (read from host memory, or the
+  /// captured outputs of `runs` launched runs) with the reference.
+  Result check(uint32_t runs) const;
 
   /// The reference output of inference i: [seq][hidden] binary32, row-major.
   std::vector<float> reference(uint32_t inference) const;
@@ -49,6 +54,7 @@ class BertData {
   System& m_sys;
   const sched::BertPlan& m_plan;
   uint64_t m_seed;
+  std::vector<std::vector<float>> m_outputs;  // launched runs' outputs
 };
 
 }  // namespace fabricvp::groq

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "models/core/units.h"
@@ -112,8 +115,20 @@ struct BertStats {
   core::Value<uint64_t> predicted_ps{nullptr, "workload", "predicted_ps", "ps", "completion predicted by the compiler"};
   core::Value<uint64_t> simulated_ps{nullptr, "workload", "simulated_ps", "ps",
                                      "simulated completion: the last output in host memory"};
+  core::Value<bool> launched{nullptr, "workload", "launched", "",
+                             "--launch: each inference invoked by the host runtime (input, launch, output)"};
   core::Value<uint64_t> latency_ps{nullptr, "workload", "latency_ps", "ps",
-                                   "first inference: its input's first PCIe packet to its output in host memory"};
+                                   "first inference: its input's first PCIe packet (launched: the run's start) to "
+                                   "its output in host memory (launched: noticed by the host)"};
+  core::Value<uint64_t> latency_min_ps{nullptr, "workload", "latency_min_ps", "ps", "shortest inference latency"};
+  core::Value<double> latency_mean_ps{nullptr, "workload", "latency_mean_ps", "ps", "mean inference latency"};
+  core::Value<uint64_t> latency_p99_ps{nullptr, "workload", "latency_p99_ps", "ps", "99th percentile latency"};
+  core::Value<uint64_t> latency_max_ps{nullptr, "workload", "latency_max_ps", "ps", "longest inference latency"};
+  core::Value<uint64_t> predicted_latency_ps{nullptr, "workload", "predicted_latency_ps", "ps",
+                                             "the compiler's latency (launched: input over an idle link + launch_ns "
+                                             "+ program)"};
+  core::Value<double> within_2pct{nullptr, "workload", "within_2pct", "%",
+                                  "inferences whose latency is within 2 % of predicted_latency_ps"};
   core::Value<uint64_t> interval_ps{nullptr, "workload", "interval_ps", "ps",
                                     "between the last two inferences' outputs (the pipeline's steady state)"};
   core::Value<double> inferences_per_s{nullptr, "workload", "inferences_per_s", "1/s",
@@ -366,7 +381,11 @@ class CholeskyWorkload final : public ComputeWorkload {
   std::optional<CholeskyStats> m_stats;
 };
 
-/// Compiled, checked BERT encoder pipeline (--workload bert).
+/// Compiled, checked BERT encoder pipeline (--workload bert): inferences
+/// back to back through the pipeline at the compiler's times, or (--launch)
+/// one inference invoked by the host runtime per run (Host::invoke: input
+/// over PCIe, launch, output), the PCIe invocation jitter of the host's
+/// pcie_jitter_ns spreading the latencies (seed 000 Fig 17).
 class BertWorkload final : public ComputeWorkload {
  public:
   using ComputeWorkload::ComputeWorkload;
@@ -376,6 +395,8 @@ class BertWorkload final : public ComputeWorkload {
                  "does not apply to a BERT pipeline (--encoders, --tsps, --seq, --hidden, --heads, --ffn and "
                  "--inferences describe it; weights fp16, activations binary32)");
     m_timing_only = opt.kind_options.count("timing-only") > 0;
+    m_req.launched = opt.kind_options.count("launch") > 0;
+    m_out_dir = opt.out_dir;
     auto number = [&](const char* name, uint32_t& v, const char* example) {
       const auto it = opt.kind_options.find(name);
       if (it == opt.kind_options.end()) return false;
@@ -390,36 +411,94 @@ class BertWorkload final : public ComputeWorkload {
     number("heads", m_req.heads, "16");
     number("ffn", m_req.ffn, "4096");
     number("inferences", m_req.inferences, "4");
+    m_runs = m_req.inferences;
+    if (m_req.launched) {
+      if (m_runs > 100000)
+        throw core::ConfigError(fmt::format("--inferences {} --launch: at most 100000 runs", m_runs));
+      m_req.inferences = 1;  // compiled once, launched m_runs times
+    }
     m_req.tsps = std::min(m_env.machine.size(), m_req.encoders);  // default: one stage per TSP of the job
     if (number("tsps", m_req.tsps, "4") && m_req.tsps > m_env.machine.size())
       throw core::ConfigError(
           fmt::format("--tsps {}: the platform's job has {} TSPs", m_req.tsps, m_env.machine.size()));
     m_req.paths = m_env.params.paths;
     m_plan = sched::plan_bert(m_env.machine, m_req);
+    for (uint32_t c = 0; c < m_plan.programs.size(); ++c)  // the stages and the chips forwarding between them
+      if (!m_plan.programs[c].queues.empty()) m_launch.push_back(c);
   }
   std::vector<sw::Program>& programs() override { return m_plan.programs; }
   uint64_t predicted_ps() const override { return m_plan.predicted_ps; }
   bool timing_only() const override { return m_timing_only; }
+  bool launched() const override { return m_req.launched; }
   uint64_t host_memory(std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& written) const override {
     if (m_timing_only) return 0;
     for (const sched::BertPart& p : m_plan.parts) written[p.chip].emplace_back(0, p.sram_vectors);
-    // The reference: scores, a weight matrix, a few activations; the outputs read back.
+    // The reference: scores, a weight matrix, a few activations; the outputs read back (or kept per run).
     const uint64_t S = m_req.seq, H = m_req.hidden, F = m_req.ffn;
-    return (S * S + (std::max(H, F) + 1) * std::max(3 * H, F) + 8 * S * std::max(3 * H, F) + m_plan.x_vectors() * 80) *
+    return (S * S + (std::max(H, F) + 1) * std::max(3 * H, F) + 8 * S * std::max(3 * H, F) +
+            m_plan.x_vectors() * 80 * (m_req.launched ? m_runs : 1)) *
            4;
   }
   void load(uint64_t seed) override {
     m_data = std::make_unique<BertData>(m_env.sys, m_plan, seed);
     m_data->load(m_timing_only);
+    if (!m_req.launched) return;
+    Host::Invocation inv;
+    inv.runs = m_runs;
+    inv.inputs = [this](uint32_t r) { return std::vector<Host::TimedWrite>{m_data->input_write(r, m_timing_only)}; };
+    for (uint32_t c : m_launch) inv.chips.push_back(m_env.sys.chips[c]);
+    inv.out_chip = m_env.sys.chips[m_plan.parts.back().chip];
+    inv.out_vec = m_plan.host_out_vec(0);
+    inv.done = [this](uint32_t r) {
+      if (!m_timing_only) m_data->capture(r);
+    };
+    m_env.sys.host.invoke(std::move(inv));
   }
   systems::Outcome check(uint64_t completion) override {
-    if (!m_timing_only) m_res = m_data->check();
-    return outcome(!m_timing_only, m_res.mismatched, m_res.elements, completion);
+    if (!m_timing_only) m_res = m_data->check(m_runs);
+    // Per inference, the model's time its output was in host memory.
+    m_done.clear();
+    if (m_req.launched) {
+      for (const Host::RunTimes& t : m_env.sys.host.run_times()) {
+        m_done.push_back(t.output - t.launch);  // from the launch, as compiled
+        m_latency.push_back(t.noticed - t.begin);
+      }
+    } else {
+      const tsp::Tsp& last = *m_env.sys.chips[m_plan.parts.back().chip];
+      for (uint32_t i = 0; i < m_req.inferences; ++i) {
+        uint64_t at = 0;
+        for (const tsp::Tsp::HostWriteDone& w : last.host_writes())
+          if (w.host_vec == m_plan.host_out_vec(i)) at = w.done_ps;
+        m_done.push_back(at);
+        m_latency.push_back(at > m_plan.inputs[i].start_ps ? at - m_plan.inputs[i].start_ps : 0);
+      }
+    }
+    systems::Outcome out = outcome(!m_timing_only, m_res.mismatched, m_res.elements, completion);
+    uint64_t off = 0;
+    for (size_t i = 0; i < m_runs; ++i) {
+      const uint64_t want = m_req.launched ? m_plan.done_ps[0] : m_plan.done_ps[i];
+      if (i >= m_done.size() || m_done[i] != want) ++off;
+    }
+    if (m_req.launched || off) {
+      out.timing_ok = off == 0;
+      out.timing_note =
+          off ? fmt::format(
+                    "{} of {} inferences' outputs reached host memory at another time than the compiler's "
+                    "prediction{}",
+                    off, m_runs, m_req.launched ? " (counted from their launch)" : "")
+              : std::string();
+    }
+    return out;
   }
   /// Between the last two outputs, or the single inference's latency.
   uint64_t interval() const {
-    const size_t B = m_plan.done_ps.size();
-    return B > 1 ? m_plan.done_ps[B - 1] - m_plan.done_ps[B - 2] : m_plan.latency_ps(0);
+    const size_t B = m_done.size();
+    return !m_req.launched && B > 1 ? m_done[B - 1] - m_done[B - 2] : m_latency.empty() ? 0 : m_latency[0];
+  }
+  /// The compiler's latency: for a launched run the input over an idle PCIe link, the launch and the program.
+  uint64_t predicted_latency() const {
+    if (!m_req.launched) return m_plan.latency_ps(0);
+    return m_plan.input_ps + static_cast<uint64_t>(std::llround(m_env.sys.host.launch_ns * 1000.0)) + m_plan.done_ps[0];
   }
   void report(const systems::Outcome& out, uint64_t completion) override {
     m_stats.emplace();
@@ -428,14 +507,31 @@ class BertWorkload final : public ComputeWorkload {
     bs.encoders.set(m_req.encoders);
     bs.chips.set(m_plan.parts.size());
     bs.shape.set(fmt::format("hidden {}, heads {}, ffn {}, seq {}", m_req.hidden, m_req.heads, m_req.ffn, m_req.seq));
-    bs.inferences.set(m_req.inferences);
+    bs.inferences.set(m_runs);
+    bs.launched.set(m_req.launched);
     bs.verified.set(out.checked && out.verified);
     bs.timing_only.set(m_timing_only);
     bs.elements.set(m_res.elements);
     bs.mismatched.set(m_res.mismatched);
     bs.predicted_ps.set(m_plan.predicted_ps);
     bs.simulated_ps.set(completion);
-    bs.latency_ps.set(m_plan.latency_ps(0));
+    std::vector<uint64_t> lat = m_latency;
+    std::sort(lat.begin(), lat.end());
+    if (!lat.empty()) {
+      bs.latency_ps.set(m_latency[0]);
+      bs.latency_min_ps.set(lat.front());
+      bs.latency_max_ps.set(lat.back());
+      bs.latency_p99_ps.set(lat[std::min(lat.size() - 1, (lat.size() * 99 + 99) / 100 - 1)]);
+      double sum = 0;
+      uint64_t near = 0;
+      for (uint64_t l : lat) {
+        sum += double(l);
+        near += double(l) <= 1.02 * double(predicted_latency());
+      }
+      bs.latency_mean_ps.set(sum / double(lat.size()));
+      bs.within_2pct.set(100.0 * double(near) / double(lat.size()));
+    }
+    bs.predicted_latency_ps.set(predicted_latency());
     bs.interval_ps.set(interval());
     const double rate = interval() ? 1e12 / double(interval()) : 0.0;
     bs.inferences_per_s.set(rate);
@@ -449,47 +545,78 @@ class BertWorkload final : public ComputeWorkload {
     bs.transposes.set(m_plan.transposes);
     bs.vxm_ops.set(m_plan.vxm_ops);
     bs.sent.set(m_plan.sent_vectors);
+    write_runs();
+  }
+  /// <out>/bert_runs.csv: every inference's times (ps), for histograms (fabricvp experiment bert).
+  void write_runs() const {
+    std::error_code ec;
+    std::filesystem::create_directories(m_out_dir, ec);
+    std::ofstream f(m_out_dir + "/bert_runs.csv");
+    if (!f) throw core::ConfigError(fmt::format("{}/bert_runs.csv: cannot write", m_out_dir));
+    f << "inference,latency_ps,predicted_latency_ps,output_ps,predicted_output_ps\n";
+    for (size_t i = 0; i < m_latency.size(); ++i)
+      f << i << ',' << m_latency[i] << ',' << predicted_latency() << ',' << m_done[i] << ','
+        << m_plan.done_ps[m_req.launched ? 0 : i] << '\n';
   }
   void summarize(const systems::Outcome& out, uint64_t completion, systems::Summary& s, bool head) override {
     const uint64_t T = m_plan.parts.size();
     if (head) {
       s.line("workload",
              fmt::format("bert: {} encoder{} (hidden {}, {} heads, ffn {}, {} positions; fp16 weights, binary32 "
-                         "activations) pipelined over {} TSP{}, {} inference{}",
+                         "activations) pipelined over {} TSP{}, {} inference{}{}",
                          m_req.encoders, m_req.encoders == 1 ? "" : "s", m_req.hidden, m_req.heads, m_req.ffn,
-                         m_req.seq, T, T == 1 ? "" : "s", m_req.inferences, m_req.inferences == 1 ? "" : "s"));
-      s.line("schedule",
-             fmt::format("{} MXM sub-operations over {} tiles installed, {} SXM TRANSPOSEs, {} VXM "
-                         "operations, {} vectors between stages",
-                         m_plan.subops, m_plan.weight_loads, m_plan.transposes, m_plan.vxm_ops, m_plan.sent_vectors));
+                         m_req.seq, T, T == 1 ? "" : "s", m_runs, m_runs == 1 ? "" : "s",
+                         m_req.launched ? " each launched by the host runtime" : " back to back"));
+      s.line("schedule", fmt::format("{} MXM sub-operations over {} tiles installed, {} SXM TRANSPOSEs, {} VXM "
+                                     "operations, {} vectors between stages{}",
+                                     m_plan.subops, m_plan.weight_loads, m_plan.transposes, m_plan.vxm_ops,
+                                     m_plan.sent_vectors, m_req.launched ? " (one inference)" : ""));
       return;
     }
     if (m_timing_only)
-      s.line("result", "timing only (--timing-only): LW, MXM and PCIe timed, no data moved, nothing to check");
+      s.line("result", "timing only (--timing-only): LW, MXM, VXM, SXM and PCIe timed, no data, nothing to check");
     else if (out.verified)
       s.line("result", fmt::format("verified: all {} output elements of {} inference{} bit-exact against the host "
                                    "reference (largest |x| {:.3g})",
-                                   m_res.elements, m_req.inferences, m_req.inferences == 1 ? "" : "s", m_res.max_abs));
+                                   m_res.elements, m_runs, m_runs == 1 ? "" : "s", m_res.max_abs));
     else
       s.line("result", fmt::format("MISMATCH: {} of {} output elements differ", m_res.mismatched, m_res.elements));
     for (const auto& m : m_res.first)
       s.text(fmt::format("               inference {} position {} feature {}: expected {} got {}", m.inference,
                          m.position, m.feature, m.expected, m.got));
-    s.line("completion", completion_text(out, completion));
-    if (m_stats)
-      s.line("inference",
-             fmt::format("latency {} (input over PCIe to output in host memory), one every {} in the pipeline: "
-                         "{:.0f} inferences/s, {:.1f} fp16 TFLOPS, MXM utilization {:.1f}% of {} TSP{}",
-                         human_time(m_plan.latency_ps(0)), human_time(interval()), m_stats->inferences_per_s.get(),
-                         m_stats->tflops.get(), m_stats->utilization.get(), T, T == 1 ? "" : "s"));
+    if (m_req.launched)
+      s.line("completion", fmt::format("every run's output in host memory {} after its launch, as predicted{}",
+                                       human_time(m_plan.done_ps[0]), out.timing_ok ? "" : ": " + out.timing_note));
+    else
+      s.line("completion", completion_text(out, completion));
+    if (!m_stats) return;
+    const BertStats& b = *m_stats;
+    if (m_req.launched)
+      s.line("latency",
+             fmt::format("{} runs: min {}, mean {}, p99 {}, max {}; the compiler's estimate {} (input over PCIe "
+                         "{}, launch, program {}); {:.1f}% of runs within 2% of it (host pcie_jitter_ns {})",
+                         m_runs, human_time(b.latency_min_ps.get()), human_time(b.latency_mean_ps.get()),
+                         human_time(b.latency_p99_ps.get()), human_time(b.latency_max_ps.get()),
+                         human_time(predicted_latency()), human_time(m_plan.input_ps), human_time(m_plan.done_ps[0]),
+                         b.within_2pct.get(), m_env.sys.host.pcie_jitter_ns.get()));
+    s.line("inference",
+           fmt::format("latency {} (input over PCIe to output in host memory), {} {}: {:.0f} inferences/s, {:.1f} "
+                       "fp16 TFLOPS, MXM utilization {:.1f}% of {} TSP{}",
+                       human_time(b.latency_ps.get()), m_req.launched ? "one run at a time, every" : "one every",
+                       human_time(interval()), b.inferences_per_s.get(), b.tflops.get(), b.utilization.get(), T,
+                       T == 1 ? "" : "s"));
   }
 
  private:
   sched::BertRequest m_req;
   sched::BertPlan m_plan;
+  uint32_t m_runs = 1;
   bool m_timing_only = false;
+  std::string m_out_dir;
   std::unique_ptr<BertData> m_data;
   BertData::Result m_res;
+  std::vector<uint32_t> m_launch;           // chips with a program, launched by the host runtime
+  std::vector<uint64_t> m_done, m_latency;  // per inference: output in host memory (from the launch), latency
   std::optional<BertStats> m_stats;
 };
 
@@ -524,6 +651,7 @@ const std::vector<Entry>& registry() {
         {"heads", "describes a BERT pipeline (--workload bert)"},
         {"ffn", "describes a BERT pipeline (--workload bert)"},
         {"inferences", "describes a BERT pipeline (--workload bert)"},
+        {"launch", "describes a BERT pipeline (--workload bert)"},
         {"tsps", "describes a Cholesky factorization or a BERT pipeline (--workload cholesky, bert)"},
         {"timing-only", "on Groq TSPs times a matrix multiplication or a BERT pipeline without data"}}}};
   return r;

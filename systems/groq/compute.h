@@ -45,6 +45,8 @@ class ComputeWorkload {
   virtual uint64_t predicted_ps() const = 0;
   /// Timed without data (Tsp::set_timing_only): nothing to load or check.
   virtual bool timing_only() const { return false; }
+  /// Launched by the host runtime (Host::invoke, from load()) instead of started when loaded.
+  virtual bool launched() const { return false; }
   /// The SRAM vector ranges [first, end) the host's load writes per chip;
   /// returns the host bytes the check needs on top.
   virtual uint64_t host_memory(std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& written) const = 0;

@@ -80,7 +80,7 @@ std::vector<sw::Program> make_programs(const std::string& out_dir, const std::st
 
 /// Write every queue's image into its chip's instruction memory through the host
 /// socket and start the chips that have a program. Returns the instruction count.
-size_t load_programs(System& sys, std::vector<sw::Program> programs) {
+size_t load_programs(System& sys, std::vector<sw::Program> programs, bool start) {
   size_t instructions = 0;
   for (uint32_t c = 0; c < programs.size(); ++c) {
     sw::Program& p = programs[c];
@@ -96,7 +96,7 @@ size_t load_programs(System& sys, std::vector<sw::Program> programs) {
       sys.host.write(c, tsp::kImemBase + q * tsp::kImemStride, image.data(), image.size());
     }
     instructions += p.instructions();
-    if (!p.queues.empty()) sys.chips[c]->start();
+    if (start && !p.queues.empty()) sys.chips[c]->start();
     sw::Program().queues.swap(p.queues);  // the chip has it now
   }
   return instructions;

@@ -34,7 +34,8 @@ std::vector<sw::Program> make_programs(const std::string& out_dir, const std::st
                                        std::vector<sw::Program>* compiled, bool text);
 
 /// Write every queue's image into its chip's instruction memory through the
-/// host socket and start the chips that have a program. Returns the instruction count.
-size_t load_programs(System& sys, std::vector<sw::Program> programs);
+/// host socket and start the chips that have a program (unless !start: the
+/// host runtime launches them, Host::invoke). Returns the instruction count.
+size_t load_programs(System& sys, std::vector<sw::Program> programs, bool start = true);
 
 }  // namespace fabricvp::groq

@@ -125,7 +125,7 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
   for (size_t i = 0; i < bad.size() && i < 5; ++i)  // hand-written programs run anyway: the model reports the fault
     fmt::print(stderr, "fabricvp: schedule check: {} at cycle {}: {}\n", bad[i].where, bad[i].cycle, bad[i].what);
   estimate_host_bytes(programs);
-  m_instructions = load_programs(*m_sys, std::move(programs));
+  m_instructions = load_programs(*m_sys, std::move(programs), !(m_compute && m_compute->launched()));
 }
 
 // The simulated SRAMs hold only the 4 KiB pages written, so the run's peak is

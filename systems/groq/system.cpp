@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -21,11 +22,87 @@ std::vector<std::string> split_list(const std::string& s) {
 
 // The writer is a method, not a thread: it runs on the kernel's stack (no
 // coroutine), and wakes only when the next write is due.
-Host::Host(const sc_core::sc_module_name& nm) : core::Module(nm, "host"), mem("mem"), pcie_in("pcie_in") {
+Host::Host(const sc_core::sc_module_name& nm)
+    : core::Module(nm, "host"),
+      mem("mem"),
+      pcie_in("pcie_in"),
+      pcie_jitter_ns(this, "pcie_jitter_ns", 0.0, "ns",
+                     "invoked runs: mean of the exponential invocation delay before each host-initiated PCIe transfer "
+                     "(input) and before the host notices an output",
+                     0.0, 1e9),
+      launch_ns(this, "launch_ns", 0.0, "ns", "invoked runs: from the inputs landing to the program's launch", 0.0,
+                1e9) {
   pcie_in.register_b_transport(this, &Host::pcie_b);
   SC_METHOD(writer);
   sensitive << m_go;
   dont_initialize();
+  SC_METHOD(runtime);
+  sensitive << m_rt;
+  dont_initialize();
+}
+
+void Host::invoke(Invocation inv) {
+  if (inv.runs == 0 || !inv.out_chip || inv.chips.empty()) throw std::logic_error("host: an invocation needs runs");
+  m_inv = std::move(inv);
+  m_runs.clear();
+  m_inv.out_chip->set_host_write_hook([this](const tsp::Tsp::HostWriteDone& w) {
+    if (m_phase != Phase::launch || w.host_vec != m_inv.out_vec) return;
+    m_runs.back().output = w.done_ps;
+    m_phase = Phase::noticed;
+    const uint64_t at = w.done_ps + invocation_delay(2 * m_runs.size() + 1);
+    m_rt.notify(sc_core::sc_time::from_value(at - sc_core::sc_time_stamp().value()));
+  });
+  m_phase = Phase::begin;
+  m_rt.notify(sc_core::SC_ZERO_TIME);
+}
+
+// Exponential with mean pcie_jitter_ns, a function of (seed, stream): runs are reproducible.
+uint64_t Host::invocation_delay(uint64_t stream) const {
+  if (pcie_jitter_ns <= 0) return 0;
+  const uint64_t h = core::splitmix64(core::Context::get().seed() * 0x9e3779b97f4a7c15ULL + 0x9c1e + stream);
+  const double u = (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);  // (0, 1)
+  return static_cast<uint64_t>(std::llround(-std::log(u) * pcie_jitter_ns * 1000.0));
+}
+
+void Host::runtime() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  switch (m_phase) {
+    case Phase::begin: {
+      RunTimes t;
+      t.begin = now;
+      const uint32_t r = static_cast<uint32_t>(m_runs.size());
+      const uint64_t ready = now + invocation_delay(2 * r);
+      uint64_t landed = ready;
+      for (TimedWrite& w : m_inv.inputs(r)) {
+        if (m_buf.size() < w.len) m_buf.resize(w.len);
+        if (w.fill) w.fill(m_buf.data());
+        landed = std::max(landed, dma(w.chip, w.addr, m_buf.data(), w.len, ready));
+      }
+      t.inputs = landed;
+      m_runs.push_back(t);
+      m_phase = Phase::launch;
+      const uint64_t at = landed + static_cast<uint64_t>(std::llround(launch_ns * 1000.0));
+      next_trigger(sc_core::sc_time::from_value(at - now));
+      return;
+    }
+    case Phase::launch:  // the inputs are in: start every chip, program time 0 now
+      for (tsp::Tsp* c : m_inv.chips) c->start(true);
+      m_runs.back().launch = m_inv.out_chip->program_start_ps();  // its next epoch boundary
+      return;                                                     // the output chip's hook moves on to `noticed`
+    case Phase::noticed: {
+      m_runs.back().noticed = now;
+      m_inv.done(static_cast<uint32_t>(m_runs.size() - 1));
+      if (m_runs.size() == m_inv.runs) {
+        m_phase = Phase::idle;
+        std::vector<uint8_t>().swap(m_buf);
+        return;
+      }
+      m_phase = Phase::begin;
+      m_rt.notify(sc_core::SC_ZERO_TIME);
+      return;
+    }
+    case Phase::idle: return;
+  }
 }
 
 void Host::schedule(std::vector<TimedWrite> writes) {

@@ -80,6 +80,34 @@ class Host : public core::Module {
   /// way are held, and the link's timing is the same as issuing all at once.
   void schedule(std::vector<TimedWrite> writes);
 
+  /// Host runtime (seed 000 §5.4, Fig 17): every host-initiated transfer of
+  /// an invoked run starts after an invocation delay drawn from an exponential
+  /// distribution of this mean (seeded by the run's seed and the transfer); 0: none.
+  core::Param<double> pcie_jitter_ns;
+  /// Host runtime: from an invoked run's inputs landing to its program's launch on every chip.
+  core::Param<double> launch_ns;
+  /// The host runtime serving `runs` inferences one after the other: for run
+  /// r, after an invocation delay, the writes `inputs(r)` over PCIe (their
+  /// ready_ps is ignored); when the last has landed, after launch_ns, every
+  /// chip of `chips` is started (its program time 0 is the launch); the run is
+  /// done when `out_chip`'s HOSTW to host vector `out_vec` is in host memory,
+  /// which the host notices after another invocation delay; then `done(r)`
+  /// and the next run.
+  struct Invocation {
+    uint32_t runs = 1;
+    std::function<std::vector<TimedWrite>(uint32_t run)> inputs;
+    std::vector<tsp::Tsp*> chips;
+    tsp::Tsp* out_chip = nullptr;
+    uint64_t out_vec = 0;
+    std::function<void(uint32_t run)> done;
+  };
+  /// One invoked run's times (ps): begun, inputs landed, launched, output in host memory, noticed.
+  struct RunTimes {
+    uint64_t begin = 0, inputs = 0, launch = 0, output = 0, noticed = 0;
+  };
+  void invoke(Invocation inv);
+  const std::vector<RunTimes>& run_times() const { return m_runs; }
+
  private:
   void access(size_t chip, uint64_t addr, void* data, uint64_t len, bool write);
   void writer();
@@ -90,6 +118,14 @@ class Host : public core::Module {
   std::vector<std::pair<uint64_t, size_t>> m_order;  // (issue time, write), in issue order
   size_t m_next = 0;
   sc_core::sc_event m_go;
+  // The runtime of invoked runs.
+  void runtime();
+  uint64_t invocation_delay(uint64_t stream) const;
+  enum class Phase { idle, begin, launch, noticed };
+  Invocation m_inv;
+  Phase m_phase = Phase::idle;
+  std::vector<RunTimes> m_runs;
+  sc_core::sc_event m_rt;
 };
 
 /// What the generators wire and where (made by System, handed to the nodes and

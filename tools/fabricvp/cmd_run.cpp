@@ -131,7 +131,12 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"hidden", "Groq TSPs, --workload bert: features (default 1024)"},
       {"heads", "Groq TSPs, --workload bert: attention heads (default 16)"},
       {"ffn", "Groq TSPs, --workload bert: feed-forward width (default 4096)"},
-      {"inferences", "Groq TSPs, --workload bert: inferences back to back through the pipeline (default 1)"},
+      {"inferences",
+       "Groq TSPs, --workload bert: inferences back to back through the pipeline, or runs with --launch (default 1)"},
+      {"launch",
+       "Groq TSPs, --workload bert: every inference invoked by the host runtime: input over PCIe (after "
+       "-p sys.host.pcie_jitter_ns of invocation jitter), program launched, output back (seed 000 Fig 17)",
+       true},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
       {"timing-only",
        "NPU fabrics: collectives move no payload; Groq TSPs, --workload matmul or bert: LW, MXM and PCIe writes "
