@@ -11,7 +11,10 @@
 # simulate and check seconds, sub-operations per simulate-second.
 # Cholesky: n = 4096 on one TSP (LW-bound: one tile install per sub-operation)
 # and n = 5120 on 16 TSPs of two Dragonfly nodes.
-# `quick` skips the 104-TSP and the Cholesky runs.
+# BERT: one checked BERT-Large encoder (hidden 1024, 16 heads, ffn 4096, 384
+# positions) on one TSP, and BERT-Large (24 encoders) on 4 TSPs and 96
+# encoders on 16 TSPs timed without data (the Fig 17 / 18 configurations).
+# `quick` skips the 104-TSP, the Cholesky and the BERT runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/bin/fabricvp}
@@ -44,4 +47,9 @@ if [ "$mode" = all ]; then
     -p 'sys.node0.tsp*.imem_instructions=524288'
   row "Cholesky n = 5120, 16 TSPs (2 nodes)" platforms/groq-dragonfly-264.yaml --workload cholesky --n 5120 \
     --tsps 16 -p 'sys.node*.tsp*.imem_instructions=524288'
+  row "BERT-Large, 1 encoder, 1 TSP, checked" platforms/groq-node.yaml --workload bert --encoders 1 --tsps 1
+  row "BERT-Large, 24 encoders, 4 TSPs, timing only" platforms/groq-node.yaml --workload bert --encoders 24 --tsps 4 \
+    --timing-only
+  row "BERT-Large, 96 encoders, 16 TSPs (2 nodes), 3 inferences, timing only" platforms/groq-dragonfly-264.yaml \
+    --workload bert --encoders 96 --tsps 16 --inferences 3 --timing-only -p 'sys.node*.tsp*.imem_instructions=524288'
 fi

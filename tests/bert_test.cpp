@@ -169,3 +169,24 @@ TEST(BertLaunched, WithoutJitterEveryRunTakesTheEstimatePlusTheEpochAlignment) {
   EXPECT_LE(w["latency_max_ps"].get<uint64_t>(), pred + 280000);
   EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
 }
+
+TEST(BertExperiment, QuickRunScalesAndItsLaunchedRunsSpreadOnlyAboveTheEstimate) {
+  const std::string dir = "/tmp/fabricvp-bert-exp-" + std::to_string(::getpid());
+  const test::Result r = test::sh("experiment bert --quick -j 2 -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(dir + "/bert.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["throughput"].size(), 1u);
+  EXPECT_DOUBLE_EQ(j["throughput"][0]["normalized"].get<double>(), 1.0);
+  EXPECT_GT(j["throughput"][0]["tflops"].get<double>(), 0.0);
+  const auto& l = j["latency"];
+  EXPECT_EQ(l["runs"].get<uint64_t>(), 30u);
+  EXPECT_GE(l["min_us"].get<double>(), l["predicted_us"].get<double>());
+  EXPECT_GE(l["max_us"].get<double>(), l["p99_us"].get<double>());
+  double runs = 0;
+  for (const auto& c : l["counts"]) runs += c.get<double>();
+  EXPECT_EQ(runs, 30.0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/bert.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/bert-latency.png"));
+  std::filesystem::remove_all(dir);
+}

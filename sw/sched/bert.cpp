@@ -53,14 +53,19 @@ struct Stream {
   Ref dst;
 };
 
+/// An activation: one buffer per position tile, consecutive in SRAM, so that
+/// tile p's next operation waits for tile p only (the MXMs of one tile overlap
+/// the VXM work of the other).
+using Act = std::vector<Buf>;
+
 /// One pipeline stage's buffers.
 struct Stage {
   uint32_t part = 0, chip = 0;
   Buf w, cst;  // weights and constants: written by the host only
-  Buf in[2], xa, xb, x16, qkv16, qkv32, kh[2], st[2], e16[2], cu[2], sum[2], rs[2], ctx32, ctx16, y32, x1, x1h, h32, ga,
-      g16;
-  std::vector<Buf> d32, sq, tr, mean, var;  // LayerNorm, per position tile
-  std::vector<uint32_t> wbuf;               // per MXM unit: the next weight buffer
+  Act in[2], xa, xb, x16, qkv16, qkv32, ctx32, ctx16, y32, x1, x1h, h32, ga, g16;
+  Buf kh[2], st[2], e16[2], cu[2], sum[2], rs[2];  // attention, two heads in flight
+  std::vector<Buf> d32, sq, tr, mean, var;         // LayerNorm, per position tile
+  std::vector<uint32_t> wbuf;                      // per MXM unit: the next weight buffer
 };
 
 class Compiler {
@@ -84,13 +89,13 @@ class Compiler {
   /// (the same split every pass, so an ACC chain stays on one unit).
   void pass(Stage& s, Ref tile, uint32_t nvec, const std::vector<Stream>& streams, bool acc);
   /// dst[tile p][f'][4] = act (fp16 tiles of `in` features plus the ones row) x W (chunk-major at w_off) + bias.
-  void linear(Stage& s, Buf& act, uint32_t in, uint32_t w_off, uint32_t out, Buf& dst);
+  void linear(Stage& s, Act& act, uint32_t in, uint32_t w_off, uint32_t out, Act& dst);
   /// Pairwise tree sum of n rows (4 vectors each) from src into row 0 of dst
   /// (first level src -> dst, then in place; an odd row is carried by COPY).
   void tree(Stage& s, Ref src, uint32_t n, Ref dst);
-  void layernorm(Stage& s, Buf& y, Buf& out, uint32_t g_off, uint32_t b_off);
-  void encoder(Stage& s, uint32_t e, Buf& x, Buf& out);
-  void send(Stage& from, Stage& to, Buf& x, Buf& dst);
+  void layernorm(Stage& s, Act& y, Act& out, uint32_t g_off, uint32_t b_off);
+  void encoder(Stage& s, uint32_t e, Act& x, Act& out);
+  void send(Stage& from, Stage& to, Act& x, Act& dst);
 
   const Machine& m_m;
   BertPlan& m_pl;
@@ -162,13 +167,13 @@ void Compiler::pass(Stage& s, Ref tile, uint32_t nvec, const std::vector<Stream>
   tile.b->read(tile_read);
 }
 
-void Compiler::linear(Stage& s, Buf& act, uint32_t in, uint32_t w_off, uint32_t out, Buf& dst) {
-  const uint32_t nk = (in + 1 + kK - 1) / kK, act_tile = (in + 1) * 2;
+void Compiler::linear(Stage& s, Act& act, uint32_t in, uint32_t w_off, uint32_t out, Act& dst) {
+  const uint32_t nk = (in + 1 + kK - 1) / kK;
   for (uint32_t p = 0; p < m_pl.tiles; ++p)
     for (uint32_t kc = 0; kc < nk; ++kc) {
       const uint32_t rows = std::min(kK, in + 1 - kc * kK);
-      pass(s, Ref{&act, p * act_tile + kc * kK * 2}, rows * 2,
-           {Stream{Ref{&s.w, w_off + kc * out}, 1, out, Ref{&dst, p * out * 4}}}, kc > 0);
+      pass(s, Ref{&act[p], kc * kK * 2}, rows * 2, {Stream{Ref{&s.w, w_off + kc * out}, 1, out, Ref{&dst[p], 0}}},
+           kc > 0);
     }
 }
 
@@ -185,10 +190,10 @@ void Compiler::tree(Stage& s, Ref src, uint32_t n, Ref dst) {
     vx(s, Op::COPY, f32, dst, from, std::nullopt, 4);
 }
 
-void Compiler::layernorm(Stage& s, Buf& y, Buf& out, uint32_t g_off, uint32_t b_off) {
+void Compiler::layernorm(Stage& s, Act& y, Act& out, uint32_t g_off, uint32_t b_off) {
   const uint32_t H = m_r.hidden;
   for (uint32_t p = 0; p < m_pl.tiles; ++p) {
-    Ref Y{&y, p * H * 4}, O{&out, p * H * 4};
+    Ref Y{&y[p], 0}, O{&out[p], 0};
     Ref D{&s.d32[p], 0}, Q{&s.sq[p], 0}, M{&s.mean[p], 0}, V{&s.var[p], 0};
     tree(s, Y, H, Ref{&s.tr[p], 0});
     vx(s, Op::MUL, f32, M, Ref{&s.tr[p], 0}, Ref{&s.cst, kBertInvH}, 4, 1);
@@ -204,35 +209,37 @@ void Compiler::layernorm(Stage& s, Buf& y, Buf& out, uint32_t g_off, uint32_t b_
   }
 }
 
-void Compiler::encoder(Stage& s, uint32_t e, Buf& x, Buf& out) {
+void Compiler::encoder(Stage& s, uint32_t e, Act& x, Act& out) {
   const uint32_t H = m_r.hidden, F = m_r.ffn, S = m_r.seq, T = m_pl.tiles, dh = m_pl.dh;
   const uint32_t wb = e * m_pl.enc_vectors;
   const ChipSpec& c = spec(s);
-  for (uint32_t p = 0; p < T; ++p)
-    vx(s, Op::NARROW, f16, Ref{&s.x16, p * (H + 1) * 2}, Ref{&x, p * H * 4}, std::nullopt, 2 * H);
+  for (uint32_t p = 0; p < T; ++p) vx(s, Op::NARROW, f16, Ref{&s.x16[p], 0}, Ref{&x[p], 0}, std::nullopt, 2 * H);
   linear(s, s.x16, H, wb + m_pl.w_qkv, 3 * H, s.qkv32);
-  vx(s, Op::NARROW, f16, Ref{&s.qkv16, 0}, Ref{&s.qkv32, 0}, std::nullopt, T * 3 * H * 2);
+  for (uint32_t p = 0; p < T; ++p)
+    vx(s, Op::NARROW, f16, Ref{&s.qkv16[p], 0}, Ref{&s.qkv32[p], 0}, std::nullopt, 3 * H * 2);
 
   const uint32_t nks = (S + kK - 1) / kK;  // 160-key chunks
   for (uint32_t h = 0; h < m_r.heads; ++h) {
     const uint32_t sl = h % 2;
-    // K_h, one row per key (its dh dims in lanes), from the fp16 K^T rows.
-    const uint64_t gate = std::max(s.qkv16.ready, s.kh[sl].write_gate());
-    uint64_t last_read = 0, ready = 0;
+    // K_h, one row per key (its dh dims in lanes), from the fp16 K^T rows of the key's tile.
+    const uint64_t gate = s.kh[sl].write_gate();
+    uint64_t ready = 0;
+    std::vector<uint64_t> last_read(T, 0);
     for (uint32_t t = 0; t < S; ++t) {
       const uint32_t kt = t / kL, half = (t % kL) / kK;
-      const uint32_t src = s.qkv16.addr + kt * 3 * H * 2 + (H + h * dh) * 2 + half;
-      const uint64_t issue = m_eng.transpose(s.chip, gate, f16, s.kh[sl].addr + t, src, dh, t % kK, 2);
-      last_read = std::max(last_read, issue + (dh - 1) / c.sxm_rate);
+      const uint32_t src = s.qkv16[kt].addr + (H + h * dh) * 2 + half;
+      const uint64_t issue =
+          m_eng.transpose(s.chip, std::max(gate, s.qkv16[kt].ready), f16, s.kh[sl].addr + t, src, dh, t % kK, 2);
+      last_read[kt] = std::max(last_read[kt], issue + (dh - 1) / c.sxm_rate);
       ready = std::max(ready, issue + (dh - 1) / c.sxm_rate + c.sxm_latency);
       ++m_pl.transposes;
     }
-    s.qkv16.read(last_read);
+    for (uint32_t kt = 0; kt < T; ++kt) s.qkv16[kt].read(last_read[kt]);
     s.kh[sl].wrote(ready);
     // scores^T[t][queries of tile qt] = K_h[t] . Q_h^T
     for (uint32_t qt = 0; qt < T; ++qt)
-      pass(s, Ref{&s.qkv16, qt * 3 * H * 2 + h * dh * 2}, dh * 2,
-           {Stream{Ref{&s.kh[sl], 0}, 1, S, Ref{&s.st[sl], qt * S * 4}}}, false);
+      pass(s, Ref{&s.qkv16[qt], h * dh * 2}, dh * 2, {Stream{Ref{&s.kh[sl], 0}, 1, S, Ref{&s.st[sl], qt * S * 4}}},
+           false);
     vx(s, Op::EXP, f32, Ref{&s.st[sl], 0}, Ref{&s.st[sl], 0}, std::nullopt, T * S * 4);
     vx(s, Op::NARROW, f16, Ref{&s.e16[sl], 0}, Ref{&s.st[sl], 0}, std::nullopt, T * S * 2);
     // ctx^T = V_h^T x E16 and the sums of E16 over the keys, 160 keys at a time.
@@ -240,28 +247,27 @@ void Compiler::encoder(Stage& s, uint32_t e, Buf& x, Buf& out) {
       for (uint32_t kc = 0; kc < nks; ++kc) {
         const uint32_t rows = std::min(kK, S - kc * kK), kt = kc / 2, half = kc % 2;
         pass(s, Ref{&s.e16[sl], qt * S * 2 + kc * kK * 2}, rows * 2,
-             {Stream{Ref{&s.qkv16, kt * 3 * H * 2 + (2 * H + h * dh) * 2 + half}, 2, dh, Ref{&s.cu[sl], qt * dh * 4}},
+             {Stream{Ref{&s.qkv16[kt], (2 * H + h * dh) * 2 + half}, 2, dh, Ref{&s.cu[sl], qt * dh * 4}},
               Stream{Ref{&s.cst, kBertOnes}, 1, 1, Ref{&s.sum[sl], qt * 4}}},
              kc > 0);
       }
     vx(s, Op::RSQRT, f32, Ref{&s.rs[sl], 0}, Ref{&s.sum[sl], 0}, std::nullopt, T * 4);
     vx(s, Op::MUL, f32, Ref{&s.rs[sl], 0}, Ref{&s.rs[sl], 0}, Ref{&s.rs[sl], 0}, T * 4);
     for (uint32_t qt = 0; qt < T; ++qt)
-      vx(s, Op::MUL, f32, Ref{&s.ctx32, qt * H * 4 + h * dh * 4}, Ref{&s.cu[sl], qt * dh * 4}, Ref{&s.rs[sl], qt * 4},
-         dh * 4, 4);
+      vx(s, Op::MUL, f32, Ref{&s.ctx32[qt], h * dh * 4}, Ref{&s.cu[sl], qt * dh * 4}, Ref{&s.rs[sl], qt * 4}, dh * 4,
+         4);
   }
   for (uint32_t p = 0; p < T; ++p)
-    vx(s, Op::NARROW, f16, Ref{&s.ctx16, p * (H + 1) * 2}, Ref{&s.ctx32, p * H * 4}, std::nullopt, 2 * H);
+    vx(s, Op::NARROW, f16, Ref{&s.ctx16[p], 0}, Ref{&s.ctx32[p], 0}, std::nullopt, 2 * H);
   linear(s, s.ctx16, H, wb + m_pl.w_o, H, s.y32);
-  vx(s, Op::ADD, f32, Ref{&s.y32, 0}, Ref{&s.y32, 0}, Ref{&x, 0}, T * H * 4);
+  for (uint32_t p = 0; p < T; ++p) vx(s, Op::ADD, f32, Ref{&s.y32[p], 0}, Ref{&s.y32[p], 0}, Ref{&x[p], 0}, H * 4);
   layernorm(s, s.y32, s.x1, wb + m_pl.ln_g1, wb + m_pl.ln_b1);
-  for (uint32_t p = 0; p < T; ++p)
-    vx(s, Op::NARROW, f16, Ref{&s.x1h, p * (H + 1) * 2}, Ref{&s.x1, p * H * 4}, std::nullopt, 2 * H);
+  for (uint32_t p = 0; p < T; ++p) vx(s, Op::NARROW, f16, Ref{&s.x1h[p], 0}, Ref{&s.x1[p], 0}, std::nullopt, 2 * H);
   linear(s, s.x1h, H, wb + m_pl.w_1, F, s.h32);
   // GELU, tanh form: h / (1 + e^(-2 sqrt(2/pi) (h + 0.044715 h^3))), 1 / y as RSQRT(y)^2.
-  {
-    const uint32_t n = T * F * 4;
-    const Ref hh{&s.h32, 0}, a{&s.ga, 0};
+  for (uint32_t p = 0; p < T; ++p) {
+    const uint32_t n = F * 4;
+    const Ref hh{&s.h32[p], 0}, a{&s.ga[p], 0};
     vx(s, Op::MUL, f32, a, hh, hh, n);
     vx(s, Op::MUL, f32, a, a, Ref{&s.cst, kBertGeluC1}, n, 1);
     vx(s, Op::MUL, f32, a, a, hh, n);
@@ -272,33 +278,34 @@ void Compiler::encoder(Stage& s, uint32_t e, Buf& x, Buf& out) {
     vx(s, Op::RSQRT, f32, a, a, std::nullopt, n);
     vx(s, Op::MUL, f32, a, a, a, n);
     vx(s, Op::MUL, f32, a, hh, a, n);
+    vx(s, Op::NARROW, f16, Ref{&s.g16[p], 0}, a, std::nullopt, 2 * F);
   }
-  for (uint32_t p = 0; p < T; ++p)
-    vx(s, Op::NARROW, f16, Ref{&s.g16, p * (F + 1) * 2}, Ref{&s.ga, p * F * 4}, std::nullopt, 2 * F);
   linear(s, s.g16, F, wb + m_pl.w_2, H, s.y32);
-  vx(s, Op::ADD, f32, Ref{&s.y32, 0}, Ref{&s.y32, 0}, Ref{&s.x1, 0}, T * H * 4);
+  for (uint32_t p = 0; p < T; ++p) vx(s, Op::ADD, f32, Ref{&s.y32[p], 0}, Ref{&s.y32[p], 0}, Ref{&s.x1[p], 0}, H * 4);
   layernorm(s, s.y32, out, wb + m_pl.ln_g2, wb + m_pl.ln_b2);
 }
 
-void Compiler::send(Stage& from, Stage& to, Buf& x, Buf& dst) {
+void Compiler::send(Stage& from, Stage& to, Act& x, Act& dst) {
   const uint32_t n = static_cast<uint32_t>(m_pl.x_vectors());
   const std::vector<Route> routes = m_router.candidates(from.chip, to.chip, std::max(1u, m_r.paths));
   const std::vector<uint32_t> counts = m_router.split(routes, n);
-  const uint64_t ready = ps(from, x.ready), not_before = ps(to, dst.write_gate());
+  uint64_t ready = 0, gate = 0;
+  for (const Buf& b : x) ready = std::max(ready, b.ready);
+  for (const Buf& b : dst) gate = std::max(gate, b.write_gate());
   uint32_t off = 0;
   uint64_t last_read = 0, landed = 0;
   for (size_t r = 0; r < routes.size(); ++r) {
     const uint32_t k = counts[r];
     if (k == 0) continue;
-    const Ready got =
-        m_eng.send(routes[r], x.addr + off, {Engine::Chunk{dst.addr + off, k}}, k, Ready(k, ready), not_before);
+    const Ready got = m_eng.send(routes[r], x[0].addr + off, {Engine::Chunk{dst[0].addr + off, k}}, k,
+                                 Ready(k, ps(from, ready)), ps(to, gate));
     last_read = std::max(last_read, cycle(from, got.back()));  // read before it lands
     landed = std::max(landed, cycle(to, *std::max_element(got.begin(), got.end())));
     m_pl.sent_vectors += k;
     off += k;
   }
-  x.read(last_read);
-  dst.wrote(landed);
+  for (Buf& b : x) b.read(last_read);
+  for (Buf& b : dst) b.wrote(landed);
 }
 
 void Compiler::layout() {
@@ -334,60 +341,69 @@ void Compiler::layout() {
 
     uint64_t v = 0;
     auto take = [&](Buf& b, uint64_t n) { b.addr = static_cast<uint32_t>(v), v += n; };
-    const uint64_t x = uint64_t(T) * H * 4, x16 = uint64_t(T) * (H + 1) * 2;
+    auto tiles = [&](Act& a, uint64_t per_tile) {  // T consecutive tiles
+      a.resize(T);
+      for (Buf& b : a) take(b, per_tile);
+    };
+    const uint64_t x = uint64_t(H) * 4, x16 = uint64_t(H + 1) * 2;  // per position tile
     take(s.w, uint64_t(P.encs) * m_pl.enc_vectors);
     P.w_vec = s.w.addr;
     take(s.cst, kBertConsts);
     P.const_vec = s.cst.addr;
-    for (Buf& b : s.in) take(b, x);
-    P.in_vec[0] = s.in[0].addr, P.in_vec[1] = s.in[1].addr;
-    take(s.xa, x), take(s.xb, x), take(s.y32, x), take(s.x1, x);
-    take(s.x16, x16), take(s.ctx16, x16), take(s.x1h, x16);
-    take(s.g16, uint64_t(T) * (F + 1) * 2);
-    take(s.qkv16, uint64_t(T) * 3 * H * 2);
+    for (Act& a : s.in) tiles(a, x);
+    P.in_vec[0] = s.in[0][0].addr, P.in_vec[1] = s.in[1][0].addr;
+    for (Act* a : {&s.xa, &s.xb, &s.y32, &s.x1}) tiles(*a, x);
+    for (Act* a : {&s.x16, &s.ctx16, &s.x1h}) tiles(*a, x16);
+    tiles(s.g16, uint64_t(F + 1) * 2);
+    tiles(s.qkv16, uint64_t(3) * H * 2);
     for (Buf& b : s.kh) take(b, S);
     for (Buf* b : {&s.sum[0], &s.sum[1], &s.rs[0], &s.rs[1]}) take(*b, uint64_t(T) * 4);
     s.mean.resize(T), s.var.resize(T), s.d32.resize(T), s.sq.resize(T), s.tr.resize(T);
     for (uint32_t p = 0; p < T; ++p) take(s.mean[p], 4), take(s.var[p], 4);
     // The ones rows: after the last feature of every fp16 activation tile.
     for (uint32_t p = 0; p < T; ++p) {
-      P.ones.push_back(s.x16.addr + p * (H + 1) * 2 + 2 * H);
-      P.ones.push_back(s.ctx16.addr + p * (H + 1) * 2 + 2 * H);
-      P.ones.push_back(s.x1h.addr + p * (H + 1) * 2 + 2 * H);
-      P.ones.push_back(s.g16.addr + p * (F + 1) * 2 + 2 * F);
+      P.ones.push_back(s.x16[p].addr + 2 * H);
+      P.ones.push_back(s.ctx16[p].addr + 2 * H);
+      P.ones.push_back(s.x1h[p].addr + 2 * H);
+      P.ones.push_back(s.g16[p].addr + 2 * F);
     }
-    // Region 1: the FFN's h, or attention's scores, exponentials and context, or LayerNorm's scratch.
+    // Region 1: the FFN's h, or attention's scores, exponentials and context,
+    // or LayerNorm's scratch; region 2: the QKV projection's binary32 results,
+    // or GELU's scratch. A write into one waits for the reads of the others.
     const uint64_t r1 = v;
     uint64_t att = 0, ln = 0;
     auto sub = [&](Buf& b, uint64_t& at, uint64_t n) { b.addr = static_cast<uint32_t>(r1 + at), at += n; };
-    for (Buf& b : s.st) sub(b, att, uint64_t(T) * S * 4);
-    for (Buf& b : s.e16) sub(b, att, uint64_t(T) * S * 2);
-    for (Buf& b : s.cu) sub(b, att, uint64_t(T) * dh * 4);
-    sub(s.ctx32, att, x);
+    std::vector<Buf*> a_grp, l_grp, f_grp, q_grp, g_grp;
+    for (Buf& b : s.st) sub(b, att, uint64_t(T) * S * 4), a_grp.push_back(&b);
+    for (Buf& b : s.e16) sub(b, att, uint64_t(T) * S * 2), a_grp.push_back(&b);
+    for (Buf& b : s.cu) sub(b, att, uint64_t(T) * dh * 4), a_grp.push_back(&b);
+    s.ctx32.resize(T);
+    for (Buf& b : s.ctx32) sub(b, att, x), a_grp.push_back(&b);
     for (uint32_t p = 0; p < T; ++p) {
       sub(s.d32[p], ln, uint64_t(H) * 4);
       sub(s.sq[p], ln, uint64_t(H) * 4);
       sub(s.tr[p], ln, uint64_t((H + 1) / 2) * 4);
+      l_grp.insert(l_grp.end(), {&s.d32[p], &s.sq[p], &s.tr[p]});
     }
-    s.h32.addr = static_cast<uint32_t>(r1);
-    v = r1 + std::max({att, ln, uint64_t(T) * F * 4});
-    std::vector<Buf*> a_grp{&s.st[0], &s.st[1], &s.e16[0], &s.e16[1], &s.cu[0], &s.cu[1], &s.ctx32}, l_grp;
-    for (uint32_t p = 0; p < T; ++p) l_grp.insert(l_grp.end(), {&s.d32[p], &s.sq[p], &s.tr[p]});
-    for (Buf* b : a_grp) {
-      b->alias.push_back(&s.h32);
-      b->alias.insert(b->alias.end(), l_grp.begin(), l_grp.end());
-    }
-    for (Buf* b : l_grp) {
-      b->alias.push_back(&s.h32);
-      b->alias.insert(b->alias.end(), a_grp.begin(), a_grp.end());
-    }
-    s.h32.alias.insert(s.h32.alias.end(), a_grp.begin(), a_grp.end());
-    s.h32.alias.insert(s.h32.alias.end(), l_grp.begin(), l_grp.end());
-    // Region 2: the QKV projection's binary32 results, or GELU's scratch.
-    s.qkv32.addr = s.ga.addr = static_cast<uint32_t>(v);
-    v += std::max(uint64_t(T) * 3 * H * 4, uint64_t(T) * F * 4);
-    s.qkv32.alias.push_back(&s.ga);
-    s.ga.alias.push_back(&s.qkv32);
+    uint64_t ffn = 0;
+    s.h32.resize(T);
+    for (Buf& b : s.h32) sub(b, ffn, uint64_t(F) * 4), f_grp.push_back(&b);
+    v = r1 + std::max({att, ln, ffn});
+    const uint64_t r2 = v;
+    uint64_t qkv = 0, gel = 0;
+    auto sub2 = [&](Buf& b, uint64_t& at, uint64_t n) { b.addr = static_cast<uint32_t>(r2 + at), at += n; };
+    s.qkv32.resize(T), s.ga.resize(T);
+    for (Buf& b : s.qkv32) sub2(b, qkv, uint64_t(3) * H * 4), q_grp.push_back(&b);
+    for (Buf& b : s.ga) sub2(b, gel, uint64_t(F) * 4), g_grp.push_back(&b);
+    v = r2 + std::max(qkv, gel);
+    auto alias = [](const std::vector<std::vector<Buf*>>& groups) {
+      for (size_t g = 0; g < groups.size(); ++g)
+        for (Buf* b : groups[g])
+          for (size_t other = 0; other < groups.size(); ++other)
+            if (other != g) b->alias.insert(b->alias.end(), groups[other].begin(), groups[other].end());
+    };
+    alias({a_grp, l_grp, f_grp});
+    alias({q_grp, g_grp});
 
     P.sram_vectors = static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX));
     if (v > tsp::kVectors)
@@ -407,19 +423,23 @@ void Compiler::run() {
   m_pl.input_ps = m_eng.host_lands(m_st[0].chip, 0, n - 1);
   for (uint32_t i = 0; i < m_r.inferences; ++i) {
     Stage& s0 = m_st[0];
-    Buf& in = s0.in[i % 2];
+    Act& in = s0.in[i % 2];
     if (m_r.launched) {  // in SRAM at the launch: the host runtime writes it first
-      m_pl.inputs.push_back(BertPlan::Input{i, in.addr, n, 0});
+      m_pl.inputs.push_back(BertPlan::Input{i, in[0].addr, n, 0});
     } else {
-      const uint64_t start = m_eng.host_write_start(s0.chip, n, ps(s0, in.write_gate()));
-      m_pl.inputs.push_back(BertPlan::Input{i, in.addr, n, start});
-      in.wrote(cycle(s0, m_eng.host_lands(s0.chip, start, n - 1)));
+      uint64_t gate = 0;
+      for (const Buf& b : in) gate = std::max(gate, b.write_gate());
+      const uint64_t start = m_eng.host_write_start(s0.chip, n, ps(s0, gate));
+      m_pl.inputs.push_back(BertPlan::Input{i, in[0].addr, n, start});
+      const uint32_t per_tile = n / m_pl.tiles;  // tile p lands with its last vector
+      for (uint32_t p = 0; p < m_pl.tiles; ++p)
+        in[p].wrote(cycle(s0, m_eng.host_lands(s0.chip, start, (p + 1) * per_tile - 1)));
     }
     for (uint32_t k = 0; k < m_st.size(); ++k) {
       Stage& s = m_st[k];
-      Buf* x = &s.in[i % 2];
+      Act* x = &s.in[i % 2];
       for (uint32_t e = 0; e < m_pl.parts[k].encs; ++e) {
-        Buf& out = e % 2 == 0 ? s.xa : s.xb;
+        Act& out = e % 2 == 0 ? s.xa : s.xb;
         encoder(s, e, *x, out);
         x = &out;
       }
@@ -428,8 +448,10 @@ void Compiler::run() {
         continue;
       }
       const ChipSpec& c = spec(s);
-      const uint64_t issue = m_eng.to_host(s.chip, x->ready, x->addr, n, m_pl.host_out_vec(i));
-      x->read(cycle(s, ps(s, issue) + c.pcie.ps(n - 1)));
+      uint64_t ready = 0;
+      for (const Buf& b : *x) ready = std::max(ready, b.ready);
+      const uint64_t issue = m_eng.to_host(s.chip, ready, (*x)[0].addr, n, m_pl.host_out_vec(i));
+      for (Buf& b : *x) b.read(cycle(s, ps(s, issue) + c.pcie.ps(n - 1)));
       m_pl.done_ps[i] = ps(s, issue) + c.pcie.ps(n) + c.pcie_latency_ps;
     }
   }

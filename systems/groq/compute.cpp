@@ -566,7 +566,9 @@ class BertWorkload final : public ComputeWorkload {
                          "activations) pipelined over {} TSP{}, {} inference{}{}",
                          m_req.encoders, m_req.encoders == 1 ? "" : "s", m_req.hidden, m_req.heads, m_req.ffn,
                          m_req.seq, T, T == 1 ? "" : "s", m_runs, m_runs == 1 ? "" : "s",
-                         m_req.launched ? " each launched by the host runtime" : " back to back"));
+                         m_req.launched ? " each launched by the host runtime"
+                         : m_runs > 1   ? " back to back"
+                                        : ""));
       s.line("schedule", fmt::format("{} MXM sub-operations over {} tiles installed, {} SXM TRANSPOSEs, {} VXM "
                                      "operations, {} vectors between stages{}",
                                      m_plan.subops, m_plan.weight_loads, m_plan.transposes, m_plan.vxm_ops,

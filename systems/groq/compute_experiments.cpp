@@ -5,10 +5,14 @@
 //   matmul-scale   Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs.
 //   matmul-cluster Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs over PCIe (timed only).
 //   cholesky       Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS.
+//   bert           Figs 17, 18: BERT-Large pipelined over 1, 4, 8, 16 TSPs (timed only), and the latency
+//                  histogram of one inference on 4 TSPs launched again and again by the host runtime.
 // docs/compute.md puts the results beside the paper's.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -217,6 +221,107 @@ int cholesky(const ExperimentOptions& opt) {
   return 0;
 }
 
+/// The latencies of a launched BERT run (<dir>/bert_runs.csv), ps.
+std::vector<double> run_latencies(const std::string& dir) {
+  std::ifstream f(dir + "/bert_runs.csv");
+  if (!f) throw core::ConfigError(fmt::format("bert: {}/bert_runs.csv is missing", dir));
+  std::string line;
+  std::getline(f, line);  // header
+  std::vector<double> out;
+  while (std::getline(f, line)) {
+    const size_t a = line.find(','), b = line.find(',', a + 1);
+    if (a == std::string::npos || b == std::string::npos)
+      throw core::ConfigError(fmt::format("bert: {}/bert_runs.csv: malformed line '{}'", dir, line));
+    out.push_back(std::stod(line.substr(a + 1, b - a - 1)));
+  }
+  return out;
+}
+
+int bert(const ExperimentOptions& opt) {
+  // Fig 18: throughput on 1, 4, 8, 16 TSPs, six encoders each.
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  nlohmann::json out = {{"experiment", "bert"},
+                        {"platform", "groq-dragonfly-264.yaml (Fig 18), groq-node.yaml (Fig 17)"},
+                        {"model", "BERT-Large encoders: hidden 1024, 16 heads, ffn 4096, 384 positions, fp16 weights"},
+                        {"paper",
+                         "seed 000 Fig 18: realized throughput linear in the TSPs (6, 24, 48, 96 encoders on 1, 4, "
+                         "8, 16); Fig 17: 99 % of 24,240 runs under 1,225 us, all by 1,300 us, the compiler's "
+                         "estimate within 2 % of most"}};
+  fmt::print("BERT-Large encoders pipelined over TSPs, six per TSP (seed 000 Fig 18), timed without data\n");
+  fmt::print("{:>5} {:>9} {:>13} {:>13} {:>9} {:>11} {:>11}\n", "TSPs", "encoders", "latency us", "interval us",
+             "TFLOPS", "normalized", "MXM util %");
+  double one = 0;
+  std::vector<double> xs, norm, ideal;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const systems::Job& j : r.jobs) {
+    const nlohmann::json& w = j.result["workload"];
+    if (w["simulated_ps"] != w["predicted_ps"])
+      throw core::ConfigError(fmt::format("bert: a point missed its prediction ({})", j.dir));
+    const double t = w["tsps"].get<double>(), tf = w["tflops"].get<double>();
+    if (t == 1) one = tf;
+    const double n = one > 0 ? tf / one : 0.0;
+    fmt::print("{:>5} {:>9} {:>13.1f} {:>13.1f} {:>9.1f} {:>11.2f} {:>11.1f}\n", w["tsps"].get<uint64_t>(),
+               w["encoders"].get<uint64_t>(), w["latency_ps"].get<double>() / 1e6, w["interval_ps"].get<double>() / 1e6,
+               tf, n, w["mxm_utilization_pct"].get<double>());
+    xs.push_back(t);
+    norm.push_back(n);
+    ideal.push_back(t);
+    rows.push_back({{"tsps", w["tsps"]},
+                    {"encoders", w["encoders"]},
+                    {"latency_us", w["latency_ps"].get<double>() / 1e6},
+                    {"interval_us", w["interval_ps"].get<double>() / 1e6},
+                    {"tflops", tf},
+                    {"normalized", n},
+                    {"mxm_utilization_pct", w["mxm_utilization_pct"]}});
+  }
+  out["throughput"] = rows;
+  systems::Chart a{"BERT-Large: realized throughput vs TSPs, six encoders per TSP (seed 000 Fig 18)", "TSPs",
+                   "throughput / one TSP's", ""};
+  a.series.push_back({"simulated", xs, norm});
+  a.series.push_back({"linear (paper)", xs, ideal});
+
+  // Fig 17: one inference on 4 TSPs launched by the host runtime, many times.
+  systems::ExperimentOptions lo = opt;
+  lo.name = "bert-latency";
+  const systems::SweepResult lr = systems::run_experiment_sweep(lo);
+  const systems::Job& lj = *std::max_element(lr.jobs.begin(), lr.jobs.end(), [](const auto& x, const auto& y) {
+    return x.result["workload"]["inferences"].template get<uint64_t>() <
+           y.result["workload"]["inferences"].template get<uint64_t>();
+  });  // the most runs
+  const nlohmann::json& lw = lj.result["workload"];
+  std::vector<double> lat = run_latencies(lj.dir);
+  const double pred = lw["predicted_latency_ps"].get<double>() / 1e6;
+  std::sort(lat.begin(), lat.end());
+  // 5 us bins, as the paper's histogram.
+  std::map<int64_t, double> bins;
+  for (double l : lat) bins[static_cast<int64_t>(std::floor(l / 1e6 / 5.0))] += 1;
+  std::vector<double> bx, by;
+  for (const auto& [b, n] : bins) bx.push_back(b * 5.0 + 2.5), by.push_back(n);
+  fmt::print("\nOne BERT-Large inference on 4 TSPs launched {} times by the host runtime (seed 000 Fig 17)\n",
+             lat.size());
+  fmt::print(
+      "  compiler's estimate {:.1f} us; latency min {:.1f}, mean {:.1f}, p99 {:.1f}, max {:.1f} us; {:.1f}% "
+      "within 2% of the estimate\n",
+      pred, lat.front() / 1e6, lw["latency_mean_ps"].get<double>() / 1e6, lw["latency_p99_ps"].get<double>() / 1e6,
+      lat.back() / 1e6, lw["within_2pct"].get<double>());
+  out["latency"] = {{"runs", lat.size()},
+                    {"predicted_us", pred},
+                    {"min_us", lat.front() / 1e6},
+                    {"mean_us", lw["latency_mean_ps"].get<double>() / 1e6},
+                    {"p99_us", lw["latency_p99_ps"].get<double>() / 1e6},
+                    {"max_us", lat.back() / 1e6},
+                    {"within_2pct", lw["within_2pct"]},
+                    {"bins_us", bx},
+                    {"counts", by}};
+  systems::Chart b{"BERT-Large on 4 TSPs: latency of launched runs, 5 us bins (seed 000 Fig 17)", "latency (us)",
+                   "runs", ""};
+  b.series.push_back({"runs", bx, by});
+  b.series.push_back({"compiler's estimate", {pred, pred}, {0.0, *std::max_element(by.begin(), by.end())}});
+  fmt::print("\npaper: linear throughput scaling; latency 99% under 1,225 us, all by 1,300 us (docs/compute.md)\n");
+  systems::save_result(opt, out, {{"throughput", a}, {"latency", b}});
+  return 0;
+}
+
 const bool registered =
     systems::register_experiment({"matmul-single",
                                   "seed 000 Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP",
@@ -228,7 +333,11 @@ const bool registered =
                                   "over PCIe (timed without data)",
                                   matmul_cluster}) &&
     systems::register_experiment(
-        {"cholesky", "seed 000 Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS", cholesky});
+        {"cholesky", "seed 000 Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS", cholesky}) &&
+    systems::register_experiment({"bert",
+                                  "seed 000 Figs 17, 18: BERT-Large pipelined over 1, 4, 8, 16 TSPs, and the latency "
+                                  "histogram of launched runs on 4 TSPs (timed without data)",
+                                  bert});
 
 }  // namespace
 
