@@ -882,26 +882,29 @@ void Tsp::load_queues() {
   }
 }
 
-void Tsp::start(bool at_epoch) {
-  if (m_active) throw std::logic_error(fmt::format("{}: started again while its program is still running", name()));
+void Tsp::load() {
   const bool fresh =
       std::any_of(m_imem.begin(), m_imem.end(), [](const std::vector<uint8_t>& m) { return !m.empty(); });
-  if (fresh || m_queues.empty()) {
-    load_queues();
-  } else {  // launched again (the host runtime's next run): the decoded program from its first instruction
-    for (Queue& q : m_queues) {
-      q.pc = 0;
-      q.sync_cycle = q.polls = 0;
-      q.st = q.prog.empty() ? QState::done : QState::run;
-    }
+  if (fresh || m_queues.empty()) load_queues();
+}
+
+void Tsp::start(bool at_epoch) {
+  if (m_active) throw std::logic_error(fmt::format("{}: started again while its program is still running", name()));
+  load();
+  for (Queue& q : m_queues) {  // from its first instruction (again, for the host runtime's next run)
+    q.pc = 0;
+    q.sync_cycle = q.polls = 0;
+    q.st = q.prog.empty() ? QState::done : QState::run;
   }
-  // Queues start at the chip's current cycle (cycle 0 when started at time 0),
-  // and program time with them: a program launched later (the host runtime
-  // starting it when its inputs landed) WAITs relative to its launch.
+  m_notifies.clear();  // nothing of a previous run releases this one
+  m_notified.clear();
+  // Queues start at the chip's current cycle (cycle 0 when started at time 0);
+  // a launch by the host runtime starts at the next epoch boundary, and
+  // program time with it (WAITs count from the launch).
   uint64_t now_cycle = m_clock.cycle_at_or_after(now_ps());
   if (at_epoch && now_cycle > 0) now_cycle = m_hac.next_boundary(now_cycle - 1);
   for (Queue& q : m_queues) q.next = now_cycle;
-  m_shift = static_cast<int64_t>(now_cycle);
+  if (at_epoch) m_shift = static_cast<int64_t>(now_cycle);
   m_program_start_ps = m_clock.ps(now_cycle);
   m_start.notify(ps_time(m_clock.ps(now_cycle) - now_ps()));
   const bool any = std::any_of(m_queues.begin(), m_queues.end(), [](const Queue& q) { return q.st != QState::done; });

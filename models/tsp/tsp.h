@@ -174,13 +174,17 @@ class Tsp : public core::Module, public c2c::Producer {
   /// raise a machine check (the run stops; the runtime may replay it).
   void machine_check(const c2c::Channel& ch, uint32_t addr, uint64_t t_ps);
 
-  /// Decode and check the instruction memory, then start every queue at the
-  /// chip's current cycle (cycle 0 at time 0) in the next delta, or with
-  /// at_epoch at its next HAC epoch boundary (a launch by the host runtime:
-  /// every chip of a program starts on the same boundary, seed 000 §3.2).
-  /// Program time starts there (WAIT counts from it). Started again after its
-  /// program ended, it runs the same program again. Throws core::ConfigError
-  /// naming chip, queue, instruction and source line. A chip that is never started stays idle.
+  /// Decode and check the instruction memory (once: what load() decoded is
+  /// what start() runs). Throws core::ConfigError naming chip, queue,
+  /// instruction and source line.
+  void load();
+  /// load(), then start every queue at the chip's current cycle (cycle 0 at
+  /// time 0) in the next delta, or with at_epoch at its next HAC epoch
+  /// boundary with program time starting there (WAIT counts from it): a
+  /// launch by the host runtime, every chip of a program on the same
+  /// boundary (seed 000 §3.2). Started again after its program ended, it runs
+  /// the same program again from its first instruction. A chip that is never
+  /// started stays idle.
   void start(bool at_epoch = false);
   /// When the program last started (its cycle 0 of program time), ps.
   uint64_t program_start_ps() const { return m_program_start_ps; }

@@ -60,7 +60,7 @@ using Act = std::vector<Buf>;
 
 /// One pipeline stage's buffers.
 struct Stage {
-  uint32_t part = 0, chip = 0;
+  uint32_t chip = 0;
   Buf w, cst;  // weights and constants: written by the host only
   Act in[2], xa, xb, x16, qkv16, qkv32, ctx32, ctx16, y32, x1, x1h, h32, ga, g16;
   Buf kh[2], st[2], e16[2], cu[2], sum[2], rs[2];  // attention, two heads in flight
@@ -240,6 +240,12 @@ void Compiler::encoder(Stage& s, uint32_t e, Act& x, Act& out) {
     for (uint32_t qt = 0; qt < T; ++qt)
       pass(s, Ref{&s.qkv16[qt], h * dh * 2}, dh * 2, {Stream{Ref{&s.kh[sl], 0}, 1, S, Ref{&s.st[sl], qt * S * 4}}},
            false);
+    // The lanes past the last position hold no query: zero their scores, so
+    // that no EXP there overflows into a NaN that V's padded lanes would carry
+    // into the real queries of the next encoder.
+    if (S % kL)
+      vx(s, Op::MUL, f32, Ref{&s.st[sl], (T - 1) * S * 4}, Ref{&s.st[sl], (T - 1) * S * 4}, Ref{&s.cst, kBertMask},
+         S * 4, 4);
     vx(s, Op::EXP, f32, Ref{&s.st[sl], 0}, Ref{&s.st[sl], 0}, std::nullopt, T * S * 4);
     vx(s, Op::NARROW, f16, Ref{&s.e16[sl], 0}, Ref{&s.st[sl], 0}, std::nullopt, T * S * 2);
     // ctx^T = V_h^T x E16 and the sums of E16 over the keys, 160 keys at a time.
@@ -331,7 +337,6 @@ void Compiler::layout() {
     Stage& s = m_st[k];
     P.rank = k;
     P.chip = s.chip = m_m.ranks[k];
-    s.part = k;
     P.encs = m_r.encoders / stages + (k < m_r.encoders % stages ? 1 : 0);
     P.enc0 = k == 0 ? 0 : m_pl.parts[k - 1].enc0 + m_pl.parts[k - 1].encs;
     const ChipSpec& c = spec(s);
@@ -483,15 +488,15 @@ BertPlan plan_bert(const Machine& m, const BertRequest& r) {
     bad(fmt::format("--tsps {}: the platform's job has {} TSPs (--tsps 1..{})", r.tsps, m.size(), m.size()));
   if (r.tsps > r.encoders)
     bad(fmt::format("{} encoders on {} TSPs: every pipeline stage needs at least one encoder", r.encoders, r.tsps));
-  if (r.heads == 0 || r.hidden % r.heads)
-    bad(fmt::format("hidden {} is not a multiple of heads {}", r.hidden, r.heads));
-  pl.dh = r.heads ? r.hidden / r.heads : 0;
-  if (pl.dh > kK)
-    bad(fmt::format("head dimension {} (hidden {} / heads {}) exceeds the {} lanes of an fp16 vector", pl.dh, r.hidden,
-                    r.heads, kK));
   if (r.seq == 0 || r.seq > 4 * kL) bad(fmt::format("--seq {} out of range 1..{}", r.seq, 4 * kL));
   if (r.hidden < 2 || r.hidden > 8192 || r.ffn == 0 || r.ffn > 32768)
     bad(fmt::format("hidden {} / ffn {} out of range (hidden 2..8192, ffn 1..32768)", r.hidden, r.ffn));
+  if (r.heads == 0 || r.hidden % r.heads)
+    bad(fmt::format("hidden {} is not a multiple of heads {}", r.hidden, r.heads));
+  pl.dh = r.hidden / r.heads;
+  if (pl.dh > kK)
+    bad(fmt::format("head dimension {} (hidden {} / heads {}) exceeds the {} lanes of an fp16 vector", pl.dh, r.hidden,
+                    r.heads, kK));
   if (r.inferences == 0 || r.inferences > 4096) bad(fmt::format("--inferences {} out of range 1..4096", r.inferences));
   if (r.launched && r.inferences != 1) bad("a launched run compiles one inference (the host runtime repeats it)");
   pl.tiles = (r.seq + kL - 1) / kL;

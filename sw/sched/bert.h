@@ -50,7 +50,8 @@ enum BertConst : uint32_t {
   kBertGeluC1 = 3,  ///< 0.044715
   kBertGeluC2 = 4,  ///< -2 sqrt(2 / pi)
   kBertNegOne = 5,  ///< -1
-  kBertConsts = 6,
+  kBertMask = 6,    ///< 4 binary32 vectors: 1 in the lanes of the last tile's real positions, else 0
+  kBertConsts = 10,
 };
 
 struct BertRequest {

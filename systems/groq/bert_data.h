@@ -26,7 +26,8 @@ class BertData {
   void load(bool timing_only);
   /// Inference i's input written over PCIe into stage 0 (launched runs: by the host runtime).
   Host::TimedWrite input_write(uint32_t inference, bool timing_only) const;
-  /// Launched runs: keep run r's output from host memory before the next run overwrites it.
+  /// Launched runs: compare run r's output in host memory with the
+  /// reference before the next run overwrites it (check() then reports them).
   void capture(uint32_t run);
 
   struct Mismatch {
@@ -35,11 +36,12 @@ class BertData {
   };
   struct Result {
     uint64_t elements = 0, mismatched = 0;
+    uint64_t nonfinite = 0;       ///< elements that are inf or NaN (in the output or the reference): never verified
     std::vector<Mismatch> first;  ///< the first few
     double max_abs = 0;           ///< largest |output| (a sanity figure: LayerNorm keeps it O(1))
   };
-  /// Compare every inference's output (read from host memory, or the
-  /// captured outputs of `runs` launched runs) with the reference.
+  /// Compare every inference's output in host memory with the reference
+  /// (launched runs: what capture() found).
   Result check(uint32_t runs) const;
 
   /// The reference output of inference i: [seq][hidden] binary32, row-major.
@@ -49,12 +51,14 @@ class BertData {
   /// Element idx of tensor `tensor` of global encoder e (fp16-representable for weights).
   float element(uint32_t e, uint32_t tensor, uint64_t idx) const;
   float input(uint32_t inference, uint64_t s, uint64_t f) const;
+  /// Compare inference i's output, read from host memory at host vector `vec`, with the reference.
+  void compare(uint32_t inference, uint64_t vec, Result& res) const;
   void input_vectors(uint32_t inference, uint8_t* out) const;
 
   System& m_sys;
   const sched::BertPlan& m_plan;
   uint64_t m_seed;
-  std::vector<std::vector<float>> m_outputs;  // launched runs' outputs
+  Result m_launched;  // launched runs, compared as each ends
 };
 
 }  // namespace fabricvp::groq

@@ -433,10 +433,9 @@ class BertWorkload final : public ComputeWorkload {
   uint64_t host_memory(std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& written) const override {
     if (m_timing_only) return 0;
     for (const sched::BertPart& p : m_plan.parts) written[p.chip].emplace_back(0, p.sram_vectors);
-    // The reference: scores, a weight matrix, a few activations; the outputs read back (or kept per run).
+    // The reference: the exponentials, a weight matrix, a few activations; one output read back.
     const uint64_t S = m_req.seq, H = m_req.hidden, F = m_req.ffn;
-    return (S * S + (std::max(H, F) + 1) * std::max(3 * H, F) + 8 * S * std::max(3 * H, F) +
-            m_plan.x_vectors() * 80 * (m_req.launched ? m_runs : 1)) *
+    return (S * S + (std::max(H, F) + 1) * std::max(3 * H, F) + 8 * S * std::max(3 * H, F) + m_plan.x_vectors() * 80) *
            4;
   }
   void load(uint64_t seed) override {
@@ -582,7 +581,11 @@ class BertWorkload final : public ComputeWorkload {
                                    "reference (largest |x| {:.3g})",
                                    m_res.elements, m_runs, m_runs == 1 ? "" : "s", m_res.max_abs));
     else
-      s.line("result", fmt::format("MISMATCH: {} of {} output elements differ", m_res.mismatched, m_res.elements));
+      s.line("result", fmt::format("MISMATCH: {} of {} output elements differ{}", m_res.mismatched, m_res.elements,
+                                   m_res.nonfinite ? fmt::format(" ({} not finite: an EXP overflow in the softmax, "
+                                                                 "which subtracts no maximum, or an fp16 overflow)",
+                                                                 m_res.nonfinite)
+                                                   : std::string()));
     for (const auto& m : m_res.first)
       s.text(fmt::format("               inference {} position {} feature {}: expected {} got {}", m.inference,
                          m.position, m.feature, m.expected, m.got));

@@ -96,8 +96,8 @@ size_t load_programs(System& sys, std::vector<sw::Program> programs, bool start)
       sys.host.write(c, tsp::kImemBase + q * tsp::kImemStride, image.data(), image.size());
     }
     instructions += p.instructions();
-    if (start && !p.queues.empty()) sys.chips[c]->start();
-    sw::Program().queues.swap(p.queues);  // the chip has it now
+    if (!p.queues.empty()) start ? sys.chips[c]->start() : sys.chips[c]->load();  // load: errors before the run
+    sw::Program().queues.swap(p.queues);                                          // the chip has it now
   }
   return instructions;
 }

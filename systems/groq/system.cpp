@@ -49,14 +49,15 @@ void Host::invoke(Invocation inv) {
     if (m_phase != Phase::launch || w.host_vec != m_inv.out_vec) return;
     m_runs.back().output = w.done_ps;
     m_phase = Phase::noticed;
-    const uint64_t at = w.done_ps + invocation_delay(2 * m_runs.size() + 1);
+    const uint64_t at = w.done_ps + invocation_delay(2 * (m_runs.size() - 1) + 1);  // stream 2r + 1: run r's output
     m_rt.notify(sc_core::sc_time::from_value(at - sc_core::sc_time_stamp().value()));
   });
   m_phase = Phase::begin;
   m_rt.notify(sc_core::SC_ZERO_TIME);
 }
 
-// Exponential with mean pcie_jitter_ns, a function of (seed, stream): runs are reproducible.
+// Exponential with mean pcie_jitter_ns, a function of (seed, stream): runs
+// are reproducible. Stream 2r: run r's inputs; 2r + 1: noticing its output.
 uint64_t Host::invocation_delay(uint64_t stream) const {
   if (pcie_jitter_ns <= 0) return 0;
   const uint64_t h = core::splitmix64(core::Context::get().seed() * 0x9e3779b97f4a7c15ULL + 0x9c1e + stream);
@@ -67,40 +68,43 @@ uint64_t Host::invocation_delay(uint64_t stream) const {
 void Host::runtime() {
   const uint64_t now = sc_core::sc_time_stamp().value();
   switch (m_phase) {
-    case Phase::begin: {
+    case Phase::begin: {  // run r: its inputs after an invocation delay
       RunTimes t;
       t.begin = now;
       const uint32_t r = static_cast<uint32_t>(m_runs.size());
       const uint64_t ready = now + invocation_delay(2 * r);
       uint64_t landed = ready;
       for (TimedWrite& w : m_inv.inputs(r)) {
-        if (m_buf.size() < w.len) m_buf.resize(w.len);
-        if (w.fill) w.fill(m_buf.data());
-        landed = std::max(landed, dma(w.chip, w.addr, m_buf.data(), w.len, ready));
+        if (m_rt_buf.size() < w.len) m_rt_buf.resize(w.len);
+        if (w.fill) w.fill(m_rt_buf.data());
+        landed = std::max(landed, dma(w.chip, w.addr, m_rt_buf.data(), w.len, ready));
       }
       t.inputs = landed;
       m_runs.push_back(t);
-      m_phase = Phase::launch;
+      m_phase = Phase::inputs;
       const uint64_t at = landed + static_cast<uint64_t>(std::llround(launch_ns * 1000.0));
       next_trigger(sc_core::sc_time::from_value(at - now));
       return;
     }
-    case Phase::launch:  // the inputs are in: start every chip, program time 0 now
+    case Phase::inputs:  // they are in: every chip starts at its next epoch boundary, program time 0 there
       for (tsp::Tsp* c : m_inv.chips) c->start(true);
-      m_runs.back().launch = m_inv.out_chip->program_start_ps();  // its next epoch boundary
-      return;                                                     // the output chip's hook moves on to `noticed`
+      m_runs.back().launch = m_inv.out_chip->program_start_ps();
+      m_phase = Phase::launch;
+      return;  // the output chip's HOSTW hook moves on to `noticed`
     case Phase::noticed: {
       m_runs.back().noticed = now;
+      m_inv.out_chip->drain(now);  // its output, in host memory at or before now, has been delivered
       m_inv.done(static_cast<uint32_t>(m_runs.size() - 1));
       if (m_runs.size() == m_inv.runs) {
         m_phase = Phase::idle;
-        std::vector<uint8_t>().swap(m_buf);
+        std::vector<uint8_t>().swap(m_rt_buf);
         return;
       }
       m_phase = Phase::begin;
       m_rt.notify(sc_core::SC_ZERO_TIME);
       return;
     }
+    case Phase::launch:
     case Phase::idle: return;
   }
 }

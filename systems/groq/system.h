@@ -121,10 +121,11 @@ class Host : public core::Module {
   // The runtime of invoked runs.
   void runtime();
   uint64_t invocation_delay(uint64_t stream) const;
-  enum class Phase { idle, begin, launch, noticed };
+  enum class Phase { idle, begin, inputs, launch, noticed };
   Invocation m_inv;
   Phase m_phase = Phase::idle;
   std::vector<RunTimes> m_runs;
+  std::vector<uint8_t> m_rt_buf;  // a run's input being written
   sc_core::sc_event m_rt;
 };
 
