@@ -167,6 +167,22 @@ inline nlohmann::json load_json(const std::string& path) {
 
 /// `fabricvp run` in-process: quiet, into a scratch folder removed after;
 /// expects exit code `rc` and returns the run's stats.json (null if none).
+/// Load one binary instruction (one the assembler would refuse) into queue 4
+/// of chip 0 of a 2-TSP node and run: the chip's refusal when it decodes it,
+/// or "" if it accepted the instruction. One elaboration: once per process.
+inline std::string refusal_at_load(const tsp::Instr& in) {
+  Bench b(node_yaml(2));
+  const std::vector<uint8_t> img = sw::encode_queue({in});
+  b.sys->host.write(0, tsp::kImemBase + 4 * tsp::kImemStride, img.data(), img.size());
+  b.loaded.push_back(0);
+  try {
+    b.run();
+  } catch (const core::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline nlohmann::json run_stats(systems::RunOptions o, int rc = 0) {
   o.quiet = true;
   o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-run-" + std::to_string(::getpid()))).string();

@@ -375,40 +375,32 @@ void Compiler::layout() {
     // Region 1: the FFN's h, or attention's scores, exponentials and context,
     // or LayerNorm's scratch; region 2: the QKV projection's binary32 results,
     // or GELU's scratch. A write into one waits for the reads of the others.
-    const uint64_t r1 = v;
-    uint64_t att = 0, ln = 0;
-    auto sub = [&](Buf& b, uint64_t& at, uint64_t n) { b.addr = static_cast<uint32_t>(r1 + at), at += n; };
-    std::vector<Buf*> a_grp, l_grp, f_grp, q_grp, g_grp;
-    for (Buf& b : s.st) sub(b, att, uint64_t(T) * S * 4), a_grp.push_back(&b);
-    for (Buf& b : s.e16) sub(b, att, uint64_t(T) * S * 2), a_grp.push_back(&b);
-    for (Buf& b : s.cu) sub(b, att, uint64_t(T) * dh * 4), a_grp.push_back(&b);
-    s.ctx32.resize(T);
-    for (Buf& b : s.ctx32) sub(b, att, x), a_grp.push_back(&b);
-    for (uint32_t p = 0; p < T; ++p) {
-      sub(s.d32[p], ln, uint64_t(H) * 4);
-      sub(s.sq[p], ln, uint64_t(H) * 4);
-      sub(s.tr[p], ln, uint64_t((H + 1) / 2) * 4);
-      l_grp.insert(l_grp.end(), {&s.d32[p], &s.sq[p], &s.tr[p]});
-    }
-    uint64_t ffn = 0;
-    s.h32.resize(T);
-    for (Buf& b : s.h32) sub(b, ffn, uint64_t(F) * 4), f_grp.push_back(&b);
-    v = r1 + std::max({att, ln, ffn});
-    const uint64_t r2 = v;
-    uint64_t qkv = 0, gel = 0;
-    auto sub2 = [&](Buf& b, uint64_t& at, uint64_t n) { b.addr = static_cast<uint32_t>(r2 + at), at += n; };
-    s.qkv32.resize(T), s.ga.resize(T);
-    for (Buf& b : s.qkv32) sub2(b, qkv, uint64_t(3) * H * 4), q_grp.push_back(&b);
-    for (Buf& b : s.ga) sub2(b, gel, uint64_t(F) * 4), g_grp.push_back(&b);
-    v = r2 + std::max(qkv, gel);
-    auto alias = [](const std::vector<std::vector<Buf*>>& groups) {
-      for (size_t g = 0; g < groups.size(); ++g)
-        for (Buf* b : groups[g])
+    using Group = std::vector<std::pair<Buf*, uint64_t>>;  // buffers one after the other, vectors each
+    auto region = [&v](const std::vector<Group>& groups) {
+      const uint64_t base = v;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        uint64_t at = base;
+        for (const auto& [b, n] : groups[g]) b->addr = static_cast<uint32_t>(at), at += n;
+        v = std::max(v, at);
+        for (const auto& [b, n] : groups[g])
           for (size_t other = 0; other < groups.size(); ++other)
-            if (other != g) b->alias.insert(b->alias.end(), groups[other].begin(), groups[other].end());
+            if (other != g)
+              for (const auto& member : groups[other]) b->alias.push_back(member.first);
+      }
     };
-    alias({a_grp, l_grp, f_grp});
-    alias({q_grp, g_grp});
+    Group att, ln, ffn, qkv, gelu;
+    s.ctx32.resize(T), s.h32.resize(T), s.qkv32.resize(T), s.ga.resize(T);
+    for (Buf& b : s.st) att.emplace_back(&b, uint64_t(T) * S * 4);
+    for (Buf& b : s.e16) att.emplace_back(&b, uint64_t(T) * S * 2);
+    for (Buf& b : s.cu) att.emplace_back(&b, uint64_t(T) * dh * 4);
+    for (Buf& b : s.ctx32) att.emplace_back(&b, x);
+    for (uint32_t p = 0; p < T; ++p)
+      ln.insert(ln.end(), {{&s.d32[p], x}, {&s.sq[p], x}, {&s.tr[p], uint64_t((H + 1) / 2) * 4}});
+    for (Buf& b : s.h32) ffn.emplace_back(&b, uint64_t(F) * 4);
+    for (Buf& b : s.qkv32) qkv.emplace_back(&b, uint64_t(3) * H * 4);
+    for (Buf& b : s.ga) gelu.emplace_back(&b, uint64_t(F) * 4);
+    region({att, ln, ffn});
+    region({qkv, gelu});
 
     P.sram_vectors = static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX));
     if (v > tsp::kVectors)
