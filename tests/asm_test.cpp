@@ -230,3 +230,25 @@ TEST(Asm, BadStridesBroadcastsAndSpreadsAreRefused) {
                 .size(),
             3u);
 }
+
+TEST(Asm, MaxRoundTripsWithItsBroadcastModesAndTakesOnlyFp32) {
+  const std::string text =
+      ".queue 3\nMAX.fp32 @100, @0, @50, 12\nMAX.fp32 @100, @0, @50, 12, BCAST 4\nMAX.fp32 @100, @0, @50, 12, "
+      "SPREAD 3\n";
+  const sw::Program p = sw::assemble(text, "m.s");
+  ASSERT_EQ(p.queues.size(), 4u);
+  ASSERT_EQ(p.queues[3].size(), 3u);
+  EXPECT_EQ(p.queues[3][0].op, tsp::Op::MAX);
+  EXPECT_EQ(tsp::vxm_bcast(p.queues[3][1]), 4u);
+  EXPECT_EQ(tsp::vxm_spread(p.queues[3][2]), 3u);
+  // Text -> binary -> text is stable.
+  const std::string once = sw::disassemble(p);
+  EXPECT_EQ(sw::disassemble(sw::assemble(once, "again.s")), once);
+  EXPECT_NE(once.find("MAX.fp32 [0,0,0,100], [0,0,0,0], [0,0,0,50], 12, BCAST 4"), std::string::npos) << once;
+  try {
+    sw::assemble(".queue 0\nMAX.fp16 @100, @0, @50, 12\n", "bad.s");
+    FAIL() << "MAX.fp16 accepted";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MAX takes .fp32"), std::string::npos) << e.what();
+  }
+}

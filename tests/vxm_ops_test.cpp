@@ -269,3 +269,39 @@ TEST(VxmOps, ReadingAnMxmResultOnItsStreamAndBadOperandsAreRefused) {
   test::expect_asm_error("SUB.fp32 @0, @1, @2, 1, ACC", "fifth operand is BCAST");
   test::expect_asm_error("WIDEN.fp16 @720895, @0, 1", "runs past the end of SRAM");
 }
+
+TEST(VxmOps, MaximumIsTheLargerOperandOfEachLaneWithTheDocumentedZerosAndNaN) {
+  EXPECT_EQ(tsp::max_fp32(test::bits(1.5f), test::bits(-2.0f)), test::bits(1.5f));
+  EXPECT_EQ(tsp::max_fp32(test::bits(-3.0f), test::bits(-2.0f)), test::bits(-2.0f));
+  EXPECT_EQ(tsp::max_fp32(0x00000000u, 0x80000000u), 0x00000000u);  // +0, -0: the first
+  EXPECT_EQ(tsp::max_fp32(0x80000000u, 0x00000000u), 0x80000000u);
+  EXPECT_EQ(tsp::max_fp32(0xff800000u, test::bits(-1e38f)), test::bits(-1e38f));  // -inf is the smallest
+  EXPECT_EQ(tsp::max_fp32(0x7f800000u, test::bits(1e38f)), 0x7f800000u);
+  EXPECT_EQ(tsp::max_fp32(0x00000001u, 0x00000000u), 0x00000001u);  // subnormals compare as numbers
+  EXPECT_EQ(tsp::max_fp32(0x7fc00001u, test::bits(1.0f)), core::ieee::kNaN32);
+  EXPECT_EQ(tsp::max_fp32(test::bits(1.0f), 0xffc00000u), core::ieee::kNaN32);
+}
+
+TEST(VxmOps, MaxInTheChipTakesTheLargerLaneAndABcastPeriod) {
+  Bench b(test::node_yaml(2));
+  const std::vector<uint8_t> a = randoms(core::Dtype::fp32, 31, 8), m = randoms(core::Dtype::fp32, 32, 4);
+  b.write_vec(0, 0, a);
+  b.write_vec(0, 100, m);
+  b.load(0, ".queue 0\nMAX.fp32 @300, @0, @100, 8, BCAST 4\n.queue 1\nMAX.fp32 @400, @0, @100, 4\n");
+  b.run();
+  ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
+  const std::vector<uint8_t> p = b.read_vec(0, 300, 8), q = b.read_vec(0, 400, 4);
+  for (uint32_t v = 0; v < 8; ++v)
+    for (uint32_t e = 0; e < 80; ++e) {
+      float x, y, got;
+      std::memcpy(&x, &a[(v * 80 + e) * 4], 4);
+      std::memcpy(&y, &m[((v % 4) * 80 + e) * 4], 4);
+      std::memcpy(&got, &p[(v * 80 + e) * 4], 4);
+      EXPECT_EQ(test::bits(got), test::bits(y > x ? y : x)) << "vector " << v << " lane " << e;
+      if (v < 4) {
+        std::memcpy(&got, &q[(v * 80 + e) * 4], 4);
+        EXPECT_EQ(test::bits(got), test::bits(y > x ? y : x));
+      }
+    }
+  EXPECT_EQ(b.chip(0).vxm_ops.get(), 2u);
+}

@@ -79,6 +79,7 @@ const char* op_name(Op op) {
     case Op::TRANSPOSE: return "TRANSPOSE";
     case Op::HOSTW: return "HOSTW";
     case Op::EXP: return "EXP";
+    case Op::MAX: return "MAX";
   }
   return "?";
 }

@@ -86,6 +86,7 @@ enum class Op : uint8_t {
   TRANSPOSE = 22,       ///< SXM: element k of a = element imm of vector b + k * c, k < count (the rest 0)
   HOSTW = 23,           ///< write count vectors from SRAM a to the host over PCIe, at host vector imm
   EXP = 24,             ///< a[i] = e^b[i], binary32 lanes
+  MAX = 25,             ///< a[i] = max(b[i], c[i]) lane by lane, binary32 (BCAST / SPREAD as MUL)
 };
 
 constexpr uint32_t kInstrBytes = 32;

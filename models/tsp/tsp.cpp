@@ -259,6 +259,18 @@ class VxmCursor final : public Pipelined<VxmCursor> {
         (m_in.op == Op::MUL ? core::mul : core::sub)(m_in.dtype, out, m_sram.read(m_in.b + i), b, kVectorBytes);
         break;
       }
+      case Op::MAX: {
+        const uint8_t* a = m_sram.read(m_in.b + i);
+        const uint8_t* b = m_sram.read(m_in.c + vxm_b_index(m_in, i));
+        for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
+          uint32_t x, y;
+          std::memcpy(&x, a + 4 * e, 4);
+          std::memcpy(&y, b + 4 * e, 4);
+          x = max_fp32(x, y);
+          std::memcpy(out + 4 * e, &x, 4);
+        }
+        break;
+      }
       case Op::RSQRT:
       case Op::EXP: {
         const uint8_t* x = m_sram.read(m_in.b + i);
@@ -564,7 +576,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       vectors_added(this, nullptr, "vectors_added", "vectors", "vector additions by the VXM"),
       alu_busy_cycles(this, nullptr, "alu_busy_cycles", "cycles", "ALU-cycles spent on ADD (sum over ALUs)"),
       data_ops(this, nullptr, "data_ops", "operations", "per-vector SRAM operations applied by the timeline"),
-      vxm_ops(this, nullptr, "vxm_ops", "instructions", "MUL, SUB, RSQRT, EXP, SPLAT, NARROW and WIDEN instructions"),
+      vxm_ops(this, nullptr, "vxm_ops", "instructions",
+              "MUL, SUB, MAX, RSQRT, EXP, SPLAT, NARROW and WIDEN instructions"),
       weight_loads(this, nullptr, "weight_loads", "instructions", "LW instructions (weight tiles loaded)"),
       weight_vectors(this, nullptr, "weight_vectors", "vectors", "weight vectors loaded by LW"),
       mxm_ops(this, nullptr, "mxm_ops", "instructions", "MXM instructions"),
@@ -825,6 +838,7 @@ void Tsp::load_queues() {
           break;
         case Op::MUL:
         case Op::SUB:
+        case Op::MAX:
         case Op::RSQRT:
         case Op::EXP:
         case Op::SPLAT:
@@ -832,13 +846,13 @@ void Tsp::load_queues() {
         case Op::WIDEN: {
           const bool half = in.dtype == core::Dtype::fp16 || in.dtype == core::Dtype::bf16;
           if (!core::is_reduction_dtype(in.dtype) ||
-              ((in.op == Op::RSQRT || in.op == Op::EXP) && in.dtype != core::Dtype::fp32) ||
+              ((in.op == Op::RSQRT || in.op == Op::EXP || in.op == Op::MAX) && in.dtype != core::Dtype::fp32) ||
               ((in.op == Op::NARROW || in.op == Op::WIDEN) && !half))
             program_error(q, pc, in, "has no valid data type for this operation");
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
           if (in.op == Op::SPLAT && in.imm >= kVectorBytes / core::dtype_bytes(in.dtype))
             program_error(q, pc, in, fmt::format("lane {} does not exist", in.imm));
-          const bool two = in.op == Op::MUL || in.op == Op::SUB;
+          const bool two = in.op == Op::MUL || in.op == Op::SUB || in.op == Op::MAX;
           if (two && vxm_bcast(in) && vxm_spread(in))
             program_error(q, pc, in,
                           fmt::format("has both BCAST {} and SPREAD {} (the immediate's low and high words): at "
@@ -1227,6 +1241,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     case Op::COPY:
     case Op::MUL:
     case Op::SUB:
+    case Op::MAX:
     case Op::RSQRT:
     case Op::EXP:
     case Op::SPLAT:
@@ -1235,7 +1250,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       // One vector ALU for cycles [c, c + count): step i reads at c + i (NARROW
       // two vectors), its result lands add_latency cycles later.
       const bool add = in.op == Op::ADD || in.op == Op::COPY;
-      const bool two = in.op == Op::ADD || in.op == Op::MUL || in.op == Op::SUB;  // a second operand at c
+      const bool two = in.op == Op::ADD || in.op == Op::MUL || in.op == Op::SUB || in.op == Op::MAX;  // operand c
       const uint32_t per = in.op == Op::NARROW ? 2 : 1;
       if (!results_landed(q, c, op_name(in.op), in.b, per * in.count,
                           [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }))

@@ -74,4 +74,10 @@ void widen(core::Dtype from, const uint8_t* in, uint8_t* lo, uint8_t* hi) {
   }
 }
 
+uint32_t max_fp32(uint32_t a, uint32_t b) {
+  const float x = core::ieee::float_of(a), y = core::ieee::float_of(b);
+  if (x != x || y != y) return 0x7fc00000u;  // the canonical NaN
+  return y > x ? b : a;
+}
+
 }  // namespace fabricvp::tsp

@@ -27,6 +27,11 @@ uint32_t rsqrt_fp32(uint32_t x);
 /// -inf -> +0; measured relative error at most 9.91e-8 for normal results.
 uint32_t exp_fp32(uint32_t x);
 
+/// The VXM's maximum of two binary32 (softmax: the largest score of a query):
+/// b if b > a, else a (so of +0 and -0 the first operand); the canonical NaN
+/// if either is NaN.
+uint32_t max_fp32(uint32_t a, uint32_t b);
+
 /// CVT to a 16-bit type: 160 binary32 values (two vectors) -> one vector,
 /// rounded to nearest even (core::ieee::f32_to_f16 / f32_to_bf16).
 void narrow(core::Dtype to, const uint8_t* lo, const uint8_t* hi, uint8_t* out);

@@ -221,8 +221,8 @@ Program assemble(const std::string& text, const std::string& file) {
     ins.line = static_cast<uint32_t>(line);
     std::string base = upper.substr(0, upper.find('.'));
     std::string suffix = upper.find('.') == std::string::npos ? "" : upper.substr(upper.find('.') + 1);
-    const bool vxm = base == "MUL" || base == "SUB" || base == "RSQRT" || base == "EXP" || base == "SPLAT" ||
-                     base == "NARROW" || base == "WIDEN";
+    const bool vxm = base == "MUL" || base == "SUB" || base == "MAX" || base == "RSQRT" || base == "EXP" ||
+                     base == "SPLAT" || base == "NARROW" || base == "WIDEN";
     if (!suffix.empty() && base != "ADD" && base != "LW" && base != "MXM" && base != "TRANSPOSE" && !vxm)
       P.fail(fmt::format("{} takes no type suffix", base));
     if (base == "NOP") {
@@ -265,17 +265,17 @@ Program assemble(const std::string& text, const std::string& file) {
       const bool known = core::parse_dtype(dt, ins.dtype) && core::is_reduction_dtype(ins.dtype);
       if (base == "MUL" || base == "SUB" || base == "SPLAT") {
         if (!known) P.fail(fmt::format("{} needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", base, mnem));
-      } else if (base == "RSQRT" || base == "EXP") {
+      } else if (base == "RSQRT" || base == "EXP" || base == "MAX") {
         if (!known || ins.dtype != core::Dtype::fp32) P.fail(fmt::format("{} takes .fp32, got '{}'", base, mnem));
       } else if (!known || (ins.dtype != core::Dtype::fp16 && ins.dtype != core::Dtype::bf16)) {
         P.fail(fmt::format("{} takes .fp16 or .bf16 (the 16-bit type), got '{}'", base, mnem));
       }
-      if (base == "MUL" || base == "SUB") {  // dst, a, b, n[, BCAST [p] | SPREAD q]
+      if (base == "MUL" || base == "SUB" || base == "MAX") {  // dst, a, b, n[, BCAST [p] | SPREAD q]
         // Six operands only to say that BCAST and SPREAD exclude each other.
         if (ops.size() < 4 || ops.size() > 6)
           P.fail(
               fmt::format("{} takes 4 or 5 operands (dst, a, b, n[, BCAST [p] | SPREAD q]), got {}", base, ops.size()));
-        ins.op = base == "MUL" ? Op::MUL : Op::SUB;
+        ins.op = base == "MUL" ? Op::MUL : base == "SUB" ? Op::SUB : Op::MAX;
         ins.a = P.address(ops[0]);
         ins.b = P.address(ops[1]);
         ins.c = P.address(ops[2]);
@@ -323,7 +323,8 @@ Program assemble(const std::string& text, const std::string& file) {
       const uint64_t reads = ins.op == Op::NARROW ? 2ULL * ins.count : ins.count;
       const uint64_t writes = ins.op == Op::WIDEN ? 2ULL * ins.count : ins.count;
       if (ins.a + writes > tsp::kVectors || ins.b + reads > tsp::kVectors ||
-          ((ins.op == Op::MUL || ins.op == Op::SUB) && ins.c + uint64_t(tsp::vxm_b_vectors(ins)) > tsp::kVectors))
+          ((ins.op == Op::MUL || ins.op == Op::SUB || ins.op == Op::MAX) &&
+           ins.c + uint64_t(tsp::vxm_b_vectors(ins)) > tsp::kVectors))
         P.fail(fmt::format("{} of {} vectors runs past the end of SRAM", base, ins.count));
     } else if (base == "LW" || base == "MXM") {
       std::string dt = suffix;
@@ -475,7 +476,8 @@ std::string format_instr(const Instr& in) {
                          addr(in.b), in.count, tsp::mxm_acc(in) ? ", ACC" : "",
                          tsp::mxm_stride(in) > 1 ? fmt::format(", STRIDE {}", tsp::mxm_stride(in)) : "");
     case Op::MUL:
-    case Op::SUB: {
+    case Op::SUB:
+    case Op::MAX: {
       const uint32_t p = tsp::vxm_bcast(in), q = tsp::vxm_spread(in);
       return fmt::format("{}.{} {}, {}, {}, {}{}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a),
                          addr(in.b), addr(in.c), in.count,

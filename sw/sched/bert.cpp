@@ -63,9 +63,9 @@ struct Stage {
   uint32_t chip = 0;
   Buf w, cst;  // weights and constants: written by the host only
   Act in[2], xa, xb, x16, qkv16, qkv32, ctx32, ctx16, y32, x1, x1h, h32, ga, g16;
-  Buf kh[2], st[2], e16[2], cu[2], sum[2], rs[2];  // attention, two heads in flight
-  std::vector<Buf> d32, sq, tr, mean, var;         // LayerNorm, per position tile
-  std::vector<uint32_t> wbuf;                      // per MXM unit: the next weight buffer
+  Buf kh[2], st[2], mx[2], e16[2], cu[2], sum[2], rs[2];  // attention, two heads in flight
+  std::vector<Buf> d32, sq, tr, mean, var;                // LayerNorm, per position tile
+  std::vector<uint32_t> wbuf;                             // per MXM unit: the next weight buffer
 };
 
 class Compiler {
@@ -90,9 +90,10 @@ class Compiler {
   void pass(Stage& s, Ref tile, uint32_t nvec, const std::vector<Stream>& streams, bool acc);
   /// dst[tile p][f'][4] = act (fp16 tiles of `in` features plus the ones row) x W (chunk-major at w_off) + bias.
   void linear(Stage& s, Act& act, uint32_t in, uint32_t w_off, uint32_t out, Act& dst);
-  /// Pairwise tree sum of n rows (4 vectors each) from src into row 0 of dst
-  /// (first level src -> dst, then in place; an odd row is carried by COPY).
-  void tree(Stage& s, Ref src, uint32_t n, Ref dst);
+  /// Pairwise tree sum (or maximum, op MAX) of n rows (4 vectors each) from
+  /// src into row 0 of dst (first level src -> dst, then in place; an odd row
+  /// is carried by COPY).
+  void tree(Stage& s, Ref src, uint32_t n, Ref dst, Op op = Op::ADD);
   void layernorm(Stage& s, Act& y, Act& out, uint32_t g_off, uint32_t b_off);
   void encoder(Stage& s, uint32_t e, Act& x, Act& out);
   void send(Stage& from, Stage& to, Act& x, Act& dst);
@@ -177,11 +178,11 @@ void Compiler::linear(Stage& s, Act& act, uint32_t in, uint32_t w_off, uint32_t 
     }
 }
 
-void Compiler::tree(Stage& s, Ref src, uint32_t n, Ref dst) {
+void Compiler::tree(Stage& s, Ref src, uint32_t n, Ref dst, Op op) {
   Ref from = src;
   while (n > 1) {
     const uint32_t h = n / 2;
-    vx(s, Op::ADD, f32, dst, from, Ref{from.b, from.off + h * 4}, h * 4);
+    vx(s, op, f32, dst, from, Ref{from.b, from.off + h * 4}, h * 4);
     if (n % 2) vx(s, Op::COPY, f32, Ref{dst.b, dst.off + h * 4}, Ref{from.b, from.off + 2 * h * 4}, std::nullopt, 4);
     n = h + n % 2;
     from = dst;
@@ -246,6 +247,15 @@ void Compiler::encoder(Stage& s, uint32_t e, Act& x, Act& out) {
     if (S % kL)
       vx(s, Op::MUL, f32, Ref{&s.st[sl], (T - 1) * S * 4}, Ref{&s.st[sl], (T - 1) * S * 4}, Ref{&s.cst, kBertMask},
          S * 4, 4);
+    // Softmax as BERT computes it: each query's largest score (a MAX tree
+    // over the keys, which are rows here) subtracted before EXP, so every
+    // exponential is at most 1 and its fp16 rounding never overflows.
+    const uint32_t mrows = (S + 1) / 2;
+    for (uint32_t qt = 0; qt < T; ++qt) {
+      const Ref scores{&s.st[sl], qt * S * 4}, top{&s.mx[sl], qt * mrows * 4};
+      tree(s, scores, S, top, Op::MAX);
+      vx(s, Op::SUB, f32, scores, scores, top, S * 4, 4);
+    }
     vx(s, Op::EXP, f32, Ref{&s.st[sl], 0}, Ref{&s.st[sl], 0}, std::nullopt, T * S * 4);
     vx(s, Op::NARROW, f16, Ref{&s.e16[sl], 0}, Ref{&s.st[sl], 0}, std::nullopt, T * S * 2);
     // ctx^T = V_h^T x E16 and the sums of E16 over the keys, 160 keys at a time.
@@ -391,6 +401,7 @@ void Compiler::layout() {
     Group att, ln, ffn, qkv, gelu;
     s.ctx32.resize(T), s.h32.resize(T), s.qkv32.resize(T), s.ga.resize(T);
     for (Buf& b : s.st) att.emplace_back(&b, uint64_t(T) * S * 4);
+    for (Buf& b : s.mx) att.emplace_back(&b, uint64_t(T) * ((S + 1) / 2) * 4);
     for (Buf& b : s.e16) att.emplace_back(&b, uint64_t(T) * S * 2);
     for (Buf& b : s.cu) att.emplace_back(&b, uint64_t(T) * dh * 4);
     for (Buf& b : s.ctx32) att.emplace_back(&b, x);

@@ -71,6 +71,7 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
           case tsp::Op::COPY:
           case tsp::Op::MUL:
           case tsp::Op::SUB:
+          case tsp::Op::MAX:
           case tsp::Op::RSQRT:
           case tsp::Op::EXP:
           case tsp::Op::SPLAT:

@@ -239,8 +239,17 @@ std::vector<float> BertData::reference(uint32_t inference) const {
         for (uint32_t s = 0; s < S; ++s) {
           float p = 0.0f;
           for (uint32_t d = 0; d < dh; ++d) p = p + Q(t, k0 + d) * Q(s, q0 + d);
-          e16[uint64_t(t) * S + s] = round16(vexp(p));
+          e16[uint64_t(t) * S + s] = p;  // the score, for now
         }
+      // Softmax: each query's largest score subtracted (exact: the order of the
+      // chips' MAX tree can only change the sign of a zero maximum, which
+      // neither the difference's exponential nor anything after sees).
+      for (uint32_t s = 0; s < S; ++s) {
+        uint32_t top = core::ieee::bits_of(e16[s]);
+        for (uint32_t t = 1; t < S; ++t) top = tsp::max_fp32(top, core::ieee::bits_of(e16[uint64_t(t) * S + s]));
+        const float m = core::ieee::float_of(top);
+        for (uint32_t t = 0; t < S; ++t) e16[uint64_t(t) * S + s] = round16(vexp(e16[uint64_t(t) * S + s] - m));
+      }
       for (uint32_t s = 0; s < S; ++s) {
         float a = 0.0f;
         for (uint32_t kc = 0; kc < nks; ++kc) {

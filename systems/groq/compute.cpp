@@ -582,8 +582,8 @@ class BertWorkload final : public ComputeWorkload {
                                    m_res.elements, m_runs, m_runs == 1 ? "" : "s", m_res.max_abs));
     else
       s.line("result", fmt::format("MISMATCH: {} of {} output elements differ{}", m_res.mismatched, m_res.elements,
-                                   m_res.nonfinite ? fmt::format(" ({} not finite: an EXP overflow in the softmax, "
-                                                                 "which subtracts no maximum, or an fp16 overflow)",
+                                   m_res.nonfinite ? fmt::format(" ({} not finite: an overflow in binary32 or in "
+                                                                 "the rounding to fp16)",
                                                                  m_res.nonfinite)
                                                    : std::string()));
     for (const auto& m : m_res.first)

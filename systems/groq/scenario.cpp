@@ -148,9 +148,9 @@ void GroqScenario::estimate_host_bytes(const std::vector<sw::Program>& programs)
           written[c].emplace_back(in.a, uint64_t(in.a) + 1);
         else if (in.op == tsp::Op::MXM && !timing_only)
           written[c].emplace_back(in.a, uint64_t(in.a) + uint64_t(in.count) * tsp::kResultVectors);
-        else if (in.op == tsp::Op::MUL || in.op == tsp::Op::SUB || in.op == tsp::Op::RSQRT || in.op == tsp::Op::EXP ||
-                 in.op == tsp::Op::SPLAT || in.op == tsp::Op::NARROW || in.op == tsp::Op::WIDEN ||
-                 in.op == tsp::Op::TRANSPOSE)
+        else if (in.op == tsp::Op::MUL || in.op == tsp::Op::SUB || in.op == tsp::Op::MAX || in.op == tsp::Op::RSQRT ||
+                 in.op == tsp::Op::EXP || in.op == tsp::Op::SPLAT || in.op == tsp::Op::NARROW ||
+                 in.op == tsp::Op::WIDEN || in.op == tsp::Op::TRANSPOSE)
           written[c].emplace_back(
               in.a, uint64_t(in.a) +
                         (in.op == tsp::Op::TRANSPOSE ? 1 : uint64_t(in.count) * (in.op == tsp::Op::WIDEN ? 2 : 1)));
