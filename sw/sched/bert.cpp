@@ -242,8 +242,9 @@ void Compiler::encoder(Stage& s, uint32_t e, Act& x, Act& out) {
       pass(s, Ref{&s.qkv16[qt], h * dh * 2}, dh * 2, {Stream{Ref{&s.kh[sl], 0}, 1, S, Ref{&s.st[sl], qt * S * 4}}},
            false);
     // The lanes past the last position hold no query: zero their scores, so
-    // that no EXP there overflows into a NaN that V's padded lanes would carry
-    // into the real queries of the next encoder.
+    // that whatever the previous encoder left in those lanes, nothing there
+    // turns into an inf or NaN that V's padded lanes would carry into the
+    // real queries of the next encoder.
     if (S % kL)
       vx(s, Op::MUL, f32, Ref{&s.st[sl], (T - 1) * S * 4}, Ref{&s.st[sl], (T - 1) * S * 4}, Ref{&s.cst, kBertMask},
          S * 4, 4);
