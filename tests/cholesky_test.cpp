@@ -85,6 +85,27 @@ INSTANTIATE_TEST_SUITE_P(Chips, Cholesky,
                            return n;
                          });
 
+TEST(CholeskySixteenTsps, TwoDragonflyNodesVerifiedAndAsPredicted) {
+  // 16 blocks of 320 rows, one per TSP of two nodes (n >= 4,801): about a
+  // minute in the release tree, ten in the sanitizer tree, where it is skipped.
+  if (test::kSanitized) GTEST_SKIP() << "release tree only (about ten minutes under AddressSanitizer)";
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-dragonfly-264.yaml";
+  o.workload = "cholesky";
+  o.kind_options["n"] = "4801";
+  o.kind_options["tsps"] = "16";
+  o.overrides = {"sys.node*.tsp*.imem_instructions=524288"};
+  const nlohmann::json j = test::run_stats(o);
+  const auto& w = j["workload"];
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["checked_elements"].get<uint64_t>(), 4801ull * 4802 / 2);
+  EXPECT_EQ(w["tsps"].get<uint64_t>(), 16u);
+  EXPECT_EQ(w["simulated_ps"].get<uint64_t>(), w["predicted_ps"].get<uint64_t>());
+  EXPECT_LT(w["residual"].get<double>(), 1e-3);
+  EXPECT_GT(w["sent_vectors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["run"]["hardware_errors"].get<uint64_t>(), 0u);
+}
+
 TEST(CholeskyReference, RepeatsTheTextbookFactorizationToFp16Accuracy) {
   // The reference is the chips' algorithm; an independent binary64
   // right-looking factorization of the same A agrees to the fp16 rounding of L.

@@ -29,6 +29,20 @@
 
 namespace fabricvp::test {
 
+/// Built with AddressSanitizer (the `make test` sanitizer tree): a few runs
+/// too slow or too large there are release-only.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 /// A node of `tsps` chips with the given extra YAML (nested under sys.node0).
 inline std::string node_yaml(uint32_t tsps, const std::string& extra = "") {
   return "sys:\n  tsps_per_node: " + std::to_string(tsps) + "\n" + extra;

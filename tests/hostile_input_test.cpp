@@ -20,18 +20,6 @@ using namespace fabricvp;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 void expect_refused(const std::string& args, const std::string& want) {
   test::Result r = test::sh(args);
   EXPECT_EQ(r.code, 1) << args << "\n" << r.out;
@@ -245,7 +233,7 @@ TEST(HostileInput, RunsNeedingMoreMemoryThanAvailableAreRefusedWithTheEstimate) 
   // More than the NPU's own memory is an input error, not an internal one.
   expect_refused("run " + npu + " --bytes 40GiB" + o,
                  "--bytes: 40 GiB of buffers do not fit an NPU's memory of 32 GiB");
-  if (kSanitized) GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v and doubles the resident memory";
+  if (test::kSanitized) GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v and doubles the resident memory";
   const auto start = std::chrono::steady_clock::now();
   test::Result r = limited("run " + groq + " --bytes 200MiB" + o);
   EXPECT_EQ(r.code, 1) << r.out;
