@@ -293,16 +293,10 @@ class CholeskyWorkload final : public ComputeWorkload {
     if (n == opt.kind_options.end())
       throw core::ConfigError("--workload cholesky needs --n N (A is N x N), e.g. --n 2560");
     m_req.n = sched::parse_positive(n->second, "--n", "2560");
-    const auto t = opt.kind_options.find("tsps");
     // Default: every TSP of the job, but no more than A has 320-row blocks.
-    m_req.tsps = static_cast<uint32_t>(
-        std::min<uint64_t>(m_env.machine.size(), (m_req.n + sched::kCholeskyRows - 1) / sched::kCholeskyRows));
-    if (t != opt.kind_options.end()) {
-      const uint64_t v = sched::parse_positive(t->second, "--tsps", "4");
-      if (v > m_env.machine.size())
-        throw core::ConfigError(fmt::format("--tsps {}: the platform's job has {} TSPs", v, m_env.machine.size()));
-      m_req.tsps = static_cast<uint32_t>(v);
-    }
+    m_req.tsps =
+        tsps_option(opt, static_cast<uint32_t>(std::min<uint64_t>(
+                             m_env.machine.size(), (m_req.n + sched::kCholeskyRows - 1) / sched::kCholeskyRows)));
     m_plan = sched::plan_cholesky(m_env.machine, m_req);
   }
   std::vector<sw::Program>& programs() override { return m_plan.programs; }
@@ -336,10 +330,8 @@ class CholeskyWorkload final : public ComputeWorkload {
     cs.simulated_ps.set(completion);
     const double secs = completion * 1e-12;
     cs.tflops.set(secs > 0 ? m_plan.flops() / secs / 1e12 : 0.0);
-    const tsp::Tsp& chip = *m_env.sys.chips[m_plan.parts[0].chip];
-    const double cycles = secs * chip.clock_mhz * 1e6;
-    const double peak = double(chip.mxm_planes / 2) * 160 * tsp::kMxmColumns * m_plan.parts.size() * cycles;
-    cs.utilization.set(peak > 0 ? 100.0 * (m_plan.flops() / 2) / peak : 0.0);
+    const double peak = fp16_peak_flops(m_plan.parts[0].chip, m_plan.parts.size());
+    cs.utilization.set(peak > 0 && secs > 0 ? 100.0 * m_plan.flops() / secs / peak : 0.0);
     cs.subops.set(m_plan.subops);
     cs.weight_loads.set(m_plan.weight_loads);
     cs.transposes.set(m_plan.transposes);
@@ -417,10 +409,7 @@ class BertWorkload final : public ComputeWorkload {
         throw core::ConfigError(fmt::format("--inferences {} --launch: at most 100000 runs", m_runs));
       m_req.inferences = 1;  // compiled once, launched m_runs times
     }
-    m_req.tsps = std::min(m_env.machine.size(), m_req.encoders);  // default: one stage per TSP of the job
-    if (number("tsps", m_req.tsps, "4") && m_req.tsps > m_env.machine.size())
-      throw core::ConfigError(
-          fmt::format("--tsps {}: the platform's job has {} TSPs", m_req.tsps, m_env.machine.size()));
+    m_req.tsps = tsps_option(opt, std::min(m_env.machine.size(), m_req.encoders));  // default: a stage per TSP
     m_req.paths = m_env.params.paths;
     m_plan = sched::plan_bert(m_env.machine, m_req);
     for (uint32_t c = 0; c < m_plan.programs.size(); ++c)  // the stages and the chips forwarding between them
@@ -535,9 +524,7 @@ class BertWorkload final : public ComputeWorkload {
     const double rate = interval() ? 1e12 / double(interval()) : 0.0;
     bs.inferences_per_s.set(rate);
     bs.tflops.set(m_plan.flops() * rate / 1e12);
-    const tsp::Tsp& chip = *m_env.sys.chips[m_plan.parts[0].chip];
-    const double peak =
-        double(chip.mxm_planes / 2) * 160 * tsp::kMxmColumns * 2 * chip.clock_mhz * 1e6 * double(m_plan.parts.size());
+    const double peak = fp16_peak_flops(m_plan.parts[0].chip, m_plan.parts.size());
     bs.utilization.set(peak > 0 ? 100.0 * m_plan.flops() * rate / peak : 0.0);
     bs.subops.set(m_plan.subops);
     bs.weight_loads.set(m_plan.weight_loads);
@@ -681,6 +668,21 @@ std::string ComputeWorkload::completion_text(const systems::Outcome& out, uint64
   return fmt::format(
       "simulated {} ({} ps), predicted {} ({})", human_time(completion), completion, human_time(predicted_ps()),
       out.timing_ok ? "equal" : fmt::format("DIFFERS by {} ps", static_cast<int64_t>(completion - predicted_ps())));
+}
+
+uint32_t ComputeWorkload::tsps_option(const systems::RunOptions& opt, uint32_t dflt) const {
+  const auto t = opt.kind_options.find("tsps");
+  if (t == opt.kind_options.end()) return dflt;
+  const uint64_t v = sched::parse_positive(t->second, "--tsps", "4");
+  if (v > m_env.machine.size())
+    throw core::ConfigError(fmt::format("--tsps {}: the platform's job has {} TSPs", v, m_env.machine.size()));
+  return static_cast<uint32_t>(v);
+}
+
+double ComputeWorkload::fp16_peak_flops(uint32_t chip, size_t tsps) const {
+  const tsp::Tsp& t = *m_env.sys.chips[chip];
+  return double(t.mxm_planes / 2) * tsp::mxm_k(core::Dtype::fp16) * tsp::kMxmColumns * 2 * t.clock_mhz * 1e6 *
+         double(tsps);
 }
 
 std::unique_ptr<ComputeWorkload> make_compute(const std::string& workload, const ComputeWorkload::Env& env) {

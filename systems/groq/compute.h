@@ -64,6 +64,10 @@ class ComputeWorkload {
   systems::Outcome outcome(bool checked, uint64_t mismatched, uint64_t elements, uint64_t completion_ps) const;
   /// "simulated T (N ps), predicted P (equal | DIFFERS by D ps)".
   std::string completion_text(const systems::Outcome& out, uint64_t completion_ps) const;
+  /// --tsps if given (1 .. the job's TSPs), else `dflt`.
+  uint32_t tsps_option(const systems::RunOptions& opt, uint32_t dflt) const;
+  /// fp16 FLOP/s of `tsps` TSPs like physical chip `chip` (2 per multiply-accumulate of its MXM units).
+  double fp16_peak_flops(uint32_t chip, size_t tsps) const;
 
   Env m_env;
 };
