@@ -71,6 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"groq-node.yaml", "40x1500x700", "col=2,row=4", "fp16"},             // 8 TSPs
                       Case{"groq-node.yaml", "24x1400x320", "row=8", "fp16"},                   // 8-way reduce-scatter
                       Case{"groq-dragonfly-264.yaml", "30x2700x650", "col=1,row=16", "fp16"},   // 2 nodes
+                      Case{"groq-dragonfly-264.yaml", "50x2700x650", "col=1,row=13", "fp16"},   // 8 + 5: 40 pieces
                       Case{"groq-dragonfly-264.yaml", "20x2700x1000", "col=2,row=8", "int8"}),  // 16 TSPs
     [](const ::testing::TestParamInfo<Case>& i) {
       std::string n = i.param.platform.substr(0, i.param.platform.find('.')) + "_" + i.param.shape + "_" +
@@ -121,8 +122,8 @@ TEST(MatmulInput, RunsTheMachineCannotHoldAreRefusedWithTheReason) {
             std::string::npos);
   EXPECT_NE(error_of("--shape 1x20000000x320 -p sched.matmul_inputs=host").find("more than imem_instructions"),
             std::string::npos);
-  EXPECT_NE(error_of("--shape 8x320x320 -p sched.chunk_vectors=32")
-                .find("this matmul run does not read sched.chunk_vectors (it applies to collective)"),
+  EXPECT_NE(error_of("--shape 8x320x320 -p sched.staging_chunks=32")
+                .find("this matmul run does not read sched.staging_chunks (it applies to collective)"),
             std::string::npos);
   const test::Result n = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
                                   "/npu-3d-64.yaml --collective allreduce,dtype=int8 -q --out /tmp/fabricvp-mm-y");
@@ -145,6 +146,28 @@ TEST(MatmulPlacement, RowSplitsThatFitANodeStayInOne) {
   EXPECT_TRUE(j["workload"]["verified"].get<bool>());
   EXPECT_GT(j["workload"]["max_hops"].get<uint64_t>(), 1u);
   EXPECT_EQ(j["workload"]["simulated_ps"], j["workload"]["predicted_ps"]);
+}
+
+TEST(MatmulReduction, ExchangeBetweenNodesSpreadsOverOtherNodes) {
+  // Two groups of 10 row splits: 8 + 2 TSPs in two nodes each, joined by one
+  // global cable. Each partial product crossing between them goes in chunks
+  // over detours through the other nodes (and the minor node's idle chips
+  // relay its reduce-scatter): far faster than on minimal routes alone
+  // (sched.paths=1), and still checked and predicted exactly.
+  Case c{"groq-dragonfly-264.yaml", "400x3200x1280", "col=2,row=10", "fp16"};
+  const nlohmann::json spread = run_matmul(c);
+  EXPECT_TRUE(spread["workload"]["verified"].get<bool>());
+  EXPECT_EQ(spread["workload"]["simulated_ps"], spread["workload"]["predicted_ps"]);
+  EXPECT_GE(spread["workload"]["max_hops"].get<uint64_t>(), 3u);
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/" + c.platform;
+  o.workload = "matmul";
+  o.kind_options["shape"] = c.shape;
+  o.kind_options["split"] = c.split;
+  o.overrides.push_back("sched.paths=1");
+  const nlohmann::json minimal = test::run_stats(o);
+  EXPECT_TRUE(minimal["workload"]["verified"].get<bool>());
+  EXPECT_LT(spread["workload"]["simulated_ps"].get<double>(), 0.7 * minimal["workload"]["simulated_ps"].get<double>());
 }
 
 TEST(MatmulExperiment, SingleChipUtilizationIsAtLeastEightyPercent) {

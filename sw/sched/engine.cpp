@@ -85,17 +85,10 @@ void Engine::emit(uint32_t chip, uint32_t queue, uint64_t cycle, const Instr& in
   qs[queue].push_back(Timed{cycle, in});
 }
 
-Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready,
-                   uint64_t min_ps) {
-  if (n == 0) return {};
-  struct Leg {
-    Hop hop;
-    uint64_t send_cycle, start;
-    std::vector<uint64_t> recv_cycles;  // one per destination chunk
-    uint32_t buffer = 0;                // where the receiving chip writes (intermediate hops)
-  };
+Ready Engine::place(const Route& route, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready, uint64_t min_ps,
+                    std::vector<Leg>& legs) const {
   const size_t hops = route.hops.size();
-  std::vector<Leg> legs(hops);
+  legs.assign(hops, Leg{});
   const std::vector<Chunk> whole{Chunk{0, n}};
 
   // Pass 1: place the bursts in time as one train: every chip on the way
@@ -172,6 +165,23 @@ Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chun
       cur = std::move(next);
     }
   }
+  return cur;
+}
+
+uint64_t Engine::lands(const Route& route, uint32_t n, const Ready& ready, uint64_t min_ps) const {
+  if (n == 0) return 0;
+  std::vector<Leg> legs;
+  const Ready got = place(route, {Chunk{0, n}}, n, ready, min_ps, legs);
+  return *std::max_element(got.begin(), got.end());
+}
+
+Ready Engine::send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready,
+                   uint64_t min_ps) {
+  if (n == 0) return {};
+  const size_t hops = route.hops.size();
+  std::vector<Leg> legs;
+  const Ready cur = place(route, dst, n, ready, min_ps, legs);
+  const std::vector<Chunk> whole{Chunk{0, n}};
   // Reserve the train's cables and receive windows.
   for (size_t h = 0; h < hops; ++h) {
     const Leg& leg = legs[h];

@@ -42,6 +42,11 @@ class Engine {
   Ready send(const Route& route, uint32_t src_addr, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready,
              uint64_t min_ps = 0);
 
+  /// When the last of n vectors would be readable at the route's end if
+  /// send() were called now with the same arguments (nothing is booked):
+  /// lets a compiler choose among routes by what is already scheduled.
+  uint64_t lands(const Route& route, uint32_t n, const Ready& ready, uint64_t min_ps = 0) const;
+
   /// ADD.dt dst = a + b over n vectors on `chip`, at the first cycle >= min_cycle
   /// with a free ALU. Returns the issue cycle.
   uint64_t add(uint32_t chip, uint64_t min_cycle, core::Dtype dt, uint32_t dst, uint32_t a, uint32_t b, uint32_t n);
@@ -112,6 +117,18 @@ class Engine {
     uint64_t cycle;
     tsp::Instr in;
   };
+  /// One cable of a train: when its SEND issues, when the burst starts (ps),
+  /// the receiver's RECV cycle per destination chunk, the transit buffer.
+  struct Leg {
+    Hop hop;
+    uint64_t send_cycle = 0, start = 0;
+    std::vector<uint64_t> recv_cycles;
+    uint32_t buffer = 0;
+  };
+  /// send()'s placement in time, without booking: fills legs, returns when
+  /// each vector is readable at the destination.
+  Ready place(const Route& route, const std::vector<Chunk>& dst, uint32_t n, const Ready& ready, uint64_t min_ps,
+              std::vector<Leg>& legs) const;
   /// Earliest cycle >= c0 at which chip can start an n-packet burst on port.
   uint64_t slot(uint32_t chip, uint32_t port, uint64_t c0, uint32_t n) const;
   /// A forwarding buffer of n vectors on `chip`, live from t0 to t1 (ps).

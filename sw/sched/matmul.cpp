@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <numeric>
+#include <queue>
 #include <sstream>
+#include <tuple>
 
 #include "models/core/config.h"
 #include "models/tsp/isa.h"
@@ -145,16 +148,21 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         }
         grp.nodes[it->second].push_back(part);
       }
-      // The node with the most members first: it holds the final pieces, one per member.
+      // The node with the most members first: it holds the final pieces.
+      // As many pieces as every node can share evenly (the least common
+      // multiple of the nodes' sizes): each member of a node holds an equal
+      // run of them, so no member of a smaller node sums more than the others.
       std::stable_sort(
           grp.nodes.begin(), grp.nodes.end(),
           [](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) { return a.size() > b.size(); });
-      const uint64_t pieces = std::min<uint64_t>(grp.nodes[0].size(), M);
+      uint64_t pieces = 1;
+      for (const auto& members : grp.nodes) pieces = std::lcm<uint64_t>(pieces, members.size());
+      pieces = std::min<uint64_t>(pieces, M);
       for (uint64_t q = 0; q < pieces; ++q) {
         MatmulGroup::Piece pc;
         pc.m0 = share(M, pieces, q);
         pc.m1 = share(M, pieces, q + 1);
-        for (const auto& members : grp.nodes) pc.holder.push_back(members[q % members.size()]);
+        for (const auto& members : grp.nodes) pc.holder.push_back(members[q * members.size() / pieces]);
         grp.pieces.push_back(pc);
       }
     }
@@ -348,27 +356,78 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     c = eng.add(h.chip, c, acc_dt, acc, acc, x, n);
     for (uint32_t i = 0; i < n; ++i) acc_ready[i] = chip.clock.ps(c + i + chip.add_latency);
   };
-  // A run of n vectors to a staging buffer on `to`; between nodes spread over
-  // up to max_paths link-disjoint routes (a Dragonfly has one global cable
-  // between two nodes; the detours go through other nodes' global links).
-  auto move = [&](const MatmulPart& from, uint32_t src, const MatmulPart& to, uint32_t n, const Ready& ready) {
-    const bool between = m.chips[from.chip].node != m.chips[to.chip].node;
-    std::vector<Route> routes = between ? router.candidates(from.chip, to.chip, std::max<uint32_t>(1, r.max_paths))
-                                        : std::vector<Route>{router.minimal(from.chip, to.chip)};
-    const std::vector<uint32_t> counts = routes.size() == 1 ? std::vector<uint32_t>{n} : router.split(routes, n);
-    const uint32_t dst = stage(static_cast<uint32_t>(idx(to)), n);
-    pl.reduced_vectors += n;
-    Ready landed(n);
-    uint32_t off = 0;
-    for (size_t k = 0; k < routes.size(); ++k) {
-      if (!counts[k]) continue;
-      pl.max_hops = std::max<uint32_t>(pl.max_hops, static_cast<uint32_t>(routes[k].hops.size()));
-      const Ready part(ready.begin() + off, ready.begin() + off + counts[k]);
-      const Ready got = eng.send(routes[k], src + off, {Engine::Chunk{dst + off, counts[k]}}, counts[k], part);
-      std::copy(got.begin(), got.end(), landed.begin() + off);
-      off += counts[k];
+  // The reduction's transfers of one step (all groups' pieces of one column
+  // tile: first inside the nodes, then between them), each a run of n
+  // vectors to a staging buffer on `to`. They are booked together, chunk by
+  // chunk in turn, each chunk of sched.chunk_vectors on the route where it
+  // lands first given everything already booked: the minimal route or a
+  // detour (inside a node through another of its chips, between nodes --
+  // a Dragonfly has one global cable between two nodes -- through any
+  // other node), at most max_paths routes per transfer. So the whole
+  // exchange spreads over idle cables without a transfer booked early
+  // taking the cables the others need.
+  struct Xfer {
+    const MatmulPart* from;
+    uint32_t src;
+    const MatmulPart* to;
+    uint32_t n;
+    Ready ready;
+    uint32_t dst = 0;  ///< staging buffer on `to`
+    Ready landed;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Route>> routes_of;
+  auto move_all = [&](std::vector<Xfer>& xs) {
+    struct Progress {
+      const std::vector<Route>* routes;
+      std::vector<size_t> taken;
+      uint32_t off = 0;
+    };
+    std::vector<Progress> pr(xs.size());
+    for (size_t x = 0; x < xs.size(); ++x) {
+      Xfer& t = xs[x];
+      t.dst = stage(static_cast<uint32_t>(idx(*t.to)), t.n);
+      t.landed.assign(t.n, 0);
+      pl.reduced_vectors += t.n;
+      std::vector<Route>& routes = routes_of[{t.from->chip, t.to->chip}];
+      if (routes.empty())
+        routes = m.chips[t.from->chip].node == m.chips[t.to->chip].node
+                     ? router.candidates(t.from->chip, t.to->chip, 64)
+                     : router.via_nodes(t.from->chip, t.to->chip);
+      pr[x].routes = &routes;
     }
-    return std::make_pair(dst, landed);
+    const uint32_t chunk = std::max<uint32_t>(1, r.chunk_vectors), paths = std::max<uint32_t>(1, r.max_paths);
+    // Round robin over the transfers, one chunk each. A detour is taken only
+    // if it lands earlier by more than half the chunk's serialization per
+    // cable it adds: the time it takes from the transfers booked after it.
+    for (bool left = true; left;) {
+      left = false;
+      for (size_t x = 0; x < xs.size(); ++x) {
+        Xfer& t = xs[x];
+        Progress& p = pr[x];
+        if (p.off == t.n) continue;
+        const uint32_t k = std::min(chunk, t.n - p.off);
+        const Ready part(t.ready.begin() + p.off, t.ready.begin() + p.off + k);
+        const bool more = p.taken.size() < paths;
+        const size_t shortest = p.routes->front().hops.size();
+        size_t best = 0;
+        uint64_t best_ps = UINT64_MAX;
+        for (size_t i = 0; i < (more ? p.routes->size() : p.taken.size()); ++i) {
+          const size_t route = more ? i : p.taken[i];
+          const Route& rt = (*p.routes)[route];
+          const uint64_t extra = rt.hops.size() > shortest ? rt.hops.size() - shortest : 0;
+          const uint64_t cost =
+              eng.lands(rt, k, part) + extra * m.chips[rt.hops[0].chip].ports[rt.hops[0].port].out.rate.ps(k) / 2;
+          if (cost < best_ps) best_ps = cost, best = route;
+        }
+        if (std::find(p.taken.begin(), p.taken.end(), best) == p.taken.end()) p.taken.push_back(best);
+        const Route& route = (*p.routes)[best];
+        pl.max_hops = std::max<uint32_t>(pl.max_hops, static_cast<uint32_t>(route.hops.size()));
+        const Ready got = eng.send(route, t.src + p.off, {Engine::Chunk{t.dst + p.off, k}}, k, part);
+        std::copy(got.begin(), got.end(), t.landed.begin() + p.off);
+        p.off += k;
+        left = left || p.off < t.n;
+      }
+    }
   };
   // C back to the host, each run of rows as soon as it is final.
   auto to_host = [&](const MatmulPart& h, uint32_t j, uint64_t m0, uint64_t m1, const Ready& ready) {
@@ -385,31 +444,69 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
           const uint64_t r0 = share(M, units[idx(p)], u), r1 = share(M, units[idx(p)], u + 1);
           if (r1 > r0) to_host(p, j, r0, r1, c_ready(p, j, r0, r1));
         }
-  for (uint32_t g = 0; g < r.col && r.row > 1; ++g) {
-    const MatmulGroup& grp = pl.groups[g];
-    const MatmulPart& first = pl.parts[g * r.row];
-    for (uint32_t j = first.j0; j < first.j1; ++j)
-      for (const MatmulGroup::Piece& pc : grp.pieces) {
-        const uint32_t n = static_cast<uint32_t>((pc.m1 - pc.m0) * tsp::kResultVectors);
-        std::vector<Ready> sums(grp.nodes.size());
-        for (size_t k = 0; k < grp.nodes.size(); ++k) {
-          const MatmulPart& h = pl.parts[pc.holder[k]];
-          sums[k] = c_ready(h, j, pc.m0, pc.m1);
-          for (uint32_t member : grp.nodes[k]) {
-            if (member == pc.holder[k]) continue;
-            const MatmulPart& from = pl.parts[member];
-            auto [dst, ready] = move(from, c_addr(from, j, pc.m0), h, n, c_ready(from, j, pc.m0, pc.m1));
-            add_into(h, c_addr(h, j, pc.m0), sums[k], dst, ready);
-          }
-        }
-        const MatmulPart& h0 = pl.parts[pc.holder[0]];
-        for (size_t k = 1; k < grp.nodes.size(); ++k) {
-          const MatmulPart& hk = pl.parts[pc.holder[k]];
-          auto [dst, ready] = move(hk, c_addr(hk, j, pc.m0), h0, n, sums[k]);
-          add_into(h0, c_addr(h0, j, pc.m0), sums[0], dst, ready);
-        }
-        if (r.host_outputs) to_host(h0, j, pc.m0, pc.m1, sums[0]);
+  // Column tile by column tile of every group at once (the tiles' results
+  // are final one after the other): each piece's sum inside every node, then
+  // the other nodes' sums to the piece's holder in the largest node, added in
+  // node order.
+  uint32_t tiles = 0;
+  for (uint32_t g = 0; g < r.col && r.row > 1; ++g)
+    tiles = std::max(tiles, pl.parts[g * r.row].j1 - pl.parts[g * r.row].j0);
+  for (uint32_t jj = 0; jj < tiles; ++jj) {
+    struct Sum {
+      uint32_t g, j;
+      const MatmulGroup::Piece* pc;
+      std::vector<Ready> sums;  // per node: when each vector of its sum is final
+    };
+    std::vector<Sum> work;
+    for (uint32_t g = 0; g < r.col; ++g) {
+      const MatmulPart& first = pl.parts[g * r.row];
+      if (first.j0 + jj >= first.j1) continue;
+      for (const MatmulGroup::Piece& pc : pl.groups[g].pieces) {
+        Sum w{g, first.j0 + jj, &pc, {}};
+        for (size_t k = 0; k < pl.groups[g].nodes.size(); ++k)
+          w.sums.push_back(c_ready(pl.parts[pc.holder[k]], w.j, pc.m0, pc.m1));
+        work.push_back(std::move(w));
       }
+    }
+    auto rows = [](const Sum& w) { return static_cast<uint32_t>((w.pc->m1 - w.pc->m0) * tsp::kResultVectors); };
+    std::vector<Xfer> xs;
+    for (const Sum& w : work)
+      for (size_t k = 0; k < w.sums.size(); ++k)
+        for (uint32_t member : pl.groups[w.g].nodes[k]) {
+          if (member == w.pc->holder[k]) continue;
+          const MatmulPart& from = pl.parts[member];
+          xs.push_back(Xfer{&from,
+                            c_addr(from, w.j, w.pc->m0),
+                            &pl.parts[w.pc->holder[k]],
+                            rows(w),
+                            c_ready(from, w.j, w.pc->m0, w.pc->m1),
+                            0,
+                            {}});
+        }
+    move_all(xs);
+    size_t x = 0;
+    for (Sum& w : work)
+      for (size_t k = 0; k < w.sums.size(); ++k)
+        for (uint32_t member : pl.groups[w.g].nodes[k]) {
+          if (member == w.pc->holder[k]) continue;
+          const MatmulPart& h = pl.parts[w.pc->holder[k]];
+          add_into(h, c_addr(h, w.j, w.pc->m0), w.sums[k], xs[x].dst, xs[x].landed);
+          ++x;
+        }
+    xs.clear();
+    for (const Sum& w : work)
+      for (size_t k = 1; k < w.sums.size(); ++k) {
+        const MatmulPart& hk = pl.parts[w.pc->holder[k]];
+        xs.push_back(Xfer{&hk, c_addr(hk, w.j, w.pc->m0), &pl.parts[w.pc->holder[0]], rows(w), w.sums[k], 0, {}});
+      }
+    move_all(xs);
+    x = 0;
+    for (Sum& w : work) {
+      const MatmulPart& h0 = pl.parts[w.pc->holder[0]];
+      for (size_t k = 1; k < w.sums.size(); ++k, ++x)
+        add_into(h0, c_addr(h0, w.j, w.pc->m0), w.sums[0], xs[x].dst, xs[x].landed);
+      if (r.host_outputs) to_host(h0, w.j, w.pc->m0, w.pc->m1, w.sums[0]);
+    }
   }
   pl.programs = eng.programs();
   pl.predicted_ps = eng.completion_ps();

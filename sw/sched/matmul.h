@@ -12,13 +12,15 @@
 // columns of A, and the group's partial products are reduced. A group's chips
 // share a node when they fit (several groups per node), else fill whole
 // nodes of their own (the seed: "cluster row-wise splits in a single node");
-// densely in rank order if the job is too small for that. A group's reduction follows the packaging: the chips of
-// each node reduce-scatter their partial products (piece p of the rows to
-// the node's member p mod its size), then every other node's holder of piece
-// p sends its sum to the holder in the node with the most members, which
-// adds them in node order. The order
-// of every addition is part of the plan (MatmulPlan::groups), so the host
-// reference reproduces the results bit for bit.
+// densely in rank order if the job is too small for that. A group's
+// reduction follows the packaging: the chips of each node reduce-scatter
+// their partial products (C's rows in as many pieces as every node can share
+// evenly, a run of them per member), then every other node's holder of piece
+// p sends its sum to the holder in the node with the most members, which adds
+// them in node order. The order of every addition is part of the plan
+// (MatmulPlan::groups), so the host reference reproduces the results bit for
+// bit. The transfers of a column tile are booked together, chunk by chunk,
+// each on the route where it lands first (MatmulRequest::chunk_vectors).
 //
 // On a chip, the rows of A are split over the MXM units (2 for fp16, 4 for
 // int8), every unit installs every tile of its chip in turn into its two
@@ -42,7 +44,12 @@ struct MatmulRequest {
   uint64_t M = 0, N = 0, L = 0;
   core::Dtype dtype = core::Dtype::fp16;  ///< fp16 or int8
   uint32_t col = 1, row = 1;              ///< column-wise and row-wise weight splits
-  uint32_t max_paths = 7;                 ///< routes a partial product between nodes is spread over
+  /// A partial product crossing between nodes goes in runs of chunk_vectors,
+  /// each on the route (the minimal one or a detour through another node)
+  /// where it would land first given everything already scheduled; one
+  /// tensor uses at most max_paths different routes.
+  uint32_t max_paths = 7;
+  uint32_t chunk_vectors = 64;
   /// Inputs streamed from the host over PCIe as the MXMs need them (else
   /// loaded into SRAM before the run); in row order (K tile by K tile: every
   /// A slice sent once) or column order (column tile by column tile: A sent

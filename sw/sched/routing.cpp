@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <queue>
 #include <set>
 
@@ -137,6 +138,35 @@ std::vector<Route> Router::candidates(uint32_t src, uint32_t dst, uint32_t count
     if (!disjoint) continue;
     for (const Hop& h : r.hops) used.insert({h.chip, h.port});
     out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
+  return out;
+}
+
+std::vector<Route> Router::via_nodes(uint32_t src, uint32_t dst) {
+  std::vector<Route> out{minimal(src, dst)};
+  // Copy both trees: tree() may evict.
+  Tree from_src = tree(src);
+  Tree from_dst = tree(dst);
+  const uint32_t skip0 = m_m.chips[src].node, skip1 = m_m.chips[dst].node;
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> best;  // node -> (length, chip)
+  for (uint32_t c = 0; c < m_m.chips.size(); ++c) {
+    const ChipSpec& cs = m_m.chips[c];
+    if (cs.failed || cs.node == skip0 || cs.node == skip1) continue;
+    if (from_src.dist[c] == 0xffff || from_dst.dist[c] == 0xffff) continue;
+    const uint32_t len = uint32_t(from_src.dist[c]) + from_dst.dist[c];
+    auto it = best.find(cs.node);
+    if (it == best.end() || len < it->second.first) best[cs.node] = {len, c};
+  }
+  for (const auto& [node, lc] : best) {
+    Route r = walk(from_src, src, lc.second);
+    const Route b = reversed(walk(from_dst, dst, lc.second), dst);
+    r.dst = dst;
+    r.hops.insert(r.hops.end(), b.hops.begin(), b.hops.end());
+    std::set<uint32_t> seen{src};
+    bool loop = false;
+    for (const Hop& h : r.hops) loop = loop || !seen.insert(m_m.chips[h.chip].ports[h.port].peer).second;
+    if (!loop) out.push_back(std::move(r));
   }
   std::stable_sort(out.begin(), out.end(), [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
   return out;

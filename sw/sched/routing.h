@@ -47,6 +47,11 @@ class Router {
   /// Up to `count` link-disjoint routes, the minimal one first, then the
   /// shortest detours through one intermediate chip.
   std::vector<Route> candidates(uint32_t src, uint32_t dst, uint32_t count);
+  /// Between two nodes: the minimal route, then for every other live node
+  /// the shortest route through one of its chips (on a Dragonfly, one global
+  /// cable into that node and one out of it), sorted by latency. Routes may
+  /// share cables; a compiler picks among them by what is already booked.
+  std::vector<Route> via_nodes(uint32_t src, uint32_t dst);
   /// Time from a SEND issued at cycle 0 on the source to the first vector
   /// readable at the destination, on idle hardware (ps).
   uint64_t latency(const Route& r) const;

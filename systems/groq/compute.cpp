@@ -166,6 +166,7 @@ class MatmulWorkload final : public ComputeWorkload {
                       "results)",
                       core::dtype_name(m_req.dtype)));
     m_req.max_paths = m_env.params.paths;
+    m_req.chunk_vectors = m_env.params.chunk_vectors;
     m_req.host_inputs = m_env.params.matmul_inputs.get() == "host";
     m_req.row_order = m_env.params.matmul_order.get() == "row";
     m_req.host_outputs = m_env.params.matmul_outputs.get() == "host";

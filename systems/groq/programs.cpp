@@ -13,8 +13,11 @@ namespace fs = std::filesystem;
 namespace fabricvp::groq {
 
 CompilerParams::CompilerParams()
-    : chunk_vectors("sched", "chunk_vectors", 64, "vectors",
-                    "reduction granularity of the collective scheduler (raised to fit imem)", 1, 1u << 20),
+    : chunk_vectors(
+          "sched", "chunk_vectors", 64, "vectors",
+          "reduction granularity of the collective scheduler (raised to fit imem); matmul: the runs a partial "
+          "product crosses between nodes in, each on its own route",
+          1, 1u << 20),
       staging_chunks("sched", "staging_chunks", 4, "chunks",
                      "receive ring per source in the reduction (doubled while the reduction lags)", 1, 1u << 20),
       min_piece_vectors("sched", "min_piece_vectors", 8, "vectors",

@@ -42,7 +42,7 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
       const char* key;
       std::vector<std::string> by;  // workloads reading it
     };
-    const Use uses[] = {{"sched.chunk_vectors", {"collective"}},
+    const Use uses[] = {{"sched.chunk_vectors", {"collective", "matmul"}},
                         {"sched.staging_chunks", {"collective"}},
                         {"sched.min_piece_vectors", {"collective"}},
                         {"sched.routing", {"collective"}},
