@@ -80,6 +80,7 @@ const char* op_name(Op op) {
     case Op::HOSTW: return "HOSTW";
     case Op::EXP: return "EXP";
     case Op::MAX: return "MAX";
+    case Op::LOOP: return "LOOP";
   }
   return "?";
 }

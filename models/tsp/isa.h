@@ -2,7 +2,8 @@
 //
 // A chip runs one instruction stream per instruction queue (ICU). Every
 // instruction issues in one core cycle except NOP n (n cycles), WAIT c (until
-// cycle c) and SYNC (until a NOTIFY). SEND, RECV and ADD then run in their
+// cycle c), SYNC (until a NOTIFY) and a LOOP that repeats its queue (until
+// the next iteration's start). SEND, RECV and ADD then run in their
 // functional unit for a known, documented time; a conflicting use of a unit is
 // a hardware error, because the hardware has no interlocks or back-pressure.
 //
@@ -87,6 +88,8 @@ enum class Op : uint8_t {
   HOSTW = 23,           ///< write count vectors from SRAM a to the host over PCIe, at host vector imm
   EXP = 24,             ///< a[i] = e^b[i], binary32 lanes
   MAX = 25,             ///< a[i] = max(b[i], c[i]) lane by lane, binary32 (BCAST / SPREAD as MUL)
+  LOOP = 26,            ///< repeat the queue count more times, iteration k + 1 at program cycle (k + 1) * imm;
+                        ///< WAIT and HOSTW offset by k * imm cycles, k * a host vectors (the queue's last instruction)
 };
 
 constexpr uint32_t kInstrBytes = 32;
@@ -95,15 +98,16 @@ struct Instr {
   Op op = Op::END;
   core::Dtype dtype = core::Dtype::none;
   uint16_t port = 0;
-  uint32_t count = 0;
+  uint32_t count = 0;  ///< vectors (MXM: sub-operations; TRANSPOSE: sources; LOOP: iterations to repeat)
   uint32_t a = 0, b = 0,
            c = 0;     ///< linear vector addresses (SEND/RECV: a; ADD: a = dst, b, c = sources; COPY: a = dst, b = src;
                       ///< LW: a = tile, c = weight buffer; MXM: a = dst, b = inputs, c = weight buffer;
-                      ///< TRANSPOSE: a = dst, b = first source, c = stride between sources)
+                      ///< TRANSPOSE: a = dst, b = first source, c = stride between sources; LOOP: a = host-vector
+                      ///< stride per iteration)
   uint32_t line = 0;  ///< source line of the assembly text (0 if none)
   uint64_t imm = 0;   ///< NOP: cycles; WAIT: absolute cycle; RUNTIME_DESKEW: target stall; SPLAT, TRANSPOSE:
                       ///< lane; HOSTW: host vector; MXM: bit 0 ACC, bits 32-63 input stride (0: 1; mxm_imm);
-                      ///< MUL, SUB: bits 0-31 BCAST period, bits 32-63 SPREAD (vxm_imm)
+                      ///< MUL, SUB: bits 0-31 BCAST period, bits 32-63 SPREAD (vxm_imm); LOOP: period in cycles
 
   std::array<uint8_t, kInstrBytes> encode() const;  // (the in-memory struct is 32 bytes too)
   static Instr decode(const uint8_t* bytes);
@@ -129,6 +133,11 @@ inline uint32_t mxm_stride(const Instr& in) {
 inline uint64_t mxm_input(const Instr& in, uint32_t i) { return in.b + uint64_t(i) * mxm_stride(in); }
 /// MXM: the immediate of ACC and stride (>= 1; stride 1 is encoded as 0).
 inline uint64_t mxm_imm(bool acc, uint32_t stride) { return (stride > 1 ? uint64_t(stride) << 32 : 0) | (acc ? 1 : 0); }
+
+/// LOOP n, P, HOST s (docs/isa.md "LOOP"): n x P (the cycles the repetitions
+/// add) and n x s (the host vectors they add) are at most this, as a WAIT's
+/// cycle is: offset WAIT targets and host vectors stay far inside 64 bits.
+constexpr uint64_t kMaxLoopSpan = uint64_t(1) << 40;
 
 // MUL and SUB immediate (docs/isa.md "MUL, SUB, ..."): bits 0-31 = BCAST
 // period p (0: none), bits 32-63 = SPREAD q (0: none); at most one is nonzero.

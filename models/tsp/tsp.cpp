@@ -562,6 +562,7 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       copies(this, nullptr, "copies", "instructions", "COPY instructions"),
       nops(this, nullptr, "nops", "instructions", "NOP instructions"),
       waits(this, nullptr, "waits", "instructions", "WAIT instructions"),
+      loops(this, nullptr, "loops", "instructions", "LOOP instructions (one per iteration of a looped queue)"),
       syncs(this, nullptr, "syncs", "instructions", "SYNC instructions"),
       notifies(this, nullptr, "notifies", "instructions", "NOTIFY instructions"),
       deskews(this, nullptr, "deskews", "instructions", "DESKEW instructions"),
@@ -759,6 +760,14 @@ void Tsp::load_queues() {
       Instr in = Instr::decode(&mem[off]);
       size_t pc = off / kInstrBytes;
       if (in.op == Op::END) break;
+      if (!queue.prog.empty() && queue.prog.back().op == Op::LOOP)
+        program_error(q, pc - 1, queue.prog.back(),
+                      in.op == Op::LOOP
+                          ? fmt::format("is followed by another LOOP (instruction {}): a queue has at most one LOOP, "
+                                        "its last instruction",
+                                        pc)
+                          : fmt::format("must be the last instruction of its queue, but instruction {} ({}) follows it",
+                                        pc, op_name(in.op)));
       auto range = [&](uint32_t addr, const char* what) {
         if (static_cast<uint64_t>(addr) + in.count > kVectors)
           program_error(q, pc, in,
@@ -870,6 +879,17 @@ void Tsp::load_queues() {
           if (in.a + uint64_t(in.count) > kVectors) program_error(q, pc, in, "runs past the end of SRAM");
           if (in.imm > (uint64_t(1) << 40)) program_error(q, pc, in, "host address past 2^40 vectors");
           break;
+        case Op::LOOP:
+          if (in.count == 0) program_error(q, pc, in, "repeats 0 iterations: n must be at least 1");
+          if (in.imm == 0) program_error(q, pc, in, "period must be at least 1 cycle");
+          if (in.imm > kMaxLoopSpan / in.count)
+            program_error(q, pc, in,
+                          fmt::format("{} iterations of {} cycles span more than 2^40 cycles", in.count, in.imm));
+          if (in.a > kMaxLoopSpan / in.count)
+            program_error(
+                q, pc, in,
+                fmt::format("{} iterations with host-vector stride {} move host vectors past 2^40", in.count, in.a));
+          break;
         case Op::TRANSPOSE: {
           const uint32_t es = core::dtype_bytes(in.dtype);
           if (es == 0) program_error(q, pc, in, "has no valid data type (one with an element size)");
@@ -908,6 +928,8 @@ void Tsp::start(bool at_epoch) {
   for (Queue& q : m_queues) {  // from its first instruction (again, for the host runtime's next run)
     q.pc = 0;
     q.sync_cycle = q.polls = 0;
+    q.iter = 0;  // LOOP: iteration 0, no offsets
+    q.wait_offset = q.host_offset = 0;
     q.st = q.prog.empty() ? QState::done : QState::run;
   }
   m_notifies.clear();  // nothing of a previous run releases this one
@@ -1077,17 +1099,48 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       break;
     case Op::WAIT: {
       ++waits;
-      // Program cycles are local cycles minus the RUNTIME_DESKEW shift (0 unless RUNTIME_DESKEW ran).
-      const int64_t target = static_cast<int64_t>(in.imm) + m_shift;
+      // Program cycles are local cycles minus the RUNTIME_DESKEW shift (0 unless RUNTIME_DESKEW ran); in LOOP
+      // iteration k the target is k * P program cycles later.
+      const int64_t target = static_cast<int64_t>(in.imm + queue.wait_offset) + m_shift;
       if (target <= static_cast<int64_t>(c)) {
-        fail(m_shift ? fmt::format("WAIT {} issued at program cycle {} (local cycle {}): the target cycle has "
-                                   "already passed",
-                                   in.imm, static_cast<int64_t>(c) - m_shift, c)
-                     : fmt::format("WAIT {} issued at cycle {}: the target cycle has already passed", in.imm, c));
+        const std::string iter =
+            queue.iter ? fmt::format(" (program cycle {} in LOOP iteration {})", in.imm + queue.wait_offset, queue.iter)
+                       : std::string();
+        fail(m_shift
+                 ? fmt::format("WAIT {}{} issued at program cycle {} (local cycle {}): the target cycle has "
+                               "already passed",
+                               in.imm, iter, static_cast<int64_t>(c) - m_shift, c)
+                 : fmt::format("WAIT {}{} issued at cycle {}: the target cycle has already passed", in.imm, iter, c));
         return;
       }
       next = static_cast<uint64_t>(target);
       break;
+    }
+    case Op::LOOP: {
+      ++loops;
+      if (queue.iter == in.count) break;  // the last iteration: falls through, the queue ends (as at END)
+      // Iteration k + 1 starts at program cycle (k + 1) * P, as if the queue had started there; it must not
+      // have passed (WAIT's rule).
+      const uint64_t start = queue.wait_offset + in.imm;
+      const int64_t target = static_cast<int64_t>(start) + m_shift;
+      if (target <= static_cast<int64_t>(c)) {
+        fail(m_shift
+                 ? fmt::format("LOOP {}, {}: iteration {} would start at program cycle {} (local cycle {}), but "
+                               "the queue reached the LOOP at program cycle {} (local cycle {}): the period is "
+                               "too short",
+                               in.count, in.imm, queue.iter + 1, start, target, static_cast<int64_t>(c) - m_shift, c)
+                 : fmt::format("LOOP {}, {}: iteration {} would start at program cycle {}, but the queue reached "
+                               "the LOOP at cycle {}: the period is too short",
+                               in.count, in.imm, queue.iter + 1, start, c));
+        return;
+      }
+      ++queue.iter;
+      queue.wait_offset = start;
+      queue.host_offset += in.a;
+      queue.pc = 0;  // the stream is not copied: the queue goes back to its first instruction
+      queue.next = static_cast<uint64_t>(target);
+      m_end_cycle = std::max(m_end_cycle, queue.next);
+      return;
     }
     case Op::DESKEW:
       ++deskews;
@@ -1234,7 +1287,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       break;
     }
     case Op::LW: issue_lw(q, in, c); break;
-    case Op::HOSTW: issue_hostw(q, in, c); break;
+    case Op::HOSTW: issue_hostw(q, in, c, in.imm + queue.host_offset); break;
     case Op::MXM: issue_mxm(q, in, c); break;
     case Op::TRANSPOSE: issue_transpose(q, in, c); break;
     case Op::ADD:
@@ -1404,7 +1457,7 @@ void Tsp::issue_lw(uint32_t q, const Instr& in, uint64_t c) {
                         in.count));
 }
 
-void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c) {
+void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c, uint64_t host_vec) {
   auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
   const uint64_t now = m_clock.ps(c);
   if (host_out.size() == 0) {
@@ -1423,19 +1476,19 @@ void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c) {
   const uint64_t tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
   const uint64_t start = m_pcie_out->serialize(now, in.count, uint64_t(in.count) * kVectorBytes, in.count * tlps);
   const uint64_t last = start + rate.ps(in.count) + m_pcie_out->latency_ps();
-  m_host_writes.push_back(HostWriteDone{in.imm, in.count, last});
+  m_host_writes.push_back(HostWriteDone{host_vec, in.count, last});
   if (m_host_write_hook) m_host_write_hook(m_host_writes.back());
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(last, m_timeline.next_seq(), m_last_write));
   else
-    m_timeline.add(std::make_unique<HostWriteCursor>(*this, m_sram, *m_pcie_out, in.a, in.count, in.imm, start,
+    m_timeline.add(std::make_unique<HostWriteCursor>(*this, m_sram, *m_pcie_out, in.a, in.count, host_vec, start,
                                                      m_timeline.next_seq(), m_last_write));
   extend(last);
   auto& tr = core::Context::get().trace();
   if (tr.enabled())
-    tr.span(
-        m_pid, q, "HOSTW", "tsp", now, last - now,
-        fmt::format(R"("src":"{}","vectors":{},"host_vector":{})", VecAddr::from_linear(in.a).str(), in.count, in.imm));
+    tr.span(m_pid, q, "HOSTW", "tsp", now, last - now,
+            fmt::format(R"("src":"{}","vectors":{},"host_vector":{})", VecAddr::from_linear(in.a).str(), in.count,
+                        host_vec));
 }
 
 void Tsp::deliver_to_host(uint64_t host_vec, const uint8_t* data, uint64_t len, uint64_t t_ps) {

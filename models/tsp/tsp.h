@@ -207,6 +207,11 @@ class Tsp : public core::Module, public c2c::Producer {
     uint64_t next = 0;        // cycle of the next issue
     uint64_t sync_cycle = 0;  // cycle the queue parked in SYNC
     uint64_t polls = 0;       // epochs polled by the POLL at pc (0: not polling)
+    // LOOP (docs/isa.md): the iteration k the queue runs (0 from its start),
+    // and what it adds to WAIT targets (k * P cycles) and HOSTW host vectors (k * s).
+    uint32_t iter = 0;
+    uint64_t wait_offset = 0;
+    uint64_t host_offset = 0;
     QState st = QState::done;
   };
   struct Notify {
@@ -241,7 +246,8 @@ class Tsp : public core::Module, public c2c::Producer {
   bool each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps);
   void issue_lw(uint32_t q, const Instr& in, uint64_t c);
   void issue_mxm(uint32_t q, const Instr& in, uint64_t c);
-  void issue_hostw(uint32_t q, const Instr& in, uint64_t c);
+  /// HOSTW to host vector `host_vec` (its immediate plus the queue's LOOP offset).
+  void issue_hostw(uint32_t q, const Instr& in, uint64_t c, uint64_t host_vec);
   void issue_transpose(uint32_t q, const Instr& in, uint64_t c);
   void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
   static clock::Oscillator make_oscillator(const Tsp& t);
@@ -298,7 +304,7 @@ class Tsp : public core::Module, public c2c::Producer {
   uint32_t m_pid = 0;
 
  public:
-  core::Counter instructions, sends, recvs, adds, copies, nops, waits, syncs, notifies;
+  core::Counter instructions, sends, recvs, adds, copies, nops, waits, loops, syncs, notifies;
   core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
   core::Counter vxm_ops, weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -437,6 +438,33 @@ Program assemble(const std::string& text, const std::string& file) {
       want(1);
       ins.op = Op::RDHAC;
       ins.a = P.address(ops[0]);
+    } else if (base == "LOOP") {  // LOOP n, P[, HOST s]
+      if (ops.size() != 2 && ops.size() != 3)
+        P.fail(fmt::format("LOOP takes 2 or 3 operands (n, P[, HOST s]), got {}", ops.size()));
+      ins.op = Op::LOOP;
+      const uint64_t n = P.number(ops[0], "iteration count");
+      if (n == 0) P.fail("LOOP needs at least 1 iteration to repeat (n >= 1)");
+      if (n > UINT32_MAX) P.fail(fmt::format("LOOP {} iterations: at most {}", n, UINT32_MAX));
+      const uint64_t period = P.number(ops[1], "period in cycles");
+      if (period == 0) P.fail("LOOP period must be at least 1 cycle (P >= 1)");
+      if (period > tsp::kMaxLoopSpan / n)
+        P.fail(fmt::format("LOOP {}, {}: the repetitions span more than 2^40 cycles (n x P at most 2^40)", n, period));
+      uint64_t stride = 0;
+      if (ops.size() == 3) {
+        const auto [word, value] = Parser::keyword(ops[2]);
+        if (word != "HOST" || value.empty())
+          P.fail(
+              fmt::format("LOOP's third operand is HOST s (the host-vector stride), got '{}'", Parser::trim(ops[2])));
+        stride = P.number(value, "host-vector stride");
+        if (stride > UINT32_MAX)
+          P.fail(fmt::format("LOOP HOST stride {} out of range: at most {}", stride, UINT32_MAX));
+        if (stride > tsp::kMaxLoopSpan / n)
+          P.fail(fmt::format("LOOP {}, {}, HOST {}: the repetitions move host vectors past 2^40 (n x s at most 2^40)",
+                             n, period, stride));
+      }
+      ins.count = static_cast<uint32_t>(n);
+      ins.imm = period;
+      ins.a = static_cast<uint32_t>(stride);
     } else {
       P.fail(fmt::format("unknown instruction '{}'", mnem));
     }
@@ -450,7 +478,14 @@ Program assemble(const std::string& text, const std::string& file) {
                              tsp::VecAddr::from_linear(addr).str()));
       }
     }
-    prog.queues[static_cast<size_t>(queue)].push_back(ins);
+    std::vector<Instr>& dst = prog.queues[static_cast<size_t>(queue)];
+    if (!dst.empty() && dst.back().op == Op::LOOP)
+      P.fail(ins.op == Op::LOOP
+                 ? fmt::format("queue {} has a LOOP already (line {}): a queue has at most one LOOP", queue,
+                               dst.back().line)
+                 : fmt::format("{} after the LOOP of line {}: LOOP must be the last instruction of queue {}", base,
+                               dst.back().line, queue));
+    dst.push_back(ins);
   }
   return prog;
 }
@@ -505,6 +540,7 @@ std::string format_instr(const Instr& in) {
     case Op::POLL: return fmt::format("POLL p{}", in.port);
     case Op::RUNTIME_DESKEW: return fmt::format("RUNTIME_DESKEW {}", in.imm);
     case Op::RDHAC: return fmt::format("RDHAC {}", addr(in.a));
+    case Op::LOOP: return fmt::format("LOOP {}, {}{}", in.count, in.imm, in.a ? fmt::format(", HOST {}", in.a) : "");
     case Op::END: return "END";
   }
   return "?";

@@ -15,6 +15,8 @@
 //   POLL p0                      polling synchronization loop on port 0
 //   RUNTIME_DESKEW 300           stall 300 +- drift cycles, resynchronize
 //   RDHAC @100                   HAC, SAC, HAC - SAC, cycle counters -> SRAM
+//   LOOP 99, 5000, HOST 8        (last of its queue) run the queue 99 more times, one every 5000
+//                                cycles: WAITs +5000 cycles, HOSTW host vectors +8 per iteration
 //   .rept 100 ... .endr          repeat the lines in between (not nested)
 // Mnemonics are case-insensitive. docs/isa.md describes semantics and timing.
 #pragma once

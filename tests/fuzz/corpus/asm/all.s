@@ -21,3 +21,6 @@ RDHAC @100 ; comment
 .rept 3
 NOP 1
 .endr
+.queue 6
+NOP 3
+LOOP 2, 10, HOST 3
