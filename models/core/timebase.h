@@ -19,6 +19,8 @@ class CeilRatio {
  public:
   CeilRatio() = default;
   CeilRatio(unsigned __int128 num, unsigned __int128 den);
+  /// The smallest n > 0 for which n * num / den is whole (den in lowest terms).
+  uint64_t whole_step() const { return static_cast<uint64_t>(m_den128); }
   uint64_t operator()(uint64_t n) const {
     if (n <= m_fast_limit) {
       uint64_t q = n / m_den, r = n % m_den;
@@ -52,6 +54,9 @@ class Clock {
   /// Last cycle whose edge is at or before t (t must be >= phase).
   uint64_t cycle_at_or_before(uint64_t t) const;
   double mhz() const { return static_cast<double>(m_mhz_milli) / 1e9; }
+  /// The fewest cycles that last a whole number of ps (900 MHz: 9, 10,000 ps):
+  /// a period of a multiple of it shifts every edge by the same ps.
+  uint64_t whole_ps_cycles() const { return m_ps.whole_step(); }
   /// Duration of n cycles starting at cycle c, in ps.
   uint64_t span_ps(uint64_t c, uint64_t n) const { return ps(c + n) - ps(c); }
 

@@ -15,7 +15,10 @@
 //     weights an MXM still reads.
 // SYNC/NOTIFY streams are not analysed (their timing depends on other queues),
 // nor what follows a DESKEW, POLL or RUNTIME_DESKEW (timed by the HAC); a
-// TRANSMIT is checked for its cable and otherwise takes one issue cycle.
+// TRANSMIT is checked for its cable and otherwise takes one issue cycle. A
+// LOOP's repetitions are not expanded: the first iteration is checked (the
+// chip refuses a period that would make iterations of a queue overlap, and
+// its hazard checks see every iteration).
 #pragma once
 
 #include <cstdint>

@@ -98,7 +98,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
 
   Engine eng(m);
   const core::Dtype acc_dt = r.dtype == core::Dtype::fp16 ? core::Dtype::fp32 : core::Dtype::int32;
-  const uint64_t M = r.M;
+  uint64_t M = r.M;  // rows of A per block from the shares on (all of them unless blocked)
   // Placement: a group's row splits in one node when they fit (several
   // groups per node), else in whole nodes of their own, so partial products
   // cross the fewest global cables; densely when the job is too small for that.
@@ -130,6 +130,49 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
       p.j0 = static_cast<uint32_t>(share(J, r.col, g));
       p.j1 = static_cast<uint32_t>(share(J, r.col, g + 1));
     }
+
+  pl.tsps = P;
+  if (r.widest_share) {
+    if (r.row != 1)
+      throw core::ConfigError(
+          "--widest-share: only column-wise splits never communicate (row-split groups share cables); use "
+          "--split col=C");
+    size_t w = 0;
+    for (size_t i = 1; i < pl.parts.size(); ++i)
+      if (pl.parts[i].j1 - pl.parts[i].j0 > pl.parts[w].j1 - pl.parts[w].j0) w = i;
+    pl.parts = {pl.parts[w]};
+    pl.parts[0].group = 0;
+  }
+  // Blocks of rows: with host inputs and outputs and no row splits, as many
+  // rows at a time as the SRAM holds (two A slices, the B tile ring, C for
+  // the rows), or sched.matmul_block_rows.
+  constexpr uint32_t kTileSlots = 4;
+  const bool host = r.host_inputs;
+  const bool can_block = host && r.host_outputs && r.row == 1;
+  {
+    uint64_t widest = 0;
+    for (const MatmulPart& p : pl.parts) widest = std::max<uint64_t>(widest, p.j1 - p.j0);
+    const uint64_t fixed = host ? uint64_t(kTileSlots) * tsp::kTileVectors : 0;
+    const uint64_t fit = (tsp::kVectors - fixed) / (2 + widest * tsp::kResultVectors);
+    uint64_t rows = r.M;
+    if (r.block_rows && r.block_rows < r.M) {
+      if (!can_block)
+        throw core::ConfigError(
+            fmt::format("sched.matmul_block_rows={}: blocks of rows need -p sched.matmul_inputs=host -p "
+                        "sched.matmul_outputs=host and no row-wise splits",
+                        r.block_rows));
+      if (r.block_rows > fit)
+        throw core::ConfigError(
+            fmt::format("sched.matmul_block_rows={}: a TSP holds at most {} rows of a block ({} column tiles of C)",
+                        r.block_rows, fit, widest));
+      rows = r.block_rows;
+    } else if (can_block && r.M > fit) {
+      rows = fit;
+    }
+    pl.blocks = (r.M + rows - 1) / rows;
+    M = (r.M + pl.blocks - 1) / pl.blocks;  // balanced: the last block pads fewer than `blocks` rows
+    pl.block_rows = M;
+  }
 
   auto idx = [&pl](const MatmulPart& p) { return static_cast<size_t>(&p - pl.parts.data()); };
   // Reduction structure (row > 1): the group's parts by node, pieces of rows.
@@ -182,8 +225,6 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   // B tiles. Inputs from the host: two A slices (one in use, the next
   // arriving) and a ring of kTileSlots B tiles, reused as the MXMs and LWs
   // finish reading them.
-  constexpr uint32_t kTileSlots = 4;
-  const bool host = r.host_inputs;
   uint64_t top = 0;
   for (MatmulPart& p : pl.parts) {
     const uint64_t a = host ? 2 * M : uint64_t(p.t1 - p.t0) * M;
@@ -201,9 +242,11 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     if (need > tsp::kVectors)
       throw core::ConfigError(fmt::format(
           "matmul {}x{}x{} {}: {} needs {} SRAM vectors (A {}, B {}, C {}, reduction staging {}), more than the {} "
-          "of a TSP; use more splits (--split col=C,row=R)",
-          r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, need, a, b, c, staging[idx(p)],
-          tsp::kVectors));
+          "of a TSP; use more splits (--split col=C,row=R){}",
+          r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, need, a, b, c, staging[idx(p)], tsp::kVectors,
+          can_block ? ""
+                    : ", or compute C in blocks of rows (-p sched.matmul_inputs=host -p sched.matmul_outputs=host, "
+                      "no row-wise splits)"));
     p.a_vec = 0;
     p.b_vec = static_cast<uint32_t>(a);
     p.c_vec = static_cast<uint32_t>(a + b);
@@ -511,7 +554,49 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   pl.programs = eng.programs();
   pl.predicted_ps = eng.completion_ps();
   pl.bursts = eng.bursts();
+  if (pl.blocks > 1) {
+    // Every block is the first shifted by one period: the first block's
+    // schedule ends (its last C vector in host memory) before the period,
+    // and a period of a whole number of ps shifts every cycle edge alike.
+    const core::Clock& clk = m.chips[pl.parts[0].chip].clock;
+    for (const MatmulPart& p : pl.parts)
+      if (m.chips[p.chip].clock.whole_ps_cycles() != clk.whole_ps_cycles() || m.chips[p.chip].clock.ps(1) != clk.ps(1))
+        throw core::ConfigError("matmul in blocks of rows: every TSP of the job needs the same clock");
+    const uint64_t step = clk.whole_ps_cycles();
+    const uint64_t period = (clk.cycle_at_or_after(pl.predicted_ps) + 1 + step - 1) / step * step;
+    pl.block_period_ps = clk.ps(period) - clk.ps(0);
+    for (const MatmulPart& p : pl.parts) {
+      const uint64_t stride = uint64_t(p.j1 - p.j0) * M * tsp::kResultVectors;  // C's host vectors per block
+      sw::Program& prog = pl.programs[p.chip];
+      for (uint32_t q = 0; q < prog.queues.size(); ++q) {
+        if (prog.queues[q].empty()) continue;
+        tsp::Instr loop;
+        loop.op = tsp::Op::LOOP;
+        loop.count = static_cast<uint32_t>(pl.blocks - 1);
+        loop.imm = period;
+        loop.a = static_cast<uint32_t>(stride);
+        prog.emit(q, loop);
+        if (prog.queues[q].size() + 1 > m.chips[p.chip].imem)
+          throw core::ConfigError(fmt::format("{}: queue {} needs {} instructions; imem_instructions is {}",
+                                              m.chips[p.chip].name, q, prog.queues[q].size() + 1,
+                                              m.chips[p.chip].imem));
+      }
+    }
+    const uint64_t more = pl.blocks - 1;
+    pl.predicted_ps += more * pl.block_period_ps;
+    pl.compute_end_ps += more * pl.block_period_ps;
+    pl.subops *= pl.blocks;
+    pl.weight_loads *= pl.blocks;
+    pl.host_bytes *= pl.blocks;
+    pl.host_out_bytes *= pl.blocks;
+  }
   return pl;
+}
+
+uint64_t MatmulPlan::c_vector(const MatmulPart& p, uint32_t j, uint64_t m) const {
+  const uint64_t rows = block_rows ? block_rows : req.M, b = m / rows;
+  return p.c_vec + b * uint64_t(p.j1 - p.j0) * rows * tsp::kResultVectors +
+         ((j - p.j0) * rows + (m - b * rows)) * tsp::kResultVectors;
 }
 
 }  // namespace fabricvp::sched

@@ -60,6 +60,19 @@ struct MatmulRequest {
   /// final, into host memory at the same vector addresses it has in SRAM; the
   /// completion is then its last vector in host memory.
   bool host_outputs = false;
+  /// Rows of A per block (0: automatic). With inputs from and outputs to the
+  /// host and no row splits, a C larger than the SRAM is computed in blocks
+  /// of rows: every block streams its rows of A and all of the chip's B
+  /// again, and writes its C back, in the same SRAM buffers; the blocks are
+  /// one period apart and the program is one block's, repeated by LOOP
+  /// (docs/isa.md). Automatic: all of M if it fits, else the most rows that do.
+  uint64_t block_rows = 0;
+  /// Column splits only: compile and simulate just the TSP with the widest
+  /// share of B's columns (the first such). Column splits never communicate
+  /// and every TSP has its own PCIe link, so it finishes last and the
+  /// cluster's completion is its own; the others run the same program on
+  /// narrower shares. MatmulPlan::parts holds that one part; tsps is col.
+  bool widest_share = false;
 };
 
 /// A positive decimal integer, strictly (core::ConfigError naming `what` and showing `example` otherwise).
@@ -106,6 +119,7 @@ struct MatmulPlan {
   uint32_t K = 0;                     ///< tile rows: 160 (fp16) or 320 (int8)
   uint32_t T = 0, J = 0;              ///< K tiles and 320-column tiles of B
   uint32_t units = 0;                 ///< MXM units per chip used
+  uint64_t tsps = 0;                  ///< TSPs of the decomposition (col x row), simulated or not
   std::vector<MatmulPart> parts;      ///< part g * row + i: column group g, row split i
   std::vector<MatmulGroup> groups;    ///< by column group
   std::vector<sw::Program> programs;  ///< per physical chip
@@ -119,6 +133,14 @@ struct MatmulPlan {
   uint64_t weight_loads = 0;          ///< tiles installed over all chips
   uint64_t bursts = 0, reduced_vectors = 0;
   uint32_t max_hops = 0;
+  /// Blocks of rows (MatmulRequest::block_rows): `blocks` of `block_rows` rows
+  /// (the last padded with zero rows of A), block b the first shifted by b *
+  /// block_period_ps; dmas are block 0's (block b sends rows b * block_rows
+  /// on, at ready_ps + b * block_period_ps).
+  uint64_t blocks = 1, block_rows = 0, block_period_ps = 0;
+  /// Where row m of C's column tile j of part p is when the run ends: an SRAM
+  /// vector address (C in SRAM), or a host vector address (C written to the host).
+  uint64_t c_vector(const MatmulPart& p, uint32_t j, uint64_t m) const;
 
   /// Vectors of SRAM a tile of K-tile t takes (fp16: 2 per row, int8: 1).
   uint32_t tile_vectors(uint32_t t) const;

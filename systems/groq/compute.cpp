@@ -40,6 +40,8 @@ struct MatmulStats {
   core::Value<uint64_t> col{nullptr, "workload", "col_splits", "splits", "column-wise weight splits"};
   core::Value<uint64_t> row{nullptr, "workload", "row_splits", "splits", "row-wise weight splits"};
   core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs computing (col x row)"};
+  core::Value<uint64_t> simulated_chips{nullptr, "workload", "simulated_tsps", "chips",
+                                        "TSPs simulated (1 with --widest-share, else tsps)"};
   core::Value<bool> verified{nullptr, "workload", "verified", "", "C is bit-exact against the host reference"};
   core::Value<bool> timing_only{nullptr, "workload", "timing_only", "",
                                 "--timing-only: LW, MXM and PCIe writes timed without data, nothing checked"};
@@ -69,6 +71,11 @@ struct MatmulStats {
                                    "sram (C left on the chips) or host (written back over PCIe)"};
   core::Value<uint64_t> host_out_bytes{nullptr, "workload", "host_out_bytes", "bytes",
                                        "C written back to the host over PCIe"};
+  core::Value<uint64_t> blocks{nullptr, "workload", "blocks", "blocks",
+                               "blocks of A's rows computed one after the other (sched.matmul_block_rows)"};
+  core::Value<uint64_t> block_rows{nullptr, "workload", "block_rows", "rows", "rows of A per block"};
+  core::Value<uint64_t> block_period_ps{nullptr, "workload", "block_period_ps", "ps",
+                                        "time from one block's start to the next's (LOOP period)"};
 };
 
 /// workload.* — a Cholesky factorization (--workload cholesky; docs/compute.md).
@@ -170,6 +177,8 @@ class MatmulWorkload final : public ComputeWorkload {
     m_req.host_inputs = m_env.params.matmul_inputs.get() == "host";
     m_req.row_order = m_env.params.matmul_order.get() == "row";
     m_req.host_outputs = m_env.params.matmul_outputs.get() == "host";
+    m_req.block_rows = m_env.params.matmul_block_rows;
+    m_req.widest_share = opt.kind_options.count("widest-share") > 0;
     m_plan = sched::plan_matmul(m_env.machine, m_req);
   }
   std::vector<sw::Program>& programs() override { return m_plan.programs; }
@@ -201,7 +210,8 @@ class MatmulWorkload final : public ComputeWorkload {
     ms.dtype.set(core::dtype_name(r.dtype));
     ms.col.set(r.col);
     ms.row.set(r.row);
-    ms.chips.set(m_plan.parts.size());
+    ms.chips.set(m_plan.tsps);
+    ms.simulated_chips.set(m_plan.parts.size());
     ms.verified.set(out.checked && out.verified);
     ms.elements.set(m_res.elements);
     ms.mismatched.set(m_res.mismatched);
@@ -211,7 +221,7 @@ class MatmulWorkload final : public ComputeWorkload {
     const double secs = completion * 1e-12;
     ms.tflops.set(secs > 0 ? 2.0 * m_plan.macs() / secs / 1e12 : 0.0);
     const double cycle_ps = 1e6 / m_env.sys.chips[m_plan.parts[0].chip]->clock_mhz;
-    const double peak = m_plan.peak_macs_per_cycle * m_plan.parts.size() * (completion / cycle_ps);
+    const double peak = m_plan.peak_macs_per_cycle * m_plan.tsps * (completion / cycle_ps);
     ms.utilization.set(peak > 0 ? 100.0 * m_plan.macs() / peak : 0.0);
     ms.subops.set(m_plan.subops);
     ms.weight_loads.set(m_plan.weight_loads);
@@ -223,14 +233,22 @@ class MatmulWorkload final : public ComputeWorkload {
     ms.host_GBps_at_peak.set(m_plan.host_GBps_at_peak);
     ms.outputs.set(r.host_outputs ? "host" : "sram");
     ms.host_out_bytes.set(m_plan.host_out_bytes);
+    ms.blocks.set(m_plan.blocks);
+    ms.block_rows.set(m_plan.block_rows);
+    ms.block_period_ps.set(m_plan.block_period_ps);
   }
   void summarize(const systems::Outcome& out, uint64_t completion, systems::Summary& s, bool head) override {
     const sched::MatmulRequest& r = m_req;
     const bool fp = r.dtype == core::Dtype::fp16;
     if (head) {
-      s.line("workload", fmt::format("matmul [{} x {}] x [{} x {}] {} ({} results) on {} TSP{} (col {} x row {})", r.M,
-                                     r.N, r.N, r.L, core::dtype_name(r.dtype), fp ? "fp32" : "int32",
-                                     m_plan.parts.size(), m_plan.parts.size() == 1 ? "" : "s", r.col, r.row));
+      s.line("workload", fmt::format("matmul [{} x {}] x [{} x {}] {} ({} results) on {} TSP{} (col {} x row {}){}",
+                                     r.M, r.N, r.N, r.L, core::dtype_name(r.dtype), fp ? "fp32" : "int32", m_plan.tsps,
+                                     m_plan.tsps == 1 ? "" : "s", r.col, r.row,
+                                     r.widest_share ? fmt::format("; simulated: the widest share only, {} of B's "
+                                                                  "columns on {} (the others finish no later)",
+                                                                  (m_plan.parts[0].j1 - m_plan.parts[0].j0) * 320,
+                                                                  m_env.sys.chips[m_plan.parts[0].chip]->name())
+                                                    : std::string()));
       s.line("schedule",
              fmt::format("{} [1 x {}] x [{} x 320] sub-operations on {} MXM units per TSP, {} tiles installed{}",
                          m_plan.subops, m_plan.K, m_plan.K, m_plan.units, m_plan.weight_loads,
@@ -249,6 +267,12 @@ class MatmulWorkload final : public ComputeWorkload {
       if (r.host_outputs)
         s.line("outputs", fmt::format("C written back to the host over PCIe (HOSTW) as each part is final: {}",
                                       core::approx_bytes(m_plan.host_out_bytes)));
+      if (m_plan.blocks > 1)
+        s.line("blocks", fmt::format("{} blocks of {} rows of A (the last padded with {}), one every {}: each "
+                                     "streams its rows of A and all of B again and writes its C back; the "
+                                     "program is one block's, repeated by LOOP",
+                                     m_plan.blocks, m_plan.block_rows, m_plan.blocks * m_plan.block_rows - r.M,
+                                     human_time(m_plan.block_period_ps)));
       return;
     }
     if (m_timing_only)
@@ -268,8 +292,8 @@ class MatmulWorkload final : public ComputeWorkload {
       s.line("compute",
              fmt::format("{:.1f} {}TFLOPS, MXM utilization {:.1f}% of {} TSP{} x {:.0f} multiply-accumulates "
                          "per cycle",
-                         m_stats->tflops.get(), fp ? "fp16 " : "int8 ", m_stats->utilization.get(), m_plan.parts.size(),
-                         m_plan.parts.size() == 1 ? "" : "s", m_plan.peak_macs_per_cycle));
+                         m_stats->tflops.get(), fp ? "fp16 " : "int8 ", m_stats->utilization.get(), m_plan.tsps,
+                         m_plan.tsps == 1 ? "" : "s", m_plan.peak_macs_per_cycle));
   }
 
  private:
@@ -627,6 +651,7 @@ const std::vector<Entry>& registry() {
        },
        {{"shape", "describes a matrix multiplication (--workload matmul)"},
         {"split", "describes a matrix multiplication (--workload matmul)"},
+        {"widest-share", "describes a matrix multiplication (--workload matmul)"},
         {"timing-only", "on Groq TSPs times a matrix multiplication or a BERT pipeline without data"}}},
       {"cholesky",
        [](const ComputeWorkload::Env& e) -> std::unique_ptr<ComputeWorkload> {

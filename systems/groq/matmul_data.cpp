@@ -48,12 +48,12 @@ void MatmulData::elements(const sched::MatmulRequest& r, uint64_t seed, bool b, 
   core::random_elements(r.dtype, stream_seed(seed, b), out, n * es, (row * cols + col0) * es, kFp16Range);
 }
 
-void MatmulData::a_slice(uint32_t t, uint8_t* out) const {
+void MatmulData::a_slice(uint32_t t, uint64_t m0, uint64_t rows, uint8_t* out) const {
   const sched::MatmulRequest& r = m_plan.req;
   const uint64_t k0 = uint64_t(t) * m_plan.K, kn = std::min<uint64_t>(m_plan.K, r.N - k0);
-  for (uint64_t m = 0; m < r.M; ++m) {
-    std::fill(out + m * tsp::kVectorBytes, out + (m + 1) * tsp::kVectorBytes, 0);
-    elements(r, m_seed, false, m, k0, kn, out + m * tsp::kVectorBytes);
+  for (uint64_t i = 0; i < rows; ++i) {
+    std::fill(out + i * tsp::kVectorBytes, out + (i + 1) * tsp::kVectorBytes, 0);
+    if (m0 + i < r.M) elements(r, m_seed, false, m0 + i, k0, kn, out + i * tsp::kVectorBytes);
   }
 }
 
@@ -77,10 +77,19 @@ void MatmulData::load(bool timing_only) {
       w.addr = uint64_t(d.addr) * tsp::kVectorBytes;
       w.len = uint64_t(d.n) * tsp::kVectorBytes;
       w.ready_ps = d.ready_ps;
-      if (!timing_only) w.fill = [this, d](uint8_t* out) { d.b ? b_tile(d.t, d.j, out) : a_slice(d.t, out); };
       writes.push_back(std::move(w));
     }
-    m_sys.host.schedule(std::move(writes));
+    // Block k (MatmulPlan::blocks) sends rows k * block_rows on, one period later.
+    Host::RoundFill fill;
+    if (!timing_only)
+      fill = [this](size_t i, uint64_t k, uint8_t* out) {
+        const sched::MatmulDma& d = m_plan.dmas[i];
+        if (d.b)
+          b_tile(d.t, d.j, out);
+        else
+          a_slice(d.t, k * m_plan.block_rows, d.n, out);
+      };
+    m_sys.host.schedule(std::move(writes), m_plan.blocks, m_plan.block_period_ps, std::move(fill));
     return;
   }
   if (timing_only) return;
@@ -173,7 +182,8 @@ MatmulData::Result MatmulData::check() const {
   const core::Dtype out_dt = fp ? core::Dtype::fp32 : core::Dtype::int32;
   Result res;
   std::vector<uint8_t> got;
-  for (uint32_t g = 0; g < r.col; ++g) {
+  const uint32_t groups = static_cast<uint32_t>(m_plan.parts.size() / r.row);  // 1 with --widest-share
+  for (uint32_t g = 0; g < groups; ++g) {
     const uint32_t base = g * r.row;
     std::vector<std::vector<uint32_t>> parts(r.row);
     for (uint32_t i = 0; i < r.row; ++i) parts[i] = partial(m_plan.parts[base + i]);
@@ -208,32 +218,35 @@ MatmulData::Result MatmulData::check() const {
     }
     for (const Piece& pc : pieces) {
       const sched::MatmulPart& h = m_plan.parts[pc.holder];
-      for (uint32_t j = 0; j < jn; ++j) {
-        const uint64_t rows = pc.m1 - pc.m0;
-        got.resize(rows * tsp::kResultVectors * tsp::kVectorBytes);
-        const uint64_t at = (uint64_t(h.c_vec) + (j * r.M + pc.m0) * tsp::kResultVectors) * tsp::kVectorBytes;
-        if (r.host_outputs)  // what reached host memory (a vector never written reads as zero and mismatches)
-          m_sys.host.received(h.chip, at, got.data(), got.size());
-        else
-          m_sys.host.read(h.chip, at, got.data(), got.size());
-        for (uint64_t m = pc.m0; m < pc.m1; ++m)
-          for (uint32_t e = 0; e < kCols; ++e) {
-            const uint64_t col = uint64_t(first.j0 + j) * kCols + e;
-            if (col >= r.L) continue;  // padding columns of the last tile
-            uint32_t w;
-            std::memcpy(&w, &got[((m - pc.m0) * kCols + e) * 4], 4);
-            const uint32_t x = expect[m * width + j * kCols + e];
-            ++res.elements;
-            if (w == x) continue;
-            ++res.mismatched;
-            if (res.first.size() < 5) {
-              uint8_t xb[4], wb[4];
-              std::memcpy(xb, &x, 4);
-              std::memcpy(wb, &w, 4);
-              res.first.push_back(Mismatch{m, col, core::element_value(out_dt, xb), core::element_value(out_dt, wb)});
+      // Rows a block apart are apart in host memory too: one read per block.
+      const uint64_t block = m_plan.block_rows ? m_plan.block_rows : r.M;
+      for (uint64_t b0 = pc.m0; b0 < pc.m1; b0 = std::min(pc.m1, (b0 / block + 1) * block))
+        for (uint32_t j = 0; j < jn; ++j) {
+          const uint64_t b1 = std::min(pc.m1, (b0 / block + 1) * block), rows = b1 - b0;
+          got.resize(rows * tsp::kResultVectors * tsp::kVectorBytes);
+          const uint64_t at = m_plan.c_vector(h, first.j0 + j, b0) * tsp::kVectorBytes;
+          if (r.host_outputs)  // what reached host memory (a vector never written reads as zero and mismatches)
+            m_sys.host.received(h.chip, at, got.data(), got.size());
+          else
+            m_sys.host.read(h.chip, at, got.data(), got.size());
+          for (uint64_t m = b0; m < b1; ++m)
+            for (uint32_t e = 0; e < kCols; ++e) {
+              const uint64_t col = uint64_t(first.j0 + j) * kCols + e;
+              if (col >= r.L) continue;  // padding columns of the last tile
+              uint32_t w;
+              std::memcpy(&w, &got[((m - b0) * kCols + e) * 4], 4);
+              const uint32_t x = expect[m * width + j * kCols + e];
+              ++res.elements;
+              if (w == x) continue;
+              ++res.mismatched;
+              if (res.first.size() < 5) {
+                uint8_t xb[4], wb[4];
+                std::memcpy(xb, &x, 4);
+                std::memcpy(wb, &w, 4);
+                res.first.push_back(Mismatch{m, col, core::element_value(out_dt, xb), core::element_value(out_dt, wb)});
+              }
             }
-          }
-      }
+        }
     }
   }
   return res;

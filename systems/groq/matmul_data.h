@@ -46,7 +46,8 @@ class MatmulData {
 
  private:
   /// A's K tile t, all M rows (one vector each, zero-padded); B's tile (t, j) (tile_vectors(t) vectors).
-  void a_slice(uint32_t t, uint8_t* out) const;
+  /// A's K tile t for `rows` rows from row m0 (zero rows beyond M: a block's padding).
+  void a_slice(uint32_t t, uint64_t m0, uint64_t rows, uint8_t* out) const;
   void b_tile(uint32_t t, uint32_t j, uint8_t* out) const;
   /// Partial product of one part: [M][(j1 - j0) * 320] result words, in the chips' order.
   std::vector<uint32_t> partial(const sched::MatmulPart& p) const;

@@ -41,6 +41,11 @@ CompilerParams::CompilerParams()
                      "matmul: C left in SRAM (sram), or written back to the host over each chip's PCIe link (HOSTW) "
                      "as each part of it is final (host); the completion is then C in host memory",
                      {"sram", "host"}),
+      matmul_block_rows("sched", "matmul_block_rows", 0, "rows",
+                        "matmul with host inputs and outputs: rows of A per block, C computed and written back "
+                        "block by block, B streamed again for each (0: all rows if C fits the SRAM, else the most "
+                        "that do)",
+                        0, uint64_t{1} << 40),
       save_programs_max_chips("run", "save_programs_max_chips", 1024, "chips",
                               "write <out>/programs/*.s and load them from that text for platforms up to this size "
                               "(larger ones load the binary directly)",

@@ -24,6 +24,7 @@ struct CompilerParams {
   core::Param<std::string> matmul_inputs;
   core::Param<std::string> matmul_order;
   core::Param<std::string> matmul_outputs;
+  core::Param<uint64_t> matmul_block_rows;
   core::Param<uint32_t> save_programs_max_chips;
 };
 

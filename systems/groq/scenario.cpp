@@ -49,7 +49,8 @@ void GroqScenario::prepare(const systems::RunOptions& opt) {
                         {"sched.paths", {"collective", "matmul", "bert"}},
                         {"sched.matmul_inputs", {"matmul"}},
                         {"sched.matmul_order", {"matmul"}},
-                        {"sched.matmul_outputs", {"matmul"}}};
+                        {"sched.matmul_outputs", {"matmul"}},
+                        {"sched.matmul_block_rows", {"matmul"}}};
     const core::Config& cfg = core::Context::get().config();
     for (const Use& u : uses) {
       const core::ConfigEntry* e = cfg.find(u.key);

@@ -109,7 +109,14 @@ void Host::runtime() {
   }
 }
 
-void Host::schedule(std::vector<TimedWrite> writes) {
+void Host::schedule(std::vector<TimedWrite> writes) { schedule(std::move(writes), 1, 0, {}); }
+
+void Host::schedule(std::vector<TimedWrite> writes, uint64_t rounds, uint64_t period_ps, RoundFill fill) {
+  if (rounds == 0) throw std::logic_error("host schedule of zero rounds");
+  m_rounds = rounds;
+  m_round = 0;
+  m_period_ps = period_ps;
+  m_round_fill = std::move(fill);
   m_writes = std::move(writes);
   // Issue time: ready, but never before the chip's previous write (its order on the link).
   m_order.clear();
@@ -126,18 +133,30 @@ void Host::schedule(std::vector<TimedWrite> writes) {
 
 void Host::writer() {
   const uint64_t now = sc_core::sc_time_stamp().value();
-  for (; m_next < m_order.size() && m_order[m_next].first <= now; ++m_next) {
-    TimedWrite& w = m_writes[m_order[m_next].second];
+  for (;;) {
+    if (m_next == m_order.size() && m_round + 1 < m_rounds) {
+      ++m_round;
+      m_next = 0;
+    }
+    const uint64_t shift = m_round * m_period_ps;
+    if (m_next == m_order.size() || m_order[m_next].first + shift > now) break;
+    const size_t i = m_order[m_next].second;
+    TimedWrite& w = m_writes[i];
     if (m_buf.size() < w.len) m_buf.resize(w.len);
-    if (w.fill) w.fill(m_buf.data());
+    if (m_round_fill)
+      m_round_fill(i, m_round, m_buf.data());
+    else if (w.fill)
+      w.fill(m_buf.data());
     // Ready in the past only when the chip's previous write is still sending: same start.
-    dma(w.chip, w.addr, m_buf.data(), w.len, std::max<uint64_t>(w.ready_ps, now));
-    w.fill = nullptr;
+    dma(w.chip, w.addr, m_buf.data(), w.len, std::max<uint64_t>(w.ready_ps + shift, now));
+    if (m_rounds == 1) w.fill = nullptr;
+    ++m_next;
   }
   if (m_next < m_order.size()) {
-    next_trigger(sc_core::sc_time::from_value(m_order[m_next].first - now));
+    next_trigger(sc_core::sc_time::from_value(m_order[m_next].first + m_round * m_period_ps - now));
   } else {
     std::vector<TimedWrite>().swap(m_writes);
+    m_round_fill = nullptr;
     std::vector<uint8_t>().swap(m_buf);
     std::vector<std::pair<uint64_t, size_t>>().swap(m_order);
   }

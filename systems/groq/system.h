@@ -79,6 +79,12 @@ class Host : public core::Module {
   /// later, when the chip's previous one is issued: only the writes on their
   /// way are held, and the link's timing is the same as issuing all at once.
   void schedule(std::vector<TimedWrite> writes);
+  /// The same list issued `rounds` times, round k's writes ready k * period_ps
+  /// later (a program repeated by LOOP); each write's data made by
+  /// fill(write, k, out), none if fill is empty (timing only). A round's last
+  /// write must be issued before the next round's first is ready.
+  using RoundFill = std::function<void(size_t write, uint64_t round, uint8_t* out)>;
+  void schedule(std::vector<TimedWrite> writes, uint64_t rounds, uint64_t period_ps, RoundFill fill);
 
   /// Host runtime (seed 000 §5.4, Fig 17): every host-initiated transfer of
   /// an invoked run starts after an invocation delay drawn from an exponential
@@ -117,6 +123,8 @@ class Host : public core::Module {
   std::vector<std::unordered_map<uint64_t, std::array<uint8_t, tsp::kVectorBytes>>> m_from;  // [chip][host vector]
   std::vector<std::pair<uint64_t, size_t>> m_order;  // (issue time, write), in issue order
   size_t m_next = 0;
+  uint64_t m_round = 0, m_rounds = 1, m_period_ps = 0;
+  RoundFill m_round_fill;
   sc_core::sc_event m_go;
   // The runtime of invoked runs.
   void runtime();

@@ -137,6 +137,11 @@ const cli::Command run_cmd([](CLI::App& app) {
        "Groq TSPs, --workload bert: every inference invoked by the host runtime: input over PCIe (after "
        "-p sys.host.pcie_jitter_ns of invocation jitter), program launched, output back (seed 000 Fig 17)",
        true},
+      {"widest-share",
+       "Groq TSPs, --workload matmul with column splits only: simulate just the TSP with the widest share of B's "
+       "columns (column splits never communicate, so it sets the cluster's time); throughput and utilization "
+       "are the whole cluster's",
+       true},
       {"iterations", "NPU fabrics, training workloads (--workload FILE): training iterations (default 1)"},
       {"timing-only",
        "NPU fabrics: collectives move no payload; Groq TSPs, --workload matmul or bert: LW, MXM and PCIe writes "
