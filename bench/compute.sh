@@ -6,7 +6,8 @@
 # Matrix multiplications on TSPs with real data, checked: simulated MXM
 # sub-operations per wall second of simulation (one TSP, [2304 x 4096] x
 # [4096 x 3200], fp16 and int8) and the Fig 14 point with the most TSPs,
-# [800 x 32576] x [32576 x 8192] on 104 TSPs (target < 60 s wall). One table
+# [800 x 32576] x [32576 x 8192] on 104 TSPs (target < 60 s wall), and the
+# Fig 15 point at N = 650,000 on 100 TSPs (blocks of rows, LOOP). One table
 # row per run: wall seconds and peak RSS (/usr/bin/time), the driver's
 # simulate and check seconds, sub-operations per simulate-second.
 # Cholesky: n = 4096 on one TSP (LW-bound: one tile install per sub-operation)
@@ -43,6 +44,10 @@ row "[2304 x 4096] x [4096 x 3200] int8, 1 TSP" platforms/groq-node.yaml --workl
 if [ "$mode" = all ]; then
   row "[800 x 32576] x [32576 x 8192] fp16, 104 TSPs (col 8 x row 13; target < 60 s)" \
     platforms/groq-dragonfly-264.yaml --workload matmul --shape 800x32576x8192 --split col=8,row=13
+  row "[650000 x 650000] x [650000 x 650000] fp16 on 100 TSPs, widest share, 78 blocks, timing only" \
+    platforms/groq-dragonfly-10440.yaml --workload matmul --shape 650000x650000x650000 --split col=100 \
+    --timing-only --widest-share -p sys.racks=5 -p sched.matmul_inputs=host -p sched.matmul_outputs=host \
+    -p 'sys.*.*.tsp*.imem_instructions=524288'
   row "Cholesky n = 4096, 1 TSP" platforms/groq-node.yaml --workload cholesky --n 4096 --tsps 1 \
     -p 'sys.node0.tsp*.imem_instructions=524288'
   row "Cholesky n = 5120, 16 TSPs (2 nodes)" platforms/groq-dragonfly-264.yaml --workload cholesky --n 5120 \

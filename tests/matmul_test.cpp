@@ -152,7 +152,7 @@ TEST(MatmulReduction, ExchangeBetweenNodesSpreadsOverOtherNodes) {
   // Two groups of 10 row splits: 8 + 2 TSPs in two nodes each, joined by one
   // global cable. Each partial product crossing between them goes in chunks
   // over detours through the other nodes (and the minor node's idle chips
-  // relay its reduce-scatter): far faster than on minimal routes alone
+  // relay its reduce-scatter): far faster than with one route per transfer
   // (sched.paths=1), and still checked and predicted exactly.
   Case c{"groq-dragonfly-264.yaml", "400x3200x1280", "col=2,row=10", "fp16"};
   const nlohmann::json spread = run_matmul(c);
@@ -256,6 +256,12 @@ TEST(MatmulBlocks, RefusedWhereTheyCannotApply) {
                "-q --out /tmp/fabricvp-mmb-c");
   EXPECT_EQ(c.code, 1);
   EXPECT_NE(c.out.find("sched.matmul_block_rows=90000: a TSP holds at most"), std::string::npos) << c.out;
+  const test::Result d =
+      test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+               "/groq-node.yaml --workload matmul --shape 2x320x60000000 -p sched.matmul_inputs=host "
+               "-p sched.matmul_outputs=host -q --out /tmp/fabricvp-mmb-d");
+  EXPECT_EQ(d.code, 1);
+  EXPECT_NE(d.out.find("one row of C over 187500 column tiles does not fit a TSP's SRAM"), std::string::npos) << d.out;
 }
 
 TEST(MatmulExperiment, SingleChipUtilizationIsAtLeastEightyPercent) {

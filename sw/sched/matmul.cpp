@@ -81,7 +81,8 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         fmt::format("--dtype {}: the matrix unit multiplies fp16 or int8", core::dtype_name(r.dtype)));
   if (r.M == 0 || r.N == 0 || r.L == 0) throw core::ConfigError("matmul: every dimension must be at least 1");
   const uint64_t T = (r.N + pl.K - 1) / pl.K, J = (r.L + tsp::kMxmColumns - 1) / tsp::kMxmColumns;
-  if (T > (1u << 30) || J > (1u << 30) || r.M > tsp::kVectors)
+  const bool blockable = r.host_inputs && r.host_outputs && r.row == 1;  // A's rows need not all be in SRAM
+  if (T > (1u << 30) || J > (1u << 30) || (r.M > tsp::kVectors && !blockable) || r.M > (uint64_t{1} << 40))
     throw core::ConfigError(fmt::format("matmul {}x{}x{}: too large for any TSP's SRAM", r.M, r.N, r.L));
   pl.T = static_cast<uint32_t>(T);
   pl.J = static_cast<uint32_t>(J);
@@ -148,7 +149,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   // the rows), or sched.matmul_block_rows.
   constexpr uint32_t kTileSlots = 4;
   const bool host = r.host_inputs;
-  const bool can_block = host && r.host_outputs && r.row == 1;
+  const bool can_block = blockable;
   {
     uint64_t widest = 0;
     for (const MatmulPart& p : pl.parts) widest = std::max<uint64_t>(widest, p.j1 - p.j0);
@@ -167,6 +168,11 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
                         r.block_rows, fit, widest));
       rows = r.block_rows;
     } else if (can_block && r.M > fit) {
+      if (fit == 0)
+        throw core::ConfigError(fmt::format(
+            "matmul {}x{}x{}: one row of C over {} column tiles does not fit a TSP's SRAM with the B tile ring; "
+            "use more column splits (--split col=C)",
+            r.M, r.N, r.L, widest));
       rows = fit;
     }
     pl.blocks = (r.M + rows - 1) / rows;
@@ -562,8 +568,18 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     for (const MatmulPart& p : pl.parts)
       if (m.chips[p.chip].clock.whole_ps_cycles() != clk.whole_ps_cycles() || m.chips[p.chip].clock.ps(1) != clk.ps(1))
         throw core::ConfigError("matmul in blocks of rows: every TSP of the job needs the same clock");
-    const uint64_t step = clk.whole_ps_cycles();
-    const uint64_t period = (clk.cycle_at_or_after(pl.predicted_ps) + 1 + step - 1) / step * step;
+    const uint64_t step = clk.whole_ps_cycles(), block = clk.cycle_at_or_after(pl.predicted_ps) + 1;
+    if (step > block / 100)
+      throw core::ConfigError(fmt::format(
+          "matmul in blocks of rows: at {} MHz a whole number of ps takes {} cycles, more than 1 % of a block "
+          "({} cycles): blocks one period apart would idle; use a clock whose period divides into whole ps "
+          "sooner (900 MHz: 9 cycles)",
+          clk.mhz(), step, block));
+    const uint64_t period = (block + step - 1) / step * step;
+    if ((pl.blocks - 1) > tsp::kMaxLoopSpan / period)
+      throw core::ConfigError(
+          fmt::format("matmul in blocks of rows: {} blocks of {} cycles span more than the 2^40 cycles a LOOP covers",
+                      pl.blocks, period));
     pl.block_period_ps = clk.ps(period) - clk.ps(0);
     for (const MatmulPart& p : pl.parts) {
       const uint64_t stride = uint64_t(p.j1 - p.j0) * M * tsp::kResultVectors;  // C's host vectors per block

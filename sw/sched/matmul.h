@@ -44,10 +44,11 @@ struct MatmulRequest {
   uint64_t M = 0, N = 0, L = 0;
   core::Dtype dtype = core::Dtype::fp16;  ///< fp16 or int8
   uint32_t col = 1, row = 1;              ///< column-wise and row-wise weight splits
-  /// A partial product crossing between nodes goes in runs of chunk_vectors,
-  /// each on the route (the minimal one or a detour through another node)
-  /// where it would land first given everything already scheduled; one
-  /// tensor uses at most max_paths different routes.
+  /// A partial product of the row-split reduction goes in runs of
+  /// chunk_vectors, each on the route where it would land first given
+  /// everything already scheduled (the minimal one or a detour: through
+  /// another chip of the node, or between nodes through another node); one
+  /// transfer uses at most max_paths different routes.
   uint32_t max_paths = 7;
   uint32_t chunk_vectors = 64;
   /// Inputs streamed from the host over PCIe as the MXMs need them (else
@@ -65,7 +66,8 @@ struct MatmulRequest {
   /// of rows: every block streams its rows of A and all of the chip's B
   /// again, and writes its C back, in the same SRAM buffers; the blocks are
   /// one period apart and the program is one block's, repeated by LOOP
-  /// (docs/isa.md). Automatic: all of M if it fits, else the most rows that do.
+  /// (docs/isa.md). Automatic: all of M if it fits, else as few blocks as
+  /// fit, balanced (ceil(M / blocks) rows each).
   uint64_t block_rows = 0;
   /// Column splits only: compile and simulate just the TSP with the widest
   /// share of B's columns (the first such). Column splits never communicate

@@ -56,21 +56,26 @@ struct MatmulStats {
   core::Value<double> tflops{nullptr, "workload", "tflops", "TFLOP/s", "2 M N L / simulated time"};
   core::Value<double> utilization{nullptr, "workload", "mxm_utilization_pct", "%",
                                   "M N L / (TSPs x cycles x peak multiply-accumulates per cycle)"};
-  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations", "[1 x K] x [K x 320] sub-operations"};
-  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles", "[K x 320] tiles installed"};
+  core::Value<uint64_t> subops{nullptr, "workload", "subops", "sub-operations",
+                               "[1 x K] x [K x 320] sub-operations on the simulated TSPs"};
+  core::Value<uint64_t> weight_loads{nullptr, "workload", "weight_loads", "tiles",
+                                     "[K x 320] tiles installed on the simulated TSPs"};
   core::Value<uint64_t> reduced{nullptr, "workload", "reduced_vectors", "vectors",
                                 "partial-product vectors sent over C2C for row-split reductions"};
   core::Value<uint64_t> max_hops{nullptr, "workload", "max_hops", "cables", "longest route of a partial product"};
   core::Value<std::string> inputs{nullptr, "workload", "inputs", "",
                                   "sram (loaded before the run) or host-row / host-col (streamed over PCIe)"};
-  core::Value<uint64_t> host_bytes{nullptr, "workload", "host_bytes", "bytes", "inputs the host wrote over PCIe"};
-  core::Value<double> host_GBps{nullptr, "workload", "host_GBps", "GB/s", "host_bytes / simulated time, all chips"};
-  core::Value<double> host_GBps_at_peak{nullptr, "workload", "host_GBps_needed_per_tsp", "GB/s",
-                                        "PCIe bandwidth a TSP needs for its MXMs never to wait on inputs"};
+  core::Value<uint64_t> host_bytes{nullptr, "workload", "host_bytes", "bytes",
+                                   "inputs the host wrote over PCIe to the simulated TSPs"};
+  core::Value<double> host_GBps{nullptr, "workload", "host_GBps", "GB/s",
+                                "host_bytes / simulated time (all simulated TSPs together)"};
+  core::Value<double> host_GBps_at_peak{
+      nullptr, "workload", "host_GBps_needed_per_tsp", "GB/s",
+      "PCIe bandwidth the neediest simulated TSP needs for its MXMs never to wait on inputs"};
   core::Value<std::string> outputs{nullptr, "workload", "outputs", "",
                                    "sram (C left on the chips) or host (written back over PCIe)"};
   core::Value<uint64_t> host_out_bytes{nullptr, "workload", "host_out_bytes", "bytes",
-                                       "C written back to the host over PCIe"};
+                                       "C written back to the host over PCIe by the simulated TSPs"};
   core::Value<uint64_t> blocks{nullptr, "workload", "blocks", "blocks",
                                "blocks of A's rows computed one after the other (sched.matmul_block_rows)"};
   core::Value<uint64_t> block_rows{nullptr, "workload", "block_rows", "rows", "rows of A per block"};
