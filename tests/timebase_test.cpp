@@ -35,6 +35,35 @@ TEST(Timebase, CycleLookupInvertsEdges) {
   }
 }
 
+TEST(Timebase, CycleLookupIsExactAroundEveryEdge) {
+  // Every ps from 0 to 20 cycles, and around edges far out, at rates whose
+  // cycle is and is not a whole number of ps.
+  for (double mhz : {900.0, 1000.0, 933.333, 777.777}) {
+    Clock c(mhz);
+    for (uint64_t t = 0; t <= c.ps(20); ++t) {
+      const uint64_t a = c.cycle_at_or_after(t);
+      ASSERT_GE(c.ps(a), t) << mhz << " MHz, t " << t;
+      if (a) {
+        ASSERT_LT(c.ps(a - 1), t) << mhz << " MHz, t " << t;
+      }
+    }
+    for (uint64_t e : {uint64_t{1} << 40, uint64_t{1} << 50, uint64_t{3} << 55})
+      for (uint64_t t = c.ps(e) - 2; t <= c.ps(e) + 2; ++t) {
+        const uint64_t a = c.cycle_at_or_after(t);
+        ASSERT_GE(c.ps(a), t);
+        ASSERT_LT(c.ps(a - 1), t);
+      }
+  }
+}
+
+TEST(Timebase, SerializationStepsEqualEachPacketsTime) {
+  for (double gbps : {25.0, 30.0, 26.5625, 7.77}) {
+    SerialRate r(328 * 8, 4, gbps);
+    auto s = r.steps();
+    for (uint64_t i = 0; i < 200000; ++i, s.next()) ASSERT_EQ(s.value(), r.ps(i)) << gbps << " Gb/s, packet " << i;
+  }
+}
+
 TEST(Timebase, SerializationOf328BytePacketsAt100Gbps) {
   SerialRate r(328 * 8, 4, 25.0);
   EXPECT_EQ(r.ps(1), 26240u);  // 2624 bits / 100 Gb/s

@@ -41,8 +41,12 @@ Clock::Clock(double mhz) {
 
 uint64_t Clock::cycle_at_or_after(uint64_t t) const {
   if (t <= m_phase_ps) return 0;
-  unsigned __int128 d = t - m_phase_ps;
-  uint64_t c = static_cast<uint64_t>(d * m_mhz_milli / kScale);
+  const uint64_t d = t - m_phase_ps;
+  // ceil(c num / den) >= d  <=>  c num > (d - 1) den  <=>  c = floor((d - 1) den / num) + 1: exact, one
+  // 64-bit division when it cannot overflow.
+  uint64_t c;
+  if (m_ps.floor_inverse(d - 1, c)) return c + 1;
+  c = static_cast<uint64_t>(static_cast<unsigned __int128>(d) * m_mhz_milli / kScale);
   while (ps(c) < t) ++c;
   while (c > 0 && ps(c - 1) >= t) --c;
   return c;

@@ -21,6 +21,37 @@ class CeilRatio {
   CeilRatio(unsigned __int128 num, unsigned __int128 den);
   /// The smallest n > 0 for which n * num / den is whole (den in lowest terms).
   uint64_t whole_step() const { return static_cast<uint64_t>(m_den128); }
+  /// floor(x * den / num) in 64-bit arithmetic when it cannot overflow
+  /// (false otherwise): an inverse within one step of exact.
+  bool floor_inverse(uint64_t x, uint64_t& out) const {
+    if (m_fast_limit == 0 || m_num == 0 || x > UINT64_MAX / m_den) return false;
+    out = x * m_den / m_num;
+    return true;
+  }
+  /// ceil(i * num / den) for i = 0, 1, 2, ... in turn, without dividing
+  /// (the bursts' per-packet times).
+  class Steps {
+   public:
+    explicit Steps(const CeilRatio& r)
+        : m_r(&r),
+          m_fast(r.m_fast_limit != 0),
+          m_qstep(m_fast ? r.m_num / r.m_den : 0),
+          m_rstep(m_fast ? r.m_num % r.m_den : 0),
+          m_den(r.m_den) {}
+    uint64_t value() const { return m_fast ? m_q + (m_rem != 0) : (*m_r)(m_i); }
+    void next() {
+      ++m_i;
+      m_q += m_qstep;
+      m_rem += m_rstep;
+      if (m_rem >= m_den) m_rem -= m_den, ++m_q;
+      if (m_i > m_r->m_fast_limit) m_fast = false;  // beyond the 64-bit range: exact division from here
+    }
+
+   private:
+    const CeilRatio* m_r;
+    bool m_fast;
+    uint64_t m_qstep, m_rstep, m_den, m_q = 0, m_rem = 0, m_i = 0;
+  };
   uint64_t operator()(uint64_t n) const {
     if (n <= m_fast_limit) {
       uint64_t q = n / m_den, r = n % m_den;
@@ -86,6 +117,8 @@ class SerialRate {
     }
     return m_memo_ps;
   }
+  /// ps(0), ps(1), ps(2), ... in turn (CeilRatio::Steps).
+  CeilRatio::Steps steps() const { return CeilRatio::Steps(m_ps); }
   uint64_t rate_kbps() const { return m_rate_kbps; }
   uint64_t bits_per_packet() const { return m_bits; }
   /// Payload bandwidth in GB/s (1e9 bytes/s) for `payload_bytes` per packet.

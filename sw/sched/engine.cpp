@@ -98,8 +98,9 @@ Ready Engine::place(const Route& route, const std::vector<Chunk>& dst, uint32_t 
   const ChipSpec& src_chip = m_m.chips[route.hops[0].chip];
   uint64_t need0 = min_ps;
   {
-    const core::SerialRate& rate = src_chip.ports[route.hops[0].port].out.rate;
-    for (uint32_t i = 0; i < ready.size(); ++i) need0 = std::max(need0, ready[i] - std::min(ready[i], rate.ps(i)));
+    auto ser = src_chip.ports[route.hops[0].port].out.rate.steps();
+    for (uint32_t i = 0; i < ready.size(); ++i, ser.next())
+      need0 = std::max(need0, ready[i] - std::min(ready[i], ser.value()));
   }
   uint64_t c_first = src_chip.clock.cycle_at_or_after(need0);
   Ready cur;  // readiness of the vectors on the current sender
@@ -113,7 +114,11 @@ Ready Engine::place(const Route& route, const std::vector<Chunk>& dst, uint32_t 
       // grid-aligned slot: it must not be read before it is readable.
       uint64_t need = 0;
       const core::SerialRate& rate = s.ports[hop.port].out.rate;
-      for (uint32_t i = 0; i < cur.size(); ++i) need = std::max(need, cur[i] - std::min(cur[i], rate.ps(i)));
+      {
+        auto ser = rate.steps();
+        for (uint32_t i = 0; i < cur.size(); ++i, ser.next())
+          need = std::max(need, cur[i] - std::min(cur[i], ser.value()));
+      }
       uint64_t c_ready = h == 0 ? c_first : s.clock.cycle_at_or_after(need);
       // Parallel cables to the same neighbour (ring bundles, doubled rack
       // links): take the one that is free first.
@@ -158,7 +163,8 @@ Ready Engine::place(const Route& route, const std::vector<Chunk>& dst, uint32_t 
         free_from = d.clock.ps(cr) + ser.ps(ch.count - 1) + 1;
         leg.recv_cycles.push_back(cr);
         uint64_t w0 = d.clock.ps(cr + d.recv_latency);
-        for (uint32_t i = 0; i < ch.count; ++i) next[first + i] = w0 + ser.ps(i);
+        auto step = ser.steps();
+        for (uint32_t i = 0; i < ch.count; ++i, step.next()) next[first + i] = w0 + step.value();
         first += ch.count;
       }
       if (first != n) throw std::logic_error("destination chunks do not cover the tensor");
