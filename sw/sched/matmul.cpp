@@ -424,10 +424,15 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     uint32_t dst = 0;  ///< staging buffer on `to`
     Ready landed;
   };
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<Route>> routes_of;
+  struct Candidates {
+    std::vector<Route> routes;
+    std::vector<uint64_t> latency;  // of each route on idle hardware (ps)
+  };
+  std::map<std::pair<uint32_t, uint32_t>, Candidates> routes_of;
   auto move_all = [&](std::vector<Xfer>& xs) {
     struct Progress {
       const std::vector<Route>* routes;
+      const std::vector<uint64_t>* latency;  // of each route on idle hardware (ps)
       std::vector<size_t> taken;
       uint32_t off = 0;
     };
@@ -437,12 +442,17 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
       t.dst = stage(static_cast<uint32_t>(idx(*t.to)), t.n);
       t.landed.assign(t.n, 0);
       pl.reduced_vectors += t.n;
-      std::vector<Route>& routes = routes_of[{t.from->chip, t.to->chip}];
-      if (routes.empty())
-        routes = m.chips[t.from->chip].node == m.chips[t.to->chip].node
-                     ? router.candidates(t.from->chip, t.to->chip, 64)
-                     : router.via_nodes(t.from->chip, t.to->chip);
-      pr[x].routes = &routes;
+      Candidates& c = routes_of[{t.from->chip, t.to->chip}];
+      if (c.routes.empty()) {
+        if (m.chips[t.from->chip].node == m.chips[t.to->chip].node) {
+          c.routes = router.candidates(t.from->chip, t.to->chip, 64);  // through the node's other chips
+        } else {
+          c.routes = router.via_nodes(t.from->chip, t.to->chip);
+        }
+        for (const Route& rt : c.routes) c.latency.push_back(router.latency(rt));
+      }
+      pr[x].routes = &c.routes;
+      pr[x].latency = &c.latency;
     }
     const uint32_t chunk = std::max<uint32_t>(1, r.chunk_vectors), paths = std::max<uint32_t>(1, r.max_paths);
     // Round robin over the transfers, one chunk each. A detour is taken only
@@ -460,12 +470,15 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         const size_t shortest = p.routes->front().hops.size();
         size_t best = 0;
         uint64_t best_ps = UINT64_MAX;
+        const uint64_t last_ready = part.empty() ? 0 : *std::max_element(part.begin(), part.end());
         for (size_t i = 0; i < (more ? p.routes->size() : p.taken.size()); ++i) {
           const size_t route = more ? i : p.taken[i];
           const Route& rt = (*p.routes)[route];
           const uint64_t extra = rt.hops.size() > shortest ? rt.hops.size() - shortest : 0;
-          const uint64_t cost =
-              eng.lands(rt, k, part) + extra * m.chips[rt.hops[0].chip].ports[rt.hops[0].port].out.rate.ps(k) / 2;
+          const uint64_t penalty = extra * m.chips[rt.hops[0].chip].ports[rt.hops[0].port].out.rate.ps(k) / 2;
+          // No route lands its last vector before that vector is ready plus the route's idle latency.
+          if (best_ps != UINT64_MAX && last_ready + (*p.latency)[route] + penalty >= best_ps) continue;
+          const uint64_t cost = eng.lands(rt, k, part) + penalty;
           if (cost < best_ps) best_ps = cost, best = route;
         }
         if (std::find(p.taken.begin(), p.taken.end(), best) == p.taken.end()) p.taken.push_back(best);
