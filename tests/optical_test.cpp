@@ -429,6 +429,27 @@ TEST(OpticalPlacement, OpsWithWeightsSplitByChannelsGatherTheirWholeInput) {
   expect_within_delta(p, "channels");
 }
 
+TEST(OpticalPlacement, MemoryCountsEachDevicesWeightsStateAndActivations) {
+  // The graph above on 4 GPUs: w1's weights are split four ways, 16 bytes of
+  // training state per 2-byte parameter; every activation is kept once.
+  const std::vector<optical::Op> ops{{"x", 40, 4096, 0, {}}, {"w1", 40, 8192, 1 << 20, {0}}, {"y", 40, 4096, 0, {1}}};
+  const auto p = optical::place(ops, 4, 3, 10);
+  const auto mem = p.memory(ops);
+  ASSERT_EQ(mem.size(), 4u);
+  double state = 0, act = 0;
+  for (const auto& m : mem) {
+    state += m.state;
+    act += m.activations;
+    EXPECT_DOUBLE_EQ(m.total(), m.state + m.activations);
+  }
+  EXPECT_DOUBLE_EQ(state, 8.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(act, 4096 + 8192 + 4096);
+  for (uint32_t j = 0; j < 4; ++j) EXPECT_DOUBLE_EQ(mem[p.subs[4 + j].device].state, 8.0 * (1 << 20) / 4);
+  // On one GPU it holds everything.
+  const auto one = optical::place(ops, 1, 0, 10).memory(ops);
+  EXPECT_DOUBLE_EQ(one[0].total(), 8.0 * (1 << 20) + 4096 + 8192 + 4096);
+}
+
 TEST(OpticalPlacement, ChannelSplitsStayNarrowBelowFullReach) {
   // A chain of ops with weights, 80 us each (8 parts near tau = 10 us): on
   // k = 8 with full reach (delta 7) every op spans the group; at delta 3 an

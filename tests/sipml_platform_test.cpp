@@ -344,11 +344,35 @@ TEST(SipmlPlatform, BadOpGraphSettingsAreRefused) {
            Case{"-p sipml.mp=4 -p sipml.batch=3", "sipml.batch: a global batch of 3 does not split evenly over 2"},
            Case{"-p sipml.mp=4 -p sipml.delta=4", "sipml.delta: 4 must be below sipml.mp (4)"},
            Case{"-p sipml.mp=4 --iterations 2", "--iterations: an op-graph workload runs one iteration"},
+           Case{"-p sipml.mp=2 -p sipml.gpu_memory_GB=0.000001",
+                "more than sipml.gpu_memory_GB=1e-06; use a larger sipml.mp"},
        }) {
     CliRun r = run_opgraph(dir, c.args);
     EXPECT_EQ(r.r.code, 1) << c.args << "\n" << r.r.out;
     EXPECT_NE(r.r.out.find(c.want), std::string::npos) << c.args << "\n" << r.r.out;
   }
+}
+
+TEST(SipmlPlatform, TheGptDoesNotFitAGpuWithoutEnoughModelParallelism) {
+  // Seed 003 §4.1: Megatron "cannot fit on one GPU"; 18.4 B parameters at 16
+  // bytes each over k GPUs, plus activations, against a 32 GB V100.
+  test::TempDir dir;
+  const std::string gpt =
+      "--workload " + std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/sipml/gpt.yaml -p sipml.batch=64";
+  for (const char* k : {"1", "8"}) {
+    CliRun r = run(dir, std::string(FABRICVP_PLATFORMS) + "/sipml-flat-64.yaml", gpt + " -p sipml.mp=" + k);
+    EXPECT_EQ(r.r.code, 1) << r.r.out;
+    EXPECT_NE(r.r.out.find(std::string("sipml.mp=") + k + ": GPU 0 of each model-parallel group needs"),
+              std::string::npos)
+        << r.r.out;
+  }
+  // The Transformer (277 M parameters) fits one GPU: 4.5 GB at a local batch of 1.
+  CliRun t = run(dir, std::string(FABRICVP_PLATFORMS) + "/sipml-flat-64.yaml",
+                 "--workload " + std::string(FABRICVP_SOURCE_DIR) +
+                     "/sw/workloads/sipml/transformer.yaml -p sipml.mp=1 -p sipml.batch=64");
+  ASSERT_EQ(t.r.code, 0) << t.r.out;
+  EXPECT_GT(t.stats["workload"]["gpu_memory_GB"].get<double>(), 277e6 * 16 / 1e9);
+  EXPECT_LT(t.stats["workload"]["gpu_memory_GB"].get<double>(), 32.0);
 }
 
 TEST(SipmlPlatform, TheTransformerOpGraphRunsAndDataDoesNotChangeTheTimes) {

@@ -236,4 +236,13 @@ Placement place(const std::vector<Op>& ops, uint32_t k, uint32_t delta, double t
   return pl;
 }
 
+std::vector<Placement::DeviceMemory> Placement::memory(const std::vector<Op>& ops) const {
+  std::vector<DeviceMemory> out(k);
+  for (const SubOp& s : subs) {
+    out.at(s.device).state += 8.0 * s.weight_bytes;
+    out.at(s.device).activations += ops.at(s.op).out_bytes / s.parts;
+  }
+  return out;
+}
+
 }  // namespace fabricvp::optical

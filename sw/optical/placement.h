@@ -67,6 +67,16 @@ struct Placement {
   std::vector<std::vector<double>> traffic() const;
   /// Peers a device sends to, at most.
   uint32_t max_peers() const;
+  /// What a device holds to train (`ops` as placed): its sub-ops' weights
+  /// with their gradients and mixed-precision Adam state (16 bytes per 2-byte
+  /// parameter: fp16 weights and gradients, an fp32 master copy and two fp32
+  /// moments, so 8x the weight bytes), and the activations they produce, kept
+  /// for the backward pass (no recomputation).
+  struct DeviceMemory {
+    double state = 0, activations = 0;
+    double total() const { return state + activations; }
+  };
+  std::vector<DeviceMemory> memory(const std::vector<Op>& ops) const;
 };
 
 /// Split and place one forward pass on k GPUs with degree constraint delta

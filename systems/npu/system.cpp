@@ -59,7 +59,13 @@ Choices::Choices()
                        "op-graph workloads: a GPU's weight gradients are all-reduced in buckets of at least this "
                        "much, in the order they are computed (PyTorch DDP's default 25 MiB); 0: one all-reduce per "
                        "sub-op",
-                       0.0, 1e6) {}
+                       0.0, 1e6),
+      sipml_gpu_memory_GB("sipml", "gpu_memory_GB", 32.0, "GB",
+                          "op-graph workloads: a GPU's memory (seed 003 profiles a 32 GB V100); a placement whose "
+                          "fullest GPU needs more (its sub-ops' weights with their gradients and Adam state, 16 "
+                          "bytes per 2-byte parameter, and their activations kept for the backward pass) is "
+                          "refused; 0: not checked",
+                          0.0, 1e9) {}
 
 DimParams::DimParams(const std::string& p)
     : prefix(p),

@@ -59,7 +59,7 @@ struct Choices {
       alltoall_implementation;
   // SiP-ML's hybrid parallelism for op-graph workloads (seed 003 §3.2, sw/optical/hybrid.h)
   core::Param<uint32_t> sipml_mp, sipml_delta, sipml_batch;
-  core::Param<double> sipml_tau_us, sipml_bucket_MiB;
+  core::Param<double> sipml_tau_us, sipml_bucket_MiB, sipml_gpu_memory_GB;
 };
 
 /// The parameters of one dimension of an ndim fabric (keys sys.dim<d>.*):

@@ -104,6 +104,21 @@ void TrainingRun::build_opgraph(const std::string& file) {
   if (k > 1 && delta >= k)
     throw core::ConfigError(fmt::format("sipml.delta: {} must be below sipml.mp ({})", delta, k));
   m_placement = std::make_unique<optical::Placement>(optical::place(g.ops, k, delta, m_sys.choices.sipml_tau_us.get()));
+  // The fullest GPU must hold its share of the model and its activations (seed 003 §4.1: Megatron "cannot
+  // fit on one GPU").
+  uint32_t fullest = 0;
+  const std::vector<optical::Placement::DeviceMemory> mem = m_placement->memory(g.ops);
+  for (uint32_t d = 1; d < mem.size(); ++d)
+    if (mem[d].total() > mem[fullest].total()) fullest = d;
+  m_gpu_memory_bytes = mem[fullest].total();
+  const double cap = m_sys.choices.sipml_gpu_memory_GB.get();
+  if (cap > 0 && m_gpu_memory_bytes > cap * 1e9)
+    throw core::ConfigError(fmt::format(
+        "{}: sipml.mp={}: GPU {} of each model-parallel group needs {:.1f} GB ({:.1f} GB of weights, gradients and "
+        "Adam state, {:.1f} GB of activations at a local batch of {}), more than sipml.gpu_memory_GB={}; use a "
+        "larger sipml.mp",
+        file, k, fullest, m_gpu_memory_bytes / 1e9, mem[fullest].state / 1e9, mem[fullest].activations / 1e9,
+        m_local_batch, cap));
   if (k > 1 && l > 1) m_logical = std::make_shared<collectives::ndim::Shape>(m_sys.fabric.split(0, k));
   std::vector<bool> dp_dims;  // the DP all-reduce's dimensions: the blocks of the split, or all
   if (l > 1) dp_dims = k > 1 ? std::vector<bool>{false, true} : std::vector<bool>{true};

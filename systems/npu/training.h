@@ -57,6 +57,8 @@ class TrainingRun final : public training::Platform {
   const optical::Placement* placement() const { return m_placement.get(); }
   /// The samples each DP group's op graph runs (op graphs).
   uint64_t local_batch() const { return m_local_batch; }
+  /// Op-graph workloads: bytes the fullest GPU holds to train (Placement::memory).
+  double gpu_memory_bytes() const { return m_gpu_memory_bytes; }
   /// The op graph's time-to-accuracy table and its model's name there (null: the graph names none).
   const optical::AccuracyTable* accuracy_table() const { return m_accuracy.get(); }
   const std::string& accuracy_model() const { return m_accuracy_model; }
@@ -116,6 +118,7 @@ class TrainingRun final : public training::Platform {
   void build_opgraph(const std::string& file);
   bool m_opgraph = false;
   uint64_t m_local_batch = 0;
+  double m_gpu_memory_bytes = 0;
   std::unique_ptr<optical::AccuracyTable> m_accuracy;
   std::string m_accuracy_model;
   std::unique_ptr<optical::Placement> m_placement;

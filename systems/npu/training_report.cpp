@@ -69,6 +69,9 @@ void NpuScenario::report_training() {
       num("workload", "relayed_hops", "hops", "relay hops of transfers out of reach", p->relayed_hops);
       dbl("workload", "placement_makespan_us", "us", "Algorithm 1's own estimate of the forward pass (compute only)",
           p->makespan_us);
+      dbl("workload", "gpu_memory_GB", "GB",
+          "the fullest GPU's weights, gradients and Adam state (16 bytes per parameter) and activations",
+          t.gpu_memory_bytes() / 1e9);
     }
     uint64_t global = 0;
     std::string why;
