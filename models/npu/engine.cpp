@@ -108,6 +108,7 @@ void CollectiveEngine::act(uint32_t what, uint64_t arg) {
       e.c->completion_ps = now();
       --m_in_flight;
       m_done(*e.c);
+      release(e);
       return;
     }
     case kPump: pump(); return;
@@ -136,7 +137,9 @@ CollectiveEngine::Task* CollectiveEngine::task(TaskRef t) {
 void CollectiveEngine::sent_first(const Message& m) {
   // A ring this member only sends on (a broadcast's source) is done when its
   // message has left: the data no longer needs to stay where it was read.
-  const uint32_t index = m_by_id.at(m.coll);
+  const auto found = m_by_id.find(m.coll);
+  if (found == m_by_id.end()) return;  // the collective is complete here (its rings released)
+  const uint32_t index = found->second;
   Active& a = *m_colls[index];
   const TaskRef id{index, m.chunk, m.phase * a.kmax + m.ring};
   Task* t = task(id);
@@ -414,8 +417,19 @@ void CollectiveEngine::chunk_done(ChunkRef c) {
     // What only a collective in flight needs goes now.
     std::vector<ChunkState>().swap(a.chunks);
     m_done(*a.c);
+    release(a);
   }
   pump();
+}
+
+void CollectiveEngine::release(Active& a) {
+  // No message of a complete collective reaches this engine again: its
+  // lookup entry and rings go (a run of many collectives keeps neither).
+  const uint64_t key = a.c->id.key();
+  m_by_id.erase(key);
+  if (m_last_key == key) m_last_key = ~uint64_t(0);
+  std::vector<RingRole>().swap(a.roles);
+  std::vector<int32_t>().swap(a.after);
 }
 
 std::string CollectiveEngine::progress() const {

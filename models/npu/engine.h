@@ -177,6 +177,8 @@ class CollectiveEngine final : public core::Actor {
     bool timing_only = false;
   };
 
+  /// A collective complete here: drop its lookup entry and rings.
+  void release(Active& a);
   /// The chunk's tasks, made if needed.
   Task* tasks(Active& a, uint32_t chunk);
   /// The task, or nullptr once its chunk (or collective) is done here.
