@@ -236,32 +236,24 @@ TEST(MatmulBlocks, WidestShareAloneTakesTheClustersTime) {
 }
 
 TEST(MatmulBlocks, RefusedWhereTheyCannotApply) {
-  const test::Result a =
-      test::sh("run " + std::string(FABRICVP_PLATFORMS) +
-               "/groq-node.yaml --workload matmul --shape 1000x640x960 -p sched.matmul_block_rows=300 "
-               "-q --out /tmp/fabricvp-mmb-a");
-  EXPECT_EQ(a.code, 1);
-  EXPECT_NE(a.out.find("blocks of rows need -p sched.matmul_inputs=host -p sched.matmul_outputs=host"),
-            std::string::npos)
-      << a.out;
-  const test::Result b = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
-                                  "/groq-node.yaml --workload matmul --shape 100x640x960 --split col=2,row=2 "
-                                  "--widest-share -q --out /tmp/fabricvp-mmb-b");
-  EXPECT_EQ(b.code, 1);
-  EXPECT_NE(b.out.find("--widest-share: only column-wise splits never communicate"), std::string::npos) << b.out;
-  const test::Result c =
-      test::sh("run " + std::string(FABRICVP_PLATFORMS) +
-               "/groq-node.yaml --workload matmul --shape 100000x320x12800 -p sched.matmul_inputs=host "
-               "-p sched.matmul_outputs=host -p sched.matmul_block_rows=90000 "
-               "-q --out /tmp/fabricvp-mmb-c");
-  EXPECT_EQ(c.code, 1);
-  EXPECT_NE(c.out.find("sched.matmul_block_rows=90000: a TSP holds at most"), std::string::npos) << c.out;
-  const test::Result d =
-      test::sh("run " + std::string(FABRICVP_PLATFORMS) +
-               "/groq-node.yaml --workload matmul --shape 2x320x60000000 -p sched.matmul_inputs=host "
-               "-p sched.matmul_outputs=host -q --out /tmp/fabricvp-mmb-d");
-  EXPECT_EQ(d.code, 1);
-  EXPECT_NE(d.out.find("one row of C over 187500 column tiles does not fit a TSP's SRAM"), std::string::npos) << d.out;
+  const std::string host = " -p sched.matmul_inputs=host -p sched.matmul_outputs=host";
+  struct Case {
+    std::string args, want;
+  };
+  for (const Case& c : {
+           Case{"--shape 1000x640x960 -p sched.matmul_block_rows=300",
+                "blocks of rows need -p sched.matmul_inputs=host -p sched.matmul_outputs=host"},
+           Case{"--shape 100x640x960 --split col=2,row=2 --widest-share",
+                "--widest-share: only column-wise splits never communicate"},
+           Case{"--shape 100000x320x12800 -p sched.matmul_block_rows=90000" + host,
+                "sched.matmul_block_rows=90000: a TSP holds at most"},
+           Case{"--shape 2x320x60000000" + host, "one row of C over 187500 column tiles does not fit a TSP's SRAM"},
+       }) {
+    const test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --workload matmul " +
+                                    c.args + " -q --out /tmp/fabricvp-mmb");
+    EXPECT_EQ(r.code, 1) << c.args;
+    EXPECT_NE(r.out.find(c.want), std::string::npos) << c.args << "\n" << r.out;
+  }
 }
 
 TEST(MatmulExperiment, SingleChipUtilizationIsAtLeastEightyPercent) {
