@@ -149,7 +149,6 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   // the rows), or sched.matmul_block_rows.
   constexpr uint32_t kTileSlots = 4;
   const bool host = r.host_inputs;
-  const bool can_block = blockable;
   {
     uint64_t widest = 0;
     for (const MatmulPart& p : pl.parts) widest = std::max<uint64_t>(widest, p.j1 - p.j0);
@@ -157,7 +156,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
     const uint64_t fit = (tsp::kVectors - fixed) / (2 + widest * tsp::kResultVectors);
     uint64_t rows = r.M;
     if (r.block_rows && r.block_rows < r.M) {
-      if (!can_block)
+      if (!blockable)
         throw core::ConfigError(
             fmt::format("sched.matmul_block_rows={}: blocks of rows need -p sched.matmul_inputs=host -p "
                         "sched.matmul_outputs=host and no row-wise splits",
@@ -167,7 +166,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
             fmt::format("sched.matmul_block_rows={}: a TSP holds at most {} rows of a block ({} column tiles of C)",
                         r.block_rows, fit, widest));
       rows = r.block_rows;
-    } else if (can_block && r.M > fit) {
+    } else if (blockable && r.M > fit) {
       if (fit == 0)
         throw core::ConfigError(fmt::format(
             "matmul {}x{}x{}: one row of C over {} column tiles does not fit a TSP's SRAM with the B tile ring; "
@@ -250,7 +249,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
           "matmul {}x{}x{} {}: {} needs {} SRAM vectors (A {}, B {}, C {}, reduction staging {}), more than the {} "
           "of a TSP; use more splits (--split col=C,row=R){}",
           r.M, r.N, r.L, core::dtype_name(r.dtype), m.chips[p.chip].name, need, a, b, c, staging[idx(p)], tsp::kVectors,
-          can_block ? ""
+          blockable ? ""
                     : ", or compute C in blocks of rows (-p sched.matmul_inputs=host -p sched.matmul_outputs=host, "
                       "no row-wise splits)"));
     p.a_vec = 0;
@@ -431,9 +430,8 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
   std::map<std::pair<uint32_t, uint32_t>, Candidates> routes_of;
   auto move_all = [&](std::vector<Xfer>& xs) {
     struct Progress {
-      const std::vector<Route>* routes;
-      const std::vector<uint64_t>* latency;  // of each route on idle hardware (ps)
-      std::vector<size_t> taken;
+      const Candidates* c;
+      std::vector<size_t> taken;  // routes used so far, at most max_paths
       uint32_t off = 0;
     };
     std::vector<Progress> pr(xs.size());
@@ -451,8 +449,7 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         }
         for (const Route& rt : c.routes) c.latency.push_back(router.latency(rt));
       }
-      pr[x].routes = &c.routes;
-      pr[x].latency = &c.latency;
+      pr[x].c = &c;
     }
     const uint32_t chunk = std::max<uint32_t>(1, r.chunk_vectors), paths = std::max<uint32_t>(1, r.max_paths);
     // Round robin over the transfers, one chunk each. A detour is taken only
@@ -467,22 +464,22 @@ MatmulPlan plan_matmul(const Machine& m, const MatmulRequest& r) {
         const uint32_t k = std::min(chunk, t.n - p.off);
         const Ready part(t.ready.begin() + p.off, t.ready.begin() + p.off + k);
         const bool more = p.taken.size() < paths;
-        const size_t shortest = p.routes->front().hops.size();
+        const size_t shortest = p.c->routes.front().hops.size();
         size_t best = 0;
         uint64_t best_ps = UINT64_MAX;
         const uint64_t last_ready = part.empty() ? 0 : *std::max_element(part.begin(), part.end());
-        for (size_t i = 0; i < (more ? p.routes->size() : p.taken.size()); ++i) {
+        for (size_t i = 0; i < (more ? p.c->routes.size() : p.taken.size()); ++i) {
           const size_t route = more ? i : p.taken[i];
-          const Route& rt = (*p.routes)[route];
+          const Route& rt = p.c->routes[route];
           const uint64_t extra = rt.hops.size() > shortest ? rt.hops.size() - shortest : 0;
           const uint64_t penalty = extra * m.chips[rt.hops[0].chip].ports[rt.hops[0].port].out.rate.ps(k) / 2;
           // No route lands its last vector before that vector is ready plus the route's idle latency.
-          if (best_ps != UINT64_MAX && last_ready + (*p.latency)[route] + penalty >= best_ps) continue;
+          if (best_ps != UINT64_MAX && last_ready + p.c->latency[route] + penalty >= best_ps) continue;
           const uint64_t cost = eng.lands(rt, k, part) + penalty;
           if (cost < best_ps) best_ps = cost, best = route;
         }
         if (std::find(p.taken.begin(), p.taken.end(), best) == p.taken.end()) p.taken.push_back(best);
-        const Route& route = (*p.routes)[best];
+        const Route& route = p.c->routes[best];
         pl.max_hops = std::max<uint32_t>(pl.max_hops, static_cast<uint32_t>(route.hops.size()));
         const Ready got = eng.send(route, t.src + p.off, {Engine::Chunk{t.dst + p.off, k}}, k, part);
         std::copy(got.begin(), got.end(), t.landed.begin() + p.off);
