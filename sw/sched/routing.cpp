@@ -122,25 +122,36 @@ std::vector<Route> Router::candidates(uint32_t src, uint32_t dst, uint32_t count
   for (const Cand& c : cands) {
     if (out.size() >= count) break;
     if (c.len <= out[0].hops.size()) continue;  // another minimal route: not a detour
-    Route a = walk(from_src, src, c.mid);
-    Route b = reversed(walk(from_dst, dst, c.mid), dst);  // mid -> dst
-    Route r;
-    r.dst = dst;
-    r.hops = a.hops;
-    r.hops.insert(r.hops.end(), b.hops.begin(), b.hops.end());
-    bool disjoint = true;
-    std::set<uint32_t> seen{src};
-    for (const Hop& h : r.hops) {
-      if (used.count({h.chip, h.port})) disjoint = false;
-      uint32_t next = m_m.chips[h.chip].ports[h.port].peer;
-      if (!seen.insert(next).second) disjoint = false;  // loops are not routes
-    }
-    if (!disjoint) continue;
+    Route r = through(from_src, from_dst, src, dst, c.mid);
+    if (loops(r, src) || std::any_of(r.hops.begin(), r.hops.end(), [&](const Hop& h) {
+          return used.count({h.chip, h.port}) > 0;
+        }))
+      continue;
     for (const Hop& h : r.hops) used.insert({h.chip, h.port});
     out.push_back(std::move(r));
   }
-  std::stable_sort(out.begin(), out.end(), [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
+  by_latency(out);
   return out;
+}
+
+Route Router::through(const Tree& from_src, const Tree& from_dst, uint32_t src, uint32_t dst, uint32_t mid) const {
+  Route r = walk(from_src, src, mid);
+  const Route b = reversed(walk(from_dst, dst, mid), dst);  // mid -> dst
+  r.dst = dst;
+  r.hops.insert(r.hops.end(), b.hops.begin(), b.hops.end());
+  return r;
+}
+
+bool Router::loops(const Route& r, uint32_t src) const {
+  std::set<uint32_t> seen{src};
+  for (const Hop& h : r.hops)
+    if (!seen.insert(m_m.chips[h.chip].ports[h.port].peer).second) return true;
+  return false;
+}
+
+void Router::by_latency(std::vector<Route>& routes) const {
+  std::stable_sort(routes.begin(), routes.end(),
+                   [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
 }
 
 std::vector<Route> Router::via_nodes(uint32_t src, uint32_t dst) {
@@ -159,16 +170,10 @@ std::vector<Route> Router::via_nodes(uint32_t src, uint32_t dst) {
     if (it == best.end() || len < it->second.first) best[cs.node] = {len, c};
   }
   for (const auto& [node, lc] : best) {
-    Route r = walk(from_src, src, lc.second);
-    const Route b = reversed(walk(from_dst, dst, lc.second), dst);
-    r.dst = dst;
-    r.hops.insert(r.hops.end(), b.hops.begin(), b.hops.end());
-    std::set<uint32_t> seen{src};
-    bool loop = false;
-    for (const Hop& h : r.hops) loop = loop || !seen.insert(m_m.chips[h.chip].ports[h.port].peer).second;
-    if (!loop) out.push_back(std::move(r));
+    Route r = through(from_src, from_dst, src, dst, lc.second);
+    if (!loops(r, src)) out.push_back(std::move(r));
   }
-  std::stable_sort(out.begin(), out.end(), [this](const Route& a, const Route& b) { return latency(a) < latency(b); });
+  by_latency(out);
   return out;
 }
 

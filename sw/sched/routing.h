@@ -74,6 +74,11 @@ class Router {
   Route walk(const Tree& t, uint32_t src, uint32_t dst) const;
   /// `back` runs from dst to some chip; the same cables the other way, ending at dst.
   Route reversed(const Route& back, uint32_t dst) const;
+  /// src -> mid -> dst along the two searches' minimal routes.
+  Route through(const Tree& from_src, const Tree& from_dst, uint32_t src, uint32_t dst, uint32_t mid) const;
+  /// Whether the route visits a chip twice (or comes back to src): not a route.
+  bool loops(const Route& r, uint32_t src) const;
+  void by_latency(std::vector<Route>& routes) const;
 
   const Machine& m_m;
   size_t m_cache;
