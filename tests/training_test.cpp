@@ -294,3 +294,27 @@ TEST(TrainingWorkload, JsonNumbersPastADoubleAreInputErrorsNamingTheFile) {
     }
   }
 }
+
+TEST(TrainingWorkload, NetworkCountsPast32BitsAreInputErrorsNotCasts) {
+  // A double past uint32_t was cast to the NPU count: undefined behaviour (found by fuzz_astra in CI).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"net.json",
+       "{\"topologies-per-dim\": [\"Ring\"], \"units-count\": [1e20], \"links-count\": [2], "
+       "\"link-bandwidth\": [1], \"link-latency\": [1]}"},
+      {"net.json",
+       "{\"topologies-per-dim\": [\"Switch\"], \"units-count\": [4], \"links-count\": [1e30], "
+       "\"link-bandwidth\": [1], \"link-latency\": [1]}"},
+      {"net.yml", "topology: [Ring]\nnpus_count: [4294967298]\nbandwidth: [1]\nlatency: [1]\n"},
+  };
+  for (const auto& [name, text] : cases) {
+    const std::string err = error_of([&] { training::astra::read_network_string(text, name); });
+    EXPECT_EQ(err.rfind(name + ":", 0), 0u) << err;
+    EXPECT_NE(err.find("is not a whole number from"), std::string::npos) << err;
+  }
+  // Dimensions that each fit but whose product does not.
+  const training::astra::Network n = training::astra::read_network_string(
+      "topology: [Switch, Switch, Switch]\nnpus_count: [65536, 65536, 2]\nbandwidth: [1, 1, 1]\nlatency: [1, 1, 1]\n",
+      "net.yml");
+  const std::string err = error_of([&] { training::astra::platform_yaml(n); });
+  EXPECT_NE(err.find("net.yml: more than 4294967295 NPUs in all"), std::string::npos) << err;
+}

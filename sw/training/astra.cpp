@@ -43,6 +43,14 @@ uint64_t whole(const std::string& where, const std::string& key, const std::stri
   return static_cast<uint64_t>(v);
 }
 
+/// A count of NPUs or links: whole, at least `least`, and held by 32 bits
+/// (the platform's own limits are checked when it loads).
+uint32_t count(const std::string& where, const std::string& key, double v, uint32_t least) {
+  if (v != std::floor(v) || v < least || v > 4294967295.0)
+    throw core::ConfigError(fmt::format("{}: {} {} is not a whole number from {} to 4294967295", where, key, v, least));
+  return static_cast<uint32_t>(v);
+}
+
 Network read_yaml(const std::string& text, const std::string& path) {
   const YAML::Node root = core::load_yaml_document(text, path, "a network file is one");
   Network n;
@@ -75,10 +83,7 @@ Network read_yaml(const std::string& text, const std::string& path) {
     if (!known_type(nd.type))
       throw core::ConfigError(
           fmt::format("{}: topology '{}' (Ring, FullyConnected, Switch)", topo[d].first, topo[d].second));
-    nd.npus = static_cast<uint32_t>(whole(npus[d].first, "npus_count", npus[d].second));
-    if (nd.npus < 2)
-      throw core::ConfigError(
-          fmt::format("{}: npus_count {}: a dimension needs at least 2 NPUs", npus[d].first, nd.npus));
+    nd.npus = count(npus[d].first, "npus_count", number(npus[d].first, "npus_count", npus[d].second), 2);
     nd.GBps = number(bw[d].first, "bandwidth", bw[d].second) * kGiB / 1e9;
     nd.latency_ns = number(lat[d].first, "latency", lat[d].second);
     if (nd.GBps <= 0) throw core::ConfigError(fmt::format("{}: bandwidth must be positive", bw[d].first));
@@ -128,12 +133,9 @@ Network read_json(const std::string& text, const std::string& path) {
       throw core::ConfigError(
           fmt::format("{}: \"topologies-per-dim\"[{}]: {} (Ring, FullyConnected, Switch)", path, d, topo[d].dump()));
     nd.type = topo[d].get<std::string>();
-    const double u = num(units[d], "units-count", d), l = num(links[d], "links-count", d);
-    if (u != std::floor(u) || u < 2 || l != std::floor(l) || l < 1)
-      throw core::ConfigError(fmt::format(
-          "{}: dimension {}: units-count {} and links-count {} must be whole, >= 2 and >= 1", path, d, u, l));
-    nd.npus = static_cast<uint32_t>(u);
-    uint64_t per = static_cast<uint64_t>(l);
+    const std::string where = fmt::format("{}: dimension {}", path, d);
+    nd.npus = count(where, "units-count", num(units[d], "units-count", d), 2);
+    uint32_t per = count(where, "links-count", num(links[d], "links-count", d), 1);
     if (nd.type == "Ring") {
       if (per % 2)
         throw core::ConfigError(fmt::format(
@@ -146,7 +148,7 @@ Network read_json(const std::string& text, const std::string& path) {
                                             d, per, nd.npus - 1));
       per /= nd.npus - 1;
     }
-    nd.links = static_cast<uint32_t>(per);
+    nd.links = per;
     nd.GBps = num(bw[d], "link-bandwidth", d);  // 1.0: GB/s = bytes/ns
     nd.latency_ns = num(lat[d], "link-latency", d);
     if (nd.GBps <= 0) throw core::ConfigError(fmt::format("{}: \"link-bandwidth\"[{}] must be positive", path, d));
@@ -249,6 +251,9 @@ std::string platform_yaml(const Network& n, const std::vector<std::pair<std::str
   std::string shape;
   for (const NetworkDim& d : n.dims) {
     total *= d.npus;
+    if (total > 4294967295u)
+      throw core::ConfigError(
+          fmt::format("{}: more than 4294967295 NPUs in all ({} dimensions)", n.file, n.dims.size()));
     shape += fmt::format("{}{}({})", shape.empty() ? "" : " x ", d.type, d.npus);
   }
   std::string y = fmt::format(
