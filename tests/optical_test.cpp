@@ -77,6 +77,47 @@ TEST(OpticalOcs, RingTrafficGetsEveryCircuitOfItsPair) {
   EXPECT_EQ(d.circuits(0, 2), 1u);
 }
 
+TEST(OpticalOcs, ReplanKeepsCircuitsOnTheirSwitches) {
+  // A dynamic plane's re-plan: the same circuit counts as from scratch, and
+  // circuits a pair keeps stay on the switches they had (they carry on
+  // instead of going dark). Random matrices, each re-planned for the next.
+  std::mt19937 rng(5);
+  uint32_t same = 0, same_scratch = 0, possible = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const uint32_t n = 6 + rng() % 10, q = 2 + rng() % 6;
+    const std::vector<Demand> a = random_tm(n, 1 + rng() % q, rng), b = random_tm(n, 1 + rng() % q, rng);
+    if (a.empty() || b.empty()) continue;
+    const OcsConfig before = optical::ocs_one_shot(n, q, a);
+    const OcsConfig scratch = optical::ocs_one_shot(n, q, b), kept = optical::ocs_one_shot(n, q, b, &before);
+    EXPECT_TRUE(optical::check_ocs(kept, b).empty()) << optical::check_ocs(kept, b).front();
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t j = 0; j < n; ++j) {
+        EXPECT_EQ(kept.circuits(i, j), scratch.circuits(i, j)) << i << "->" << j;
+        possible += std::min(kept.circuits(i, j), before.circuits(i, j));
+      }
+    for (uint32_t k = 0; k < q; ++k)
+      for (uint32_t i = 0; i < n; ++i)
+        if (before.out[k][i] != OcsConfig::kNone) {
+          same += kept.out[k][i] == before.out[k][i];
+          same_scratch += scratch.out[k][i] == before.out[k][i];
+        }
+  }
+  // (a swap along an alternating path may still move a kept circuit: more are kept, not all)
+  std::printf("circuits on the same switch: %u kept, %u from scratch, of %u a pair keeps\n", same, same_scratch,
+              possible);
+  EXPECT_GT(same, same_scratch * 5 / 4);
+  EXPECT_LE(same, possible);
+  // The same matrix again: every circuit where it was.
+  std::vector<Demand> tm{{0, 1, 3e6}, {0, 2, 1e6}, {1, 2, 2e6}, {2, 0, 5e5}};
+  const OcsConfig first = optical::ocs_one_shot(3, 4, tm);
+  EXPECT_EQ(optical::ocs_one_shot(3, 4, tm, &first).out, first.out);
+  // A pair that keeps its circuits while another pair of other GPUs comes and goes.
+  const OcsConfig one = optical::ocs_one_shot(4, 4, {{0, 1, 1e6}});
+  const OcsConfig two = optical::ocs_one_shot(4, 4, {{0, 1, 1e6}, {2, 3, 1e6}}, &one);
+  for (uint32_t k = 0; k < 4; ++k) EXPECT_EQ(two.out[k][0], 1u);
+  EXPECT_THROW(optical::ocs_one_shot(5, 4, tm, &first), std::invalid_argument);  // for another fabric
+}
+
 TEST(OpticalOcs, ThousandGpusOnSixteenSwitchesIsFastAndLegal) {
   // Algorithm 1's shape: GPU i talks to i + 1 .. i + 15 (mod k) in its model-parallel group of 64 and to its
   // data-parallel ring neighbour 64 GPUs on

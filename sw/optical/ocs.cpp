@@ -2,6 +2,8 @@
 #include "sw/optical/mip.h"
 
 #include <fmt/format.h>
+#include <lemon/network_simplex.h>
+#include <lemon/smart_graph.h>
 
 #include <algorithm>
 #include <cmath>
@@ -34,21 +36,36 @@ void check_degree(uint32_t gpus, uint32_t q, const std::map<std::pair<uint32_t, 
 }
 
 /// Splits a bipartite multigraph of maximum degree <= q (count[p] circuits for
-/// pair p) into q matchings: returns out[k][i] per switch.
-std::vector<std::vector<uint32_t>> colour(
-    uint32_t gpus, uint32_t q, const std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>>& count) {
+/// pair p) into q matchings: returns out[k][i] per switch. With `keep` (a
+/// configuration of q switches for the same GPUs), a pair's circuits first
+/// take the switches they had there, as many as it keeps (later swaps along
+/// alternating paths may still move some).
+std::vector<std::vector<uint32_t>> colour(uint32_t gpus, uint32_t q,
+                                          const std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>>& count,
+                                          const OcsConfig* keep) {
   // at_tx[i][k]: receiver of GPU i's circuit on switch k; at_rx[j][k]: its transmitter
   std::vector<std::vector<uint32_t>> at_tx(gpus, std::vector<uint32_t>(q, kNone));
   std::vector<std::vector<uint32_t>> at_rx(gpus, std::vector<uint32_t>(q, kNone));
+  std::vector<uint32_t> placed(count.size(), 0);
+  if (keep)
+    for (size_t p = 0; p < count.size(); ++p) {
+      const auto [i, j] = count[p].first;
+      for (uint32_t k = 0; k < q && placed[p] < count[p].second; ++k)
+        if (keep->out[k][i] == j) {  // a partial permutation: free at both ends
+          at_tx[i][k] = j;
+          at_rx[j][k] = i;
+          ++placed[p];
+        }
+    }
   auto free_at = [q](const std::vector<uint32_t>& slots) {
     for (uint32_t k = 0; k < q; ++k)
       if (slots[k] == kNone) return k;
     return kNone;
   };
   std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> path;  // (tx, rx, switch)
-  for (const auto& [pair, n] : count) {
-    const auto [i, j] = pair;
-    for (uint32_t c = 0; c < n; ++c) {
+  for (size_t p = 0; p < count.size(); ++p) {
+    const auto [i, j] = count[p].first;
+    for (uint32_t c = placed[p]; c < count[p].second; ++c) {
       const uint32_t a = free_at(at_tx[i]), b = free_at(at_rx[j]);
       if (a == kNone || b == kNone) throw std::logic_error("OCS colouring: a GPU has more than Q circuits");
       if (at_rx[j][a] != kNone) {
@@ -81,6 +98,42 @@ std::vector<std::vector<uint32_t>> colour(
   for (uint32_t i = 0; i < gpus; ++i)
     for (uint32_t k = 0; k < q; ++k) out[k][i] = at_tx[i][k];
   return out;
+}
+
+/// The switches of `out` relabelled (every GPU is on every switch, so any
+/// permutation of them is the same circuits) to put as many circuits as
+/// possible where `keep` has them: an assignment of old switches to new
+/// ones maximizing the circuits in common, by min-cost flow (LEMON).
+std::vector<std::vector<uint32_t>> relabel(std::vector<std::vector<uint32_t>> out, const OcsConfig& keep) {
+  const uint32_t q = static_cast<uint32_t>(out.size());
+  using G = lemon::SmartDigraph;
+  G g;
+  std::vector<G::Node> old_sw, new_sw;
+  for (uint32_t k = 0; k < q; ++k) old_sw.push_back(g.addNode()), new_sw.push_back(g.addNode());
+  G::ArcMap<int64_t> cost(g), cap(g);
+  G::NodeMap<int64_t> supply(g, 0);
+  std::vector<G::Arc> arc;  // k * q + m
+  arc.reserve(static_cast<size_t>(q) * q);
+  for (uint32_t k = 0; k < q; ++k) {
+    supply[old_sw[k]] = 1;
+    supply[new_sw[k]] = -1;
+    for (uint32_t m = 0; m < q; ++m) {
+      int64_t common = 0;
+      for (size_t i = 0; i < out[m].size(); ++i) common += out[m][i] != kNone && out[m][i] == keep.out[k][i];
+      arc.push_back(g.addArc(old_sw[k], new_sw[m]));
+      cost[arc.back()] = -common;
+      cap[arc.back()] = 1;
+    }
+  }
+  lemon::NetworkSimplex<G, int64_t, int64_t> ns(g);
+  ns.upperMap(cap).costMap(cost).supplyMap(supply);
+  if (ns.run() != lemon::NetworkSimplex<G, int64_t, int64_t>::OPTIMAL)
+    throw std::logic_error("OCS relabelling: the assignment of switches has no optimum");
+  std::vector<std::vector<uint32_t>> moved(q);
+  for (uint32_t k = 0; k < q; ++k)
+    for (uint32_t m = 0; m < q; ++m)
+      if (ns.flow(arc[static_cast<size_t>(k) * q + m])) moved[k] = std::move(out[m]);
+  return moved;
 }
 
 }  // namespace
@@ -137,7 +190,12 @@ double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>&
   return best;
 }
 
-OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm) {
+OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm, const OcsConfig* keep) {
+  if (keep && (keep->gpus != gpus || keep->switches() != q))
+    throw std::invalid_argument(
+        fmt::format("a configuration of {} switches for {} GPUs to keep circuits of, for {} "
+                    "switches and {} GPUs",
+                    keep->switches(), keep->gpus, q, gpus));
   if (q == 0) throw std::invalid_argument("an OCS fabric needs at least one switch");
   const auto m = merge_demands(gpus, tm);
   check_degree(gpus, q, m);
@@ -213,7 +271,8 @@ OcsConfig ocs_one_shot(uint32_t gpus, uint32_t q, const std::vector<Demand>& tm)
   for (size_t p = 0; p < pairs.size(); ++p) count.emplace_back(pairs[p], counts[p]);
   OcsConfig config;
   config.gpus = gpus;
-  config.out = colour(gpus, q, count);
+  config.out = colour(gpus, q, count, keep);
+  if (keep) config.out = relabel(std::move(config.out), *keep);
   return config;
 }
 

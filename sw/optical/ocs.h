@@ -43,7 +43,11 @@ double min_circuits_per_byte(const OcsConfig& config, const std::vector<Demand>&
 /// std::invalid_argument on a bad matrix (a GPU out of range, a GPU sending to
 /// itself, bytes not positive or above 1e18) or one no configuration serves
 /// (a GPU with more than Q peers in either direction).
-OcsConfig ocs_one_shot(uint32_t gpus, uint32_t switches, const std::vector<Demand>& tm);
+/// `keep` (a re-plan): the circuits a pair keeps stay on the switches they
+/// had in that configuration where the colouring allows, so they carry on
+/// through the reconfiguration instead of going dark; the counts are the same.
+OcsConfig ocs_one_shot(uint32_t gpus, uint32_t switches, const std::vector<Demand>& tm,
+                       const OcsConfig* keep = nullptr);
 
 /// The ILP of Appendix A.2 itself, solved by GLPK's branch and cut (small N and
 /// Q: it cross-checks ocs_one_shot). Refuses what ocs_one_shot refuses; throws
