@@ -288,6 +288,44 @@ TEST(SipmlPlatform, OpGraphsRunPlacedOnEveryFabricWithTheirDataChecked) {
   }
 }
 
+TEST(SipmlPlatform, DynamicPlanesPlanningFromTheScheduleHaveCircuitsBeforeTheTraffic) {
+  // SiP-OCS re-planned every 5 delays. From the past traffic, a pair whose
+  // transfer starts finds no circuit until the next re-plan; from the
+  // schedule (the execution graph read ahead), the circuits are mostly there
+  // first: less waiting, a shorter iteration than both the past estimate and
+  // the one-shot circuits, the same bytes checked.
+  test::TempDir dir;
+  const std::string base = "--data -p sipml.mp=4 -p sipml.batch=32";
+  CliRun once = run_opgraph(dir, base);
+  ASSERT_EQ(once.r.code, 0) << once.r.out;
+  auto total = [](const CliRun& r) { return r.stats["workload"]["total_ps"].get<double>(); };
+  for (const char* delay : {"1", "5"}) {
+    const std::string dyn = base + " -p sys.dim0.ocs0.schedule=dynamic -p sys.dim0.ocs0.reconfig_delay_us=" + delay;
+    CliRun past = run_opgraph(dir, dyn);
+    CliRun ahead = run_opgraph(dir, dyn + " -p sys.dim0.ocs0.estimate=schedule");
+    ASSERT_EQ(past.r.code, 0) << past.r.out;
+    ASSERT_EQ(ahead.r.code, 0) << ahead.r.out;
+    EXPECT_TRUE(ahead.stats["workload"]["verified"].get<bool>()) << delay;
+    const auto& p = past.stats["sys"]["dim0"]["ocs0"];
+    const auto& a = ahead.stats["sys"]["dim0"]["ocs0"];
+    EXPECT_GT(a["configurations"].get<uint64_t>(), 2u) << delay;
+    EXPECT_LT(a["held_ps"].get<uint64_t>(), p["held_ps"].get<uint64_t>()) << delay;
+    EXPECT_LT(total(ahead), total(past)) << delay;
+    EXPECT_LT(total(ahead), total(once)) << delay;
+    CliRun again = run_opgraph(dir, dyn + " -p sys.dim0.ocs0.estimate=schedule");
+    ahead.stats.erase("run");
+    again.stats.erase("run");
+    EXPECT_EQ(ahead.stats.dump(), again.stats.dump()) << delay;
+  }
+  // A single collective has no schedule to read.
+  CliRun refused = run(dir, dir.file("idle.yaml", kIdleOptical),
+                       "--bytes 1MiB -p sys.dim0.ocs0.schedule=dynamic -p sys.dim0.ocs0.estimate=schedule");
+  EXPECT_NE(refused.r.code, 0);
+  EXPECT_NE(refused.r.out.find("sys.dim0.ocs0.estimate: schedule reads the job's execution graph ahead"),
+            std::string::npos)
+      << refused.r.out;
+}
+
 TEST(SipmlPlatform, DataParallelOpGraphComputesThreeTimesTheForwardPass) {
   // k = 1: every GPU runs the whole graph for its 4 samples (a global batch of
   // 32 over 8 GPUs): forward, input gradients and weight gradients, each

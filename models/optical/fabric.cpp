@@ -90,6 +90,11 @@ CircuitFabric::CircuitFabric(const sc_core::sc_module_name& nm, const char* kind
                "one_shot: the circuits planned for the whole run, set before it starts; dynamic: re-planned "
                "periodically from the traffic the plane sees (seed 003 §3.3, §4.4)",
                {"one_shot", "dynamic"}),
+      estimate(this, "estimate", "past", "",
+               "schedule dynamic: the traffic a re-plan serves: past, what was offered since the last re-plan "
+               "and is queued (seed 003 §3.3); schedule, what is queued and what the job's execution graph will "
+               "offer before the next re-plan (op-graph and Chakra workloads)",
+               {"past", "schedule"}),
       circuits_installed(this, nullptr, "circuits", "circuits",
                          "circuits (OCS) or lightpaths (ring) in the configuration installed last"),
       pairs_installed(this, nullptr, "pairs", "pairs", "ordered GPU pairs with a circuit in the last configuration"),
@@ -292,15 +297,17 @@ void CircuitFabric::act(uint32_t what, uint64_t arg) {
 void CircuitFabric::epoch(uint64_t now) {
   m_epoch_pending = false;
   std::vector<Demand> demand;
+  bool carried = false;
   for (uint32_t src = 0; src < ports(); ++src)
     for (Pair& p : m_out[src]) {
-      const uint64_t b = p.offered + p.queued_bytes;
+      carried |= p.offered + p.queued_bytes > 0;
+      const uint64_t b = (plans_ahead() ? 0 : p.offered) + p.queued_bytes;
       if (b) demand.push_back({src, p.dst, static_cast<double>(b)});
       p.offered = 0;
     }
-  if (demand.empty()) return;  // idle: the next message starts the epochs again
   if (!m_planner) throw std::logic_error(fmt::format("{}: a dynamic plane without a planner", name()));
-  m_planner(*this, demand);
+  if (!plans_ahead() && demand.empty()) return;  // idle: the next message starts the epochs again
+  if (!m_planner(*this, demand) && !carried) return;
   m_epoch_pending = true;
   shape().actions->post(now + m_dark + m_period, *this, kEpoch);
 }

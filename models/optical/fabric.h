@@ -130,6 +130,15 @@ class Plane : public core::Module {
 /// reconfiguration delay, the micro-rings' retuning), then the pair runs at
 /// its new rate. A message for a pair without a circuit waits for a
 /// configuration that has one. While the plane is idle no epoch runs.
+///
+/// `estimate` says what a re-plan is for: `past`, the traffic offered since
+/// the last reconfiguration plus what is queued (seed 003 §3.3: the last
+/// window's traffic matrix estimates the next one); `schedule`, what is
+/// queued only, to which the planner adds the traffic the job's schedule
+/// will offer before the next re-plan (its execution graph, read ahead:
+/// the predictability the seed leaves for future work). With `schedule` the
+/// epochs go on while the planner reports the job progressing, so circuits
+/// are planned before the traffic that needs them arrives.
 class CircuitFabric : public Plane, public core::Actor {
  public:
   ~CircuitFabric() override;
@@ -141,14 +150,20 @@ class CircuitFabric : public Plane, public core::Actor {
   bool dynamic() const { return schedule.get() == "dynamic"; }
   void for_each_channel(const std::function<void(uint64_t)>& f) const override;
   const char* channels() const override { return "pairs"; }
-  /// Dynamic: the control plane, called at every reconfiguration with the
-  /// traffic to serve (bytes by port pair); it installs the new configuration.
-  void set_planner(std::function<void(CircuitFabric&, const std::vector<Demand>&)> planner) {
-    m_planner = std::move(planner);
-  }
+  /// Dynamic: the control plane, called at every epoch with the measured
+  /// traffic to serve (bytes by port pair, as `estimate` says); it installs
+  /// the new configuration, and returns whether the epochs should go on
+  /// although the plane carried nothing since the last one (the job still
+  /// progressing: `schedule` only).
+  using Planner = std::function<bool(CircuitFabric&, const std::vector<Demand>&)>;
+  void set_planner(Planner planner) { m_planner = std::move(planner); }
+  bool plans_ahead() const { return estimate.get() == "schedule"; }
+  /// Dynamic: the time from one re-plan to the end of the next one's dark
+  /// time (what a plan made now must serve).
+  uint64_t horizon_ps() const { return 2 * m_dark + m_period; }
   void act(uint32_t what, uint64_t arg) override;
 
-  core::Param<std::string> schedule;
+  core::Param<std::string> schedule, estimate;
   core::Counter circuits_installed, pairs_installed, configurations, held_ps;
   core::Derived mean_pair_utilization, max_pair_utilization;
 
@@ -192,7 +207,7 @@ class CircuitFabric : public Plane, public core::Actor {
   std::vector<std::pair<uint32_t, uint32_t>> m_index;  // action arg -> (src, position in m_out[src])
   bool m_configured = false;
   // dynamic
-  std::function<void(CircuitFabric&, const std::vector<Demand>&)> m_planner;
+  Planner m_planner;
   uint64_t m_period = 0, m_dark = 0;
   bool m_epoch_pending = false;
   uint64_t m_last_traffic = 0;  // when a message was last handed over

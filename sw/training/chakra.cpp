@@ -242,7 +242,10 @@ struct GraphRun::Npu {
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready_comp, ready_other;  // by node index
   bool computing = false;
   uint32_t outstanding = 0, remaining = 0, seq = 0;
-  uint64_t last = 0;
+  uint64_t last = 0, compute_end = 0;  // the running compute node's end
+  uint32_t running = 0;                // and index
+  std::vector<bool> done;              // per node
+  uint32_t first_open = 0;             // the first node not done
   NpuTimes t;
 };
 
@@ -268,6 +271,7 @@ GraphRun::GraphRun(std::vector<Graph> graphs, Platform& p) : m_graphs(std::move(
       }
     }
     n->remaining = static_cast<uint32_t>(g.nodes.size());
+    n->done.assign(g.nodes.size(), false);
     m_npus.push_back(std::move(n));
   }
 }
@@ -348,6 +352,8 @@ void GraphRun::pump(Npu& n) {
     n.ready_comp.pop();
     n.computing = true;
     const uint64_t start = m_p.now(), end = start + n.g->nodes[k].duration_ns * 1000;
+    n.compute_end = end;
+    n.running = k;
     m_p.computed(n.id, k, kFwd, start, end);
     Npu* np = &n;
     m_p.at(n.id, end, [this, np, k] {
@@ -362,8 +368,33 @@ void GraphRun::pump(Npu& n) {
 
 void GraphRun::finished(Npu& n, uint32_t k) {
   --n.remaining;
+  ++m_finished;
+  n.done[k] = true;
+  while (n.first_open < n.done.size() && n.done[n.first_open]) ++n.first_open;
   for (uint32_t s : n.succ[k])
     if (--n.indeg[s] == 0) (n.g->nodes[s].kind == GraphNode::comp ? n.ready_comp : n.ready_other).push(s);
+}
+
+void GraphRun::ahead(uint64_t horizon_ps, const std::function<void(uint32_t, uint32_t)>& f) const {
+  const uint64_t now = m_p.now();
+  for (const auto& up : m_npus) {
+    const Npu& n = *up;
+    uint64_t t = 0;  // compute ahead of the node, from now
+    for (uint32_t k = n.first_open; k < n.done.size() && t <= horizon_ps; ++k) {
+      if (n.done[k]) continue;
+      const GraphNode& gn = n.g->nodes[k];
+      if (gn.kind == GraphNode::comp)
+        t += n.computing && k == n.running ? n.compute_end - now : gn.duration_ns * 1000;
+      else if (gn.kind == GraphNode::send || gn.kind == GraphNode::coll)
+        f(n.id, k);
+    }
+  }
+}
+
+bool GraphRun::computing() const {
+  for (const auto& n : m_npus)
+    if (n->computing) return true;
+  return false;
 }
 
 bool GraphRun::done() const {

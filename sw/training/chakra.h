@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,18 @@ class GraphRun {
   std::string progress() const;
   uint64_t collectives() const { return m_collectives; }
 
+  /// The schedule read ahead (an optical control plane's traffic estimate):
+  /// for every NPU, from its first unfinished node in program order (node
+  /// index), f(npu, node) for each send and collective node not finished
+  /// whose start lies within `horizon_ps` of now when only the compute
+  /// before it is counted (the one running for what is left of it; no waiting
+  /// for peers), issued ones included.
+  void ahead(uint64_t horizon_ps, const std::function<void(uint32_t npu, uint32_t node)>& f) const;
+  /// Nodes finished so far, over every NPU (grows while the run progresses).
+  uint64_t finished_nodes() const { return m_finished; }
+  /// Whether some NPU is running a compute node.
+  bool computing() const;
+
  private:
   struct Npu;
   void pump(Npu& n);
@@ -79,7 +92,7 @@ class GraphRun {
   std::vector<Graph> m_graphs;
   Platform& m_p;
   std::vector<std::unique_ptr<Npu>> m_npus;
-  uint64_t m_collectives = 0;
+  uint64_t m_collectives = 0, m_finished = 0;
 };
 
 }  // namespace fabricvp::training

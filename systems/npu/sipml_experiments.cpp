@@ -47,8 +47,11 @@ std::string fabric_of(const SweepResult& r, const SweepPoint& p) {
   if (stem.find("flat") != std::string::npos) return "Elect-Flat";
   if (stem.find("cluster") != std::string::npos)
     return fmt::format("Elect-Cluster {}G", systems::param_or(p, "sys.dim0.cluster0.server_Gbps", "400"));
-  if (stem.find("ocs") != std::string::npos)
-    return systems::param_or(p, "sys.dim0.ocs0.schedule", "one_shot") == "dynamic" ? "SiP-OCS dynamic" : "SiP-OCS";
+  if (stem.find("ocs") != std::string::npos) {
+    if (systems::param_or(p, "sys.dim0.ocs0.schedule", "one_shot") != "dynamic") return "SiP-OCS";
+    return systems::param_or(p, "sys.dim0.ocs0.estimate", "past") == "schedule" ? "SiP-OCS dynamic, schedule"
+                                                                                : "SiP-OCS dynamic";
+  }
   if (stem.find("ring") != std::string::npos) return "SiP-Ring";
   return stem;
 }
@@ -304,8 +307,9 @@ int sipml_ocs(const ExperimentOptions& opt) {
   for (const Config& c : cs) bs.insert(param_num(c, "sys.dim0.GBps", kNaN) * 8);
   for (const Config& c : cs)
     if (c.fabric == "SiP-OCS") qs.insert(param_num(c, "sys.dim0.ocs0.switches", 16));
+  auto is_dynamic = [](const Config& c) { return c.fabric.rfind("SiP-OCS dynamic", 0) == 0; };
   for (const Config& c : c9)
-    if (c.fabric == "SiP-OCS dynamic") delays.insert(param_num(c, "sys.dim0.ocs0.reconfig_delay_us", 10000));
+    if (is_dynamic(c)) delays.insert(param_num(c, "sys.dim0.ocs0.reconfig_delay_us", 10000));
   const bool tta8 = std::all_of(cs.begin(), cs.end(), [](const Config& c) { return !std::isnan(c.tta_s); });
   auto y = [&](const Config& c, bool by_tta) { return by_tta ? c.tta_s / 3600 : c.iteration / 1e9; };
   Chart f8{"SiP-OCS one-shot: training time vs number of OCSs (seed 003 Fig 8)", "OCSs (degree)",
@@ -343,35 +347,43 @@ int sipml_ocs(const ExperimentOptions& opt) {
   const bool tta9 = std::all_of(c9.begin(), c9.end(), [](const Config& c) { return !std::isnan(c.tta_s); });
   Chart f9{"SiP-OCS: dynamic vs one-shot by reconfiguration delay (seed 003 Fig 9)", "reconfiguration delay (us)",
            tta9 ? "time to accuracy (h)" : "iteration time (ms)", "B (Gbit/s)"};
-  f9.logx = true;
-  fmt::print("\nSiP-OCS dynamic, iteration ms (best k) by reconfiguration delay; one-shot at the same B\n{:>8}", "B");
+  f9.logx = f9.logy = true;  // the past estimate's stalls reach 10x the one-shot time
+  fmt::print(
+      "\nSiP-OCS dynamic, planned from the past traffic or from the schedule: iteration ms (best k) by "
+      "reconfiguration delay; one-shot at the same B\n{:>8} {:>9}",
+      "B", "estimate");
   for (double d : delays) fmt::print(" {:>14}", fmt::format("{:g} us", d));
   fmt::print(" {:>14}\n", "one-shot");
   for (double b : b9) {
-    systems::Series dyn{fmt::format("{:g}, dynamic", b), {}, {}}, one{fmt::format("{:g}, one-shot", b), {}, {}};
-    std::map<double, std::string> cells;  // by delay; one-shot last
-    for (const Config& c : c9) {
-      if (param_num(c, "sys.dim0.GBps", kNaN) * 8 != b) continue;
-      out["reconfiguration"].push_back(config_json(c));
-      if (std::isnan(c.iteration)) continue;  // refused: in the JSON with its reason
-      const std::string cell = fmt::format("{} (k={})", ms(c.iteration), c.k);
-      if (c.fabric == "SiP-OCS dynamic") {
+    systems::Series one{fmt::format("{:g}, one-shot", b), {}, {}};
+    std::string one_cell;
+    for (const Config& c : c9)
+      if (param_num(c, "sys.dim0.GBps", kNaN) * 8 == b && c.fabric == "SiP-OCS" && !std::isnan(c.iteration)) {
+        one.x = {*delays.begin(), *delays.rbegin()};
+        one.y = {y(c, tta9), y(c, tta9)};
+        one_cell = fmt::format("{} (k={})", ms(c.iteration), c.k);
+      }
+    for (const char* estimate : {"past", "schedule"}) {
+      const std::string fabric = std::string("SiP-OCS dynamic") + (estimate == std::string("past") ? "" : ", schedule");
+      systems::Series dyn{fmt::format("{:g}, dynamic ({})", b, estimate), {}, {}};
+      std::map<double, std::string> cells;  // by delay
+      for (const Config& c : c9) {
+        if (param_num(c, "sys.dim0.GBps", kNaN) * 8 != b || c.fabric != fabric) continue;
+        if (std::isnan(c.iteration)) continue;  // refused: in the JSON with its reason
         const double d = param_num(c, "sys.dim0.ocs0.reconfig_delay_us", 10000);
         dyn.x.push_back(d);
         dyn.y.push_back(y(c, tta9));
-        cells[d] = cell;
-      } else {
-        one.x = {*delays.begin(), *delays.rbegin()};
-        one.y = {y(c, tta9), y(c, tta9)};
-        cells[std::numeric_limits<double>::infinity()] = cell;
+        cells[d] = fmt::format("{} (k={})", ms(c.iteration), c.k);
       }
+      if (cells.empty()) continue;
+      fmt::print("{:>8g} {:>9}", b, estimate);
+      for (double d : delays) fmt::print(" {:>14}", cells.count(d) ? cells[d] : "refused");
+      fmt::print(" {:>14}\n", one_cell.empty() ? "refused" : one_cell);
+      f9.series.push_back(std::move(dyn));
     }
-    fmt::print("{:>8g}", b);
-    for (const auto& [d, cell] : cells) fmt::print(" {:>14}", cell);
-    fmt::print("\n");
-    f9.series.push_back(std::move(dyn));
     if (!one.x.empty()) f9.series.push_back(std::move(one));
   }
+  for (const Config& c : c9) out["reconfiguration"].push_back(config_json(c));
   for (double d : delays) f9.xticks.emplace_back(d, fmt::format("{:g}", d));
   systems::save_result(opt, out, {{"switches", f8}, {"reconfig", f9}});
   return 0;

@@ -477,7 +477,7 @@ bool System::plans_circuits() const {
 }
 
 void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
-                            double times, std::vector<optical::Demand>& out) const {
+                            double times, std::vector<optical::Demand>& out, uint32_t only) const {
   std::vector<bool> optical_dim(ndims(), false);
   bool any = false;
   for (uint32_t d = 0; d < dim.size(); ++d) {
@@ -486,6 +486,7 @@ void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<co
   }
   if (!any) return;
   for (uint32_t r = 0; r < g.size() && r < plans.size(); ++r) {
+    if (only != UINT32_MAX && r != only) continue;
     const npu::CollectivePlan& plan = *plans[r];
     const uint32_t npu = g.npus[r];
     std::map<uint32_t, uint64_t> elems;  // next NPU -> elements sent to it over an optical plane
@@ -536,7 +537,9 @@ void plan_plane(optical::CircuitFabric& plane, const std::vector<optical::Demand
   const uint32_t n = plane.ports();
   std::vector<std::string> bad;
   if (auto* ocs = dynamic_cast<optical::OcsFabric*>(&plane)) {
-    const optical::OcsConfig cfg = optical::ocs_one_shot(n, ocs->degree(), tm);
+    // a re-plan keeps the circuits it can on their switches (they carry on through it)
+    const optical::OcsConfig cfg =
+        optical::ocs_one_shot(n, ocs->degree(), tm, plane.configured() ? &ocs->config() : nullptr);
     bad = optical::check_ocs(cfg, tm);
     if (bad.empty()) bad = ocs->install(cfg);
   } else {
@@ -558,19 +561,28 @@ void plan_plane(optical::CircuitFabric& plane, const std::vector<optical::Demand
 
 }  // namespace
 
+void System::add_plane_demand(uint32_t d, const optical::Plane& plane, const std::vector<optical::Demand>& demand,
+                              std::map<std::pair<uint32_t, uint32_t>, double>& pairs) const {
+  const uint32_t first = plane.shape().npus.front();
+  for (const optical::Demand& x : demand)
+    if (fabric.with(x.src, d, 0) == first && fabric.with(x.dst, d, 0) == first && x.src != x.dst)
+      pairs[{fabric.coord(x.src, d), fabric.coord(x.dst, d)}] += x.bytes;
+}
+
 void System::configure_optical(const std::vector<optical::Demand>& demand) {
+  auto as_list = [](const std::map<std::pair<uint32_t, uint32_t>, double>& pairs) {
+    std::vector<optical::Demand> tm;
+    for (const auto& [pq, b] : pairs)
+      if (b > 0) tm.push_back({pq.first, pq.second, b});
+    return tm;
+  };
   for (uint32_t d = 0; d < dim.size(); ++d) {
     for (const auto& owned : dim[d]->planes) {
       auto* plane = dynamic_cast<optical::CircuitFabric*>(owned.get());
       if (!plane) continue;
-      const uint32_t first = plane->shape().npus.front();
       std::map<std::pair<uint32_t, uint32_t>, double> pairs;  // (port, port) -> bytes
-      for (const optical::Demand& x : demand)
-        if (fabric.with(x.src, d, 0) == first && fabric.with(x.dst, d, 0) == first && x.src != x.dst)
-          pairs[{fabric.coord(x.src, d), fabric.coord(x.dst, d)}] += x.bytes;
-      std::vector<optical::Demand> tm;
-      for (const auto& [pq, b] : pairs)
-        if (b > 0) tm.push_back({pq.first, pq.second, b});
+      add_plane_demand(d, *plane, demand, pairs);
+      const std::vector<optical::Demand> tm = as_list(pairs);
       auto* ocs = dynamic_cast<optical::OcsFabric*>(plane);
       const uint32_t degree = ocs ? ocs->degree() : dynamic_cast<optical::RingFabric*>(plane)->degree.get();
       try {
@@ -582,15 +594,39 @@ void System::configure_optical(const std::vector<optical::Demand>& demand) {
                               ocs->degree(), e.what())
                 : fmt::format("{}: the run's traffic cannot be served by the ring: {}", plane->name(), e.what()));
       }
-      if (plane->dynamic())
-        plane->set_planner([degree](optical::CircuitFabric& p, const std::vector<optical::Demand>& traffic) {
-          try {
-            plan_plane(p, within_degree(traffic, degree));
-          } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(
-                fmt::format("{}: re-planning for the traffic of the last period failed: {}", p.name(), e.what()));
-          }
-        });
+      if (!plane->dynamic()) continue;
+      if (plane->plans_ahead() && !m_forecast)
+        throw core::ConfigError(
+            fmt::format("{}.estimate: schedule reads the job's execution graph ahead; this workload has none (an "
+                        "op graph or a Chakra trace has one: --workload FILE)",
+                        plane->name()));
+      // The job goes on while some NPU computes or nodes finished since the last plan (else, stuck or done: the
+      // epochs stop until the next message).
+      plane->set_planner([this, d, degree, as_list, seen = uint64_t(0)](
+                             optical::CircuitFabric& p, const std::vector<optical::Demand>& measured) mutable {
+        std::map<std::pair<uint32_t, uint32_t>, double> serve;  // (port, port) -> bytes
+        for (const optical::Demand& x : measured) serve[{x.src, x.dst}] += x.bytes;
+        bool going = false;
+        if (p.plans_ahead()) {
+          std::vector<optical::Demand> ahead;
+          const Progress now = m_forecast(p.horizon_ps(), ahead);
+          going = now.computing || now.finished != seen;
+          seen = now.finished;
+          add_plane_demand(d, p, ahead, serve);
+          // A pair moves at most its GPU's bandwidth over the horizon before the next plan takes over: bytes
+          // beyond that (a long collective's whole volume) say nothing about this period's share.
+          const double cap = p.shape().gbps / 8 * static_cast<double>(p.horizon_ps()) / 1e3;  // Gbit/s -> bytes/ps
+          for (auto& entry : serve) entry.second = std::min(entry.second, cap);
+        }
+        if (serve.empty()) return going;  // nothing to serve: the circuits stay
+        try {
+          plan_plane(p, within_degree(as_list(serve), degree));
+        } catch (const std::invalid_argument& e) {
+          throw std::runtime_error(fmt::format("{}: re-planning for the traffic of the {} failed: {}", p.name(),
+                                               p.plans_ahead() ? "next period" : "last period", e.what()));
+        }
+        return going;
+      });
     }
   }
 }

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -158,19 +159,34 @@ class System : public core::Module {
   /// Add to `out` what the members of a collective on group g send each
   /// other across optical planes, `times` over: every message of every chunk,
   /// phase and ring of their plans (bytes by NPU id).
+  /// `only`: the member of that rank alone (default: every member).
   void optical_demand(const Group& g, const std::vector<std::shared_ptr<const npu::CollectivePlan>>& plans,
-                      double times, std::vector<optical::Demand>& out) const;
+                      double times, std::vector<optical::Demand>& out, uint32_t only = UINT32_MAX) const;
   /// Plan every optical plane's configuration for `demand` (sw/optical),
   /// check it with sw/optical's checker and install it (the plane checks it
   /// again). Throws core::ConfigError naming the plane if no configuration
   /// can serve the traffic (more peers than the degree).
   void configure_optical(const std::vector<optical::Demand>& demand);
+  /// The job's traffic ahead, for dynamic planes that plan from the schedule
+  /// (`estimate: schedule`; set by a workload with an execution graph): adds
+  /// to `out` what NPUs will send each other within `horizon_ps` from now
+  /// (bytes by NPU id) and returns how far the job is.
+  struct Progress {
+    uint64_t finished = 0;   ///< the job's nodes finished so far
+    bool computing = false;  ///< some NPU is computing
+  };
+  using Forecast = std::function<Progress(uint64_t horizon_ps, std::vector<optical::Demand>& out)>;
+  void set_forecast(Forecast f) { m_forecast = std::move(f); }
 
  private:
   void build_npus(uint32_t count, uint32_t ports);
   void build_torus();
   void build_ndim();
   collectives::ndim::PlanOptions ndim_options(npu::CollectiveKind kind) const;
+  /// `demand` (by NPU) on the plane of dimension d, added to `pairs` (by port).
+  void add_plane_demand(uint32_t d, const optical::Plane& plane, const std::vector<optical::Demand>& demand,
+                        std::map<std::pair<uint32_t, uint32_t>, double>& pairs) const;
+  Forecast m_forecast;
 };
 
 }  // namespace fabricvp::npusys

@@ -52,6 +52,12 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
     split_for_model_parallelism();
     m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
   }
+  if (m_graph)
+    m_sys.set_forecast([this](uint64_t horizon_ps, std::vector<optical::Demand>& out) {
+      m_graph->ahead(horizon_ps,
+                     [&](uint32_t npu, uint32_t k) { node_demand(npu, m_graph->graphs()[npu].nodes[k], true, out); });
+      return System::Progress{m_graph->finished_nodes(), m_graph->computing()};
+    });
   auto& tr = core::Context::get().trace();
   if (tr.enabled()) {
     m_trace_pid = tr.process("workload");
@@ -126,40 +132,50 @@ void TrainingRun::build_opgraph(const std::string& file) {
       optical::hybrid_graphs(g, *m_placement, l, dp_dims, m_sys.choices.sipml_bucket_MiB.get() * 1048576.0), *this);
 }
 
-void TrainingRun::optical_demand(std::vector<optical::Demand>& out) {
+std::vector<uint32_t> TrainingRun::node_dims(const training::GraphNode& node) const {
+  std::vector<uint32_t> dims;
+  for (uint32_t d = 0; d < dim_sizes().size(); ++d)
+    if (node.involved_dim.empty() || node.involved_dim[d]) dims.push_back(d);
+  return dims;
+}
+
+void TrainingRun::node_demand(uint32_t npu, const training::GraphNode& node, bool own_only,
+                              std::vector<optical::Demand>& out) {
+  if (node.kind == training::GraphNode::send) {
+    if (m_sys.ndims() != 1)
+      throw core::ConfigError(
+          "an optical plane's circuits are planned from the run's traffic; point-to-point transfers are "
+          "followed through one-dimensional fabrics only");
+    out.push_back({npu, node.peer, static_cast<double>(node.bytes)});
+    return;
+  }
   const uint32_t es = core::dtype_bytes(m_dtype);
+  const std::vector<uint32_t> dims = node_dims(node);
+  const Groups& g = groups(dims);
+  const uint32_t gi = g.of_npu[npu];
+  const npu::CollectiveKind kind = kind_of(node.comm);
+  uint64_t elems = (node.bytes + es - 1) / es;
+  if (kind != npu::CollectiveKind::allreduce)
+    elems = (elems + g.groups[gi].size() - 1) / g.groups[gi].size() * g.groups[gi].size();
+  m_sys.optical_demand(g.groups[gi], plans(mask_of(dims), g, kind, elems)[gi], 1, out,
+                       own_only ? g.rank_of[npu] : UINT32_MAX);
+}
+
+void TrainingRun::optical_demand(std::vector<optical::Demand>& out) {
   if (m_graph) {
     // every send, and every collective once (at its group's first member)
-    const std::vector<uint32_t> all_dims = [&] {
-      std::vector<uint32_t> d;
-      for (uint32_t i = 0; i < dim_sizes().size(); ++i) d.push_back(i);
-      return d;
-    }();
     for (uint32_t npu = 0; npu < m_graph->graphs().size(); ++npu)
       for (const training::GraphNode& node : m_graph->graphs()[npu].nodes) {
         if (node.kind == training::GraphNode::send) {
-          if (m_sys.ndims() != 1)
-            throw core::ConfigError(
-                "an optical plane's circuits are planned from the run's traffic; point-to-point transfers are "
-                "followed through one-dimensional fabrics only");
-          out.push_back({npu, node.peer, static_cast<double>(node.bytes)});
+          node_demand(npu, node, false, out);
         } else if (node.kind == training::GraphNode::coll) {
-          std::vector<uint32_t> dims;
-          for (uint32_t d = 0; d < node.involved_dim.size(); ++d)
-            if (node.involved_dim[d]) dims.push_back(d);
-          if (node.involved_dim.empty()) dims = all_dims;
-          const Groups& g = groups(dims);
-          const uint32_t gi = g.of_npu[npu];
-          if (g.groups[gi].npus[0] != npu) continue;
-          const npu::CollectiveKind kind = kind_of(node.comm);
-          uint64_t elems = (node.bytes + es - 1) / es;
-          if (kind != npu::CollectiveKind::allreduce)
-            elems = (elems + g.groups[gi].size() - 1) / g.groups[gi].size() * g.groups[gi].size();
-          m_sys.optical_demand(g.groups[gi], plans(mask_of(dims), g, kind, elems)[gi], 1, out);
+          const Groups& g = groups(node_dims(node));
+          if (g.groups[g.of_npu[npu]].npus[0] == npu) node_demand(npu, node, false, out);
         }
       }
     return;
   }
+  const uint32_t es = core::dtype_bytes(m_dtype);
   for (uint32_t l = 0; l < m_w.layers.size(); ++l)
     for (uint32_t p = 0; p < 3; ++p) {
       const training::Pass& pass = m_w.layers[l].pass[p];

@@ -73,6 +73,10 @@ class TrainingRun final : public training::Platform {
   /// Add the bytes every collective of every iteration sends across optical
   /// planes (System::optical_demand): what their one-shot circuits are planned for.
   void optical_demand(std::vector<optical::Demand>& out);
+  /// What an execution graph's node sends across optical planes: a send's
+  /// bytes to its peer; a collective's messages at every member of its group
+  /// (`own_only`: at `npu` alone).
+  void node_demand(uint32_t npu, const training::GraphNode& node, bool own_only, std::vector<optical::Demand>& out);
 
   const training::Workload& workload() const { return m_w; }
   const training::TrainingLoop& loop() const { return *m_loop; }
@@ -108,6 +112,8 @@ class TrainingRun final : public training::Platform {
   uint64_t p2p_checked() const { return m_p2p_checked; }
 
  private:
+  /// The dimensions a graph's collective node involves.
+  std::vector<uint32_t> node_dims(const training::GraphNode& node) const;
   struct Groups {
     std::vector<Group> groups;
     std::vector<uint32_t> of_npu;   // group index of each NPU
