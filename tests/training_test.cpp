@@ -306,7 +306,8 @@ TEST(TrainingWorkload, NetworkCountsPast32BitsAreInputErrorsNotCasts) {
        "\"link-bandwidth\": [1], \"link-latency\": [1]}"},
       {"net.yml", "topology: [Ring]\nnpus_count: [4294967298]\nbandwidth: [1]\nlatency: [1]\n"},
   };
-  for (const auto& [name, text] : cases) {
+  for (const auto& c : cases) {
+    const std::string &name = c.first, &text = c.second;  // (lambdas cannot capture structured bindings)
     const std::string err = error_of([&] { training::astra::read_network_string(text, name); });
     EXPECT_EQ(err.rfind(name + ":", 0), 0u) << err;
     EXPECT_NE(err.find("is not a whole number from"), std::string::npos) << err;
