@@ -132,8 +132,11 @@ Host::Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double
       m_to_switch(std::move(to_switch)) {}
 
 void Host::start(const Job& job, std::vector<uint8_t> input) {
-  if (input.size() != job.elems * job.esize)
-    throw std::logic_error(fmt::format("{}: {} bytes of input for {} elements", name(), input.size(), job.elems));
+  if (input.size() != job.input_elems() * job.esize)
+    throw std::logic_error(
+        fmt::format("{}: {} bytes of input for {} elements", name(), input.size(), job.input_elems()));
+  if (job.kind != Collective::allreduce && (!job.ring || job.sparse || job.elems % job.hosts))
+    throw std::logic_error(fmt::format("{}: a host-based collective of whole segments only", name()));
   m_job = job;
   m_input = std::move(input);
   m_result.assign(m_input.size(), 0);
@@ -145,20 +148,60 @@ void Host::start(const Job& job, std::vector<uint8_t> input) {
     pump();
     return;
   }
-  // The ring: work in place on the input (the result), step 0 sends the host's own segment at once.
-  m_result = m_input;
-  m_steps = 2 * (job.hosts - 1);
-  m_ring_got.assign(m_steps, {});
-  m_ring_packets = m_ring_received = 0;
-  for (uint32_t t = 0; t < m_steps; ++t) {
-    m_ring_got[t].assign(seg_packets(ring_receives(t)), 0);
-    m_ring_packets += m_ring_got[t].size();
-  }
-  for (uint32_t p = 0; p < seg_packets(ring_sends(0)); ++p) ring_send(0, p);
+  start_host_based();
   // what a neighbour already sent of this one
   std::vector<std::vector<uint8_t>> early;
   early.swap(m_early);
   for (auto& q : early) arrived(std::move(q), true);
+}
+
+void Host::start_host_based() {
+  const uint32_t n = m_job.hosts;
+  m_ring_packets = m_ring_received = 0;
+  if (m_job.kind == Collective::alltoall) {
+    // Own segment in place; then segment j to host j, peers in turn from the next host on.
+    m_result.assign(m_job.elems * m_job.esize, 0);
+    const size_t es = m_job.esize;
+    std::memcpy(&m_result[seg_first(m_id) * es], &m_input[seg_first(m_id) * es],
+                (seg_first(m_id + 1) - seg_first(m_id)) * es);
+    m_ring_got.assign(n, {});
+    for (uint32_t j = 0; j < n; ++j)
+      if (j != m_id) {
+        m_ring_got[j].assign(seg_packets(m_id), 0);
+        m_ring_packets += m_ring_got[j].size();
+      }
+    for (uint32_t r = 1; r < n; ++r) {
+      const uint32_t j = (m_id + r) % n;
+      for (uint32_t p = 0; p < seg_packets(j); ++p) {
+        const uint64_t first = seg_first(j) + uint64_t(p) * m_job.block_elems;
+        const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(j + 1) - first));
+        std::vector<uint8_t> q = packet(m_job, m_id, j, p, first, count, m_input.data());
+        put16(q, 22, kPeerPort);
+        send(std::move(q), kPeerMessage | r << 20 | p);
+      }
+    }
+    if (done()) completed();
+    return;
+  }
+  // The ring, in place on the result: all-reduce = steps [0, 2 (n - 1)), reduce-scatter the first n - 1,
+  // all-gather the last n - 1; alone, their segments are shifted by one so that host i ends (reduce-scatter)
+  // or starts (all-gather) with segment i. The first step sends at once.
+  m_t0 = m_job.kind == Collective::allgather ? n - 1 : 0;
+  m_t1 = m_job.kind == Collective::reducescatter ? n - 1 : 2 * (n - 1);
+  m_shift = m_job.kind == Collective::allreduce ? 0 : n - 1;
+  if (m_job.kind == Collective::allgather) {
+    m_result.assign(m_job.elems * m_job.esize, 0);
+    std::memcpy(&m_result[seg_first(m_id) * m_job.esize], m_input.data(), m_input.size());
+  } else {
+    m_result = m_input;
+  }
+  m_ring_got.assign(m_t1 - m_t0, {});
+  for (uint32_t t = m_t0; t < m_t1; ++t) {
+    m_ring_got[t - m_t0].assign(seg_packets(ring_receives(t)), 0);
+    m_ring_packets += m_ring_got[t - m_t0].size();
+  }
+  for (uint32_t p = 0; p < seg_packets(ring_sends(m_t0)); ++p) ring_send(m_t0, p);
+  if (done()) completed();
 }
 
 uint32_t Host::seg_packets(uint32_t s) const {
@@ -168,28 +211,50 @@ uint32_t Host::seg_packets(uint32_t s) const {
 
 uint32_t Host::ring_sends(uint32_t t) const {
   const uint32_t n = m_job.hosts, rs = n - 1;
-  return t < rs ? (m_id + n - t % n) % n : (m_id + 1 + n - (t - rs) % n) % n;
+  return ((t < rs ? (m_id + n - t % n) % n : (m_id + 1 + n - (t - rs) % n) % n) + m_shift) % n;
 }
 
 uint32_t Host::ring_receives(uint32_t t) const {
   const uint32_t n = m_job.hosts, rs = n - 1;
-  return t < rs ? (m_id + 2 * n - t - 1) % n : (m_id + n - (t - rs) % n) % n;
+  return ((t < rs ? (m_id + 2 * n - t - 1) % n : (m_id + n - (t - rs) % n) % n) + m_shift) % n;
 }
 
 void Host::ring_send(uint32_t t, uint32_t p) {
   const uint32_t s = ring_sends(t);
   const uint64_t first = seg_first(s) + uint64_t(p) * m_job.block_elems;
   const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first));
-  send(packet(m_job, m_id, (m_id + 1) % m_job.hosts, t << 20 | p, first, count, m_result.data()), t << 20 | p);
+  std::vector<uint8_t> q = packet(m_job, m_id, (m_id + 1) % m_job.hosts, t << 20 | p, first, count, m_result.data());
+  put16(q, 22, kPeerPort);
+  send(std::move(q), kPeerMessage | t << 20 | p);
+}
+
+std::string Host::alltoall_arrived(const std::vector<uint8_t>& p) {
+  const uint32_t k = get32(p, 32);
+  const uint16_t from = get16(p, 36), count = get16(p, 42);
+  if (get16(p, 28) != m_job.reduction || from >= m_job.hosts || from == m_id)
+    return fmt::format("reduction {} from host {}", get16(p, 28), from);
+  if (k >= m_ring_got[from].size()) return fmt::format("packet {} from host {}", k, from);
+  if (m_ring_got[from][k]) return fmt::format("packet {} from host {} a second time", k, from);
+  // sender `from`'s segment m_id, packet k -> this host's segment `from`
+  const uint64_t at = uint64_t(k) * m_job.block_elems, seg = seg_first(m_id + 1) - seg_first(m_id);
+  if (count != std::min<uint64_t>(m_job.block_elems, seg - at) ||
+      p.size() != kHeaderBytes + size_t(count) * m_job.esize)
+    return fmt::format("packet {} from host {} with {} elements in {} bytes", k, from, count, p.size());
+  std::memcpy(&m_result[(seg_first(from) + at) * m_job.esize], &p[kHeaderBytes], size_t(count) * m_job.esize);
+  m_ring_got[from][k] = 1;
+  ++m_ring_received;
+  if (done()) completed();
+  return {};
 }
 
 std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
+  if (m_job.kind == Collective::alltoall) return alltoall_arrived(p);
   const uint32_t field = get32(p, 32), t = field >> 20, k = field & 0xfffff;
   const uint16_t from = get16(p, 36), count = get16(p, 42);
   if (get16(p, 28) != m_job.reduction || from != (m_id + m_job.hosts - 1) % m_job.hosts)
     return fmt::format("reduction {} from host {}", get16(p, 28), from);
-  if (t >= m_steps || k >= m_ring_got[t].size()) return fmt::format("step {} packet {}", t, k);
-  if (m_ring_got[t][k]) return fmt::format("step {} packet {} a second time", t, k);
+  if (t < m_t0 || t >= m_t1 || k >= m_ring_got[t - m_t0].size()) return fmt::format("step {} packet {}", t, k);
+  if (m_ring_got[t - m_t0][k]) return fmt::format("step {} packet {} a second time", t, k);
   const uint32_t s = ring_receives(t);
   const uint64_t first = seg_first(s) + uint64_t(k) * m_job.block_elems;
   if (count != std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first) ||
@@ -209,14 +274,17 @@ std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
   } else {  // all-gather: store
     std::memcpy(mine, in, size_t(count) * m_job.esize);
   }
-  m_ring_got[t][k] = 1;
+  m_ring_got[t - m_t0][k] = 1;
   ++m_ring_received;
-  if (t + 1 < m_steps) ring_send(t + 1, k);  // what it just received goes on
+  if (t + 1 < m_t1) ring_send(t + 1, k);  // what it just received goes on
   if (done()) completed();
   return {};
 }
 
 void Host::completed() {
+  if (m_job.ring && m_job.kind == Collective::reducescatter)  // its own segment
+    m_result = std::vector<uint8_t>(m_result.begin() + static_cast<ptrdiff_t>(seg_first(m_id) * m_job.esize),
+                                    m_result.begin() + static_cast<ptrdiff_t>(seg_first(m_id + 1) * m_job.esize));
   completion_ps.set(m_q.time());
   if (m_on_done) m_q.at(m_q.time(), m_on_done);
 }

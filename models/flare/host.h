@@ -28,7 +28,15 @@
 
 namespace fabricvp::flare {
 
-/// One allreduce as every host runs it.
+/// What a job computes. In-network: allreduce only. Host-based (`ring`):
+/// allreduce (reduce-scatter then all-gather around the ring),
+/// reducescatter (the ring's first half: host i ends with segment i reduced),
+/// allgather (its second half: host i starts with segment i), alltoall
+/// (direct: host i sends segment j of its vector to host j, whose result
+/// holds it as segment i). Segments are elems / hosts elements each.
+enum class Collective : uint8_t { allreduce, reducescatter, allgather, alltoall };
+
+/// One allreduce (or host-based collective) as every host runs it.
 struct Job {
   uint32_t reduction = 0;
   uint32_t hosts = 1;
@@ -48,13 +56,24 @@ struct Job {
   /// through a switch that forwards each packet to its IPv4 destination
   /// (sw/handlers/flare/forward.c). Its packets carry block = step << 20 | packet.
   bool ring = false;
+  /// Host-based only: the collective (its packets to other hosts carry UDP destination port kPeerPort, which
+  /// the aggregation kernels forward unchanged).
+  Collective kind = Collective::allreduce;
   /// Sparse blocks (flare.h): block b is the index range [b x block_elems, (b + 1) x block_elems); a
   /// host sends its nonzero elements of it as (offset, value) pairs, kSparsePairs per packet.
   bool sparse = false;
   /// op FLARE_USER: the user's operator on the elements' words (the kernels run the same C function).
   uint32_t (*user_op)(uint32_t acc, uint32_t in) = nullptr;
   uint64_t blocks() const { return (elems + block_elems - 1) / block_elems; }
+  /// Elements of a host's input and of its result (elems: the whole vector).
+  uint64_t input_elems() const { return kind == Collective::allgather ? elems / hosts : elems; }
+  uint64_t result_elems() const { return kind == Collective::reducescatter ? elems / hosts : elems; }
 };
+
+/// UDP destination port of a packet from one host to another (host-based collectives); Flare blocks go to 9000.
+constexpr uint16_t kPeerPort = 9001;
+/// PsPIN message ids: a block's is its block id (below this), a host-to-host packet's has this bit set.
+constexpr uint32_t kPeerMessage = 0x80000000u;
 
 /// Bytes of the IPv4 + UDP + Flare headers of a block packet.
 constexpr uint32_t kHeaderBytes = 28 + 16;
@@ -110,8 +129,9 @@ class Host : public core::Module, public core::Actor {
   Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double link_Gbps, double latency_ns,
        core::ActionQueue& q, std::function<void(pspin::Packet)> to_switch);
 
-  /// Start the allreduce now on `input` (job.elems x job.esize bytes). A host runs one at a time: the next
-  /// starts after the previous is done (a ring packet of the next that arrives before is kept for it).
+  /// Start the allreduce (host-based: the job's collective) now on `input` (job.input_elems() x job.esize
+  /// bytes). A host runs one at a time: the next starts after the previous is done (a host-based packet of the
+  /// next that arrives before is kept for it).
   void start(const Job& job, std::vector<uint8_t> input);
   /// Called (from the host's action queue, at the completion time) when an allreduce is done here.
   void on_done(std::function<void()> fn) { m_on_done = std::move(fn); }
@@ -165,15 +185,17 @@ class Host : public core::Module, public core::Actor {
     uint32_t weight = 0;
   };
   std::vector<Open> m_open;  // by block
-  // the ring baseline
+  // the host-based collectives: the ring's steps [m_t0, m_t1) (segments shifted by m_shift), or all-to-all
   uint64_t seg_first(uint32_t s) const { return uint64_t(s) * m_job.elems / m_job.hosts; }
   uint32_t seg_packets(uint32_t s) const;
   uint32_t ring_sends(uint32_t step) const;     // the segment sent at a step
   uint32_t ring_receives(uint32_t step) const;  // the segment received at a step
   void ring_send(uint32_t step, uint32_t p);
   std::string ring_arrived(const std::vector<uint8_t>& p);
-  uint32_t m_steps = 0;
-  std::vector<std::vector<uint8_t>> m_ring_got;  // [step][packet]
+  void start_host_based();
+  std::string alltoall_arrived(const std::vector<uint8_t>& p);
+  uint32_t m_t0 = 0, m_t1 = 0, m_shift = 0;
+  std::vector<std::vector<uint8_t>> m_ring_got;  // [step - m_t0][packet]; all-to-all: [sender][packet]
   uint64_t m_ring_packets = 0, m_ring_received = 0;
 
   uint32_t m_id, m_port;

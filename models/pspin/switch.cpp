@@ -779,10 +779,11 @@ void Switch::trace_ids() {
   }
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> Switch::message_spans() const {
+std::vector<std::pair<uint64_t, uint64_t>> Switch::message_spans(uint32_t below) const {
   std::vector<std::pair<uint64_t, uint64_t>> out;
   out.reserve(m_messages.size());
-  for (const auto& [id, m] : m_messages) out.emplace_back(m->first_ps, std::max(m->first_ps, m->last_ps));
+  for (const auto& [id, m] : m_messages)
+    if (id < below) out.emplace_back(m->first_ps, std::max(m->first_ps, m->last_ps));
   return out;
 }
 

@@ -243,8 +243,8 @@ class Switch : public core::Module {
   /// Every feedback's time, in the order they left (ps).
   const std::vector<uint64_t>& feedback_times() const { return m_feedback_times; }
   uint64_t first_arrival_ps() const { return m_first_arrival_ps; }
-  /// Per message (by id): when its first packet was in L2 and when its last was fed back (ps).
-  std::vector<std::pair<uint64_t, uint64_t>> message_spans() const;
+  /// Per message (by id, those below `below`): when its first packet was in L2 and when its last was fed back (ps).
+  std::vector<std::pair<uint64_t, uint64_t>> message_spans(uint32_t below = UINT32_MAX) const;
   /// Bytes of cluster c's L1 (the whole 1 MiB of PsPIN's TCDM).
   std::vector<uint8_t> l1_image(uint32_t c) const;
   uint32_t scratchpad_offset() const { return kL1PacketOffset + l1_packet_buffer_KiB.get() * 1024u; }

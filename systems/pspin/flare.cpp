@@ -310,7 +310,8 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_job.block_elems = m_params.block_bytes.get() / esize;
   m_job.window = m_params.window.get();
   m_job.stagger = m_params.stagger.get();
-  if (m_job.blocks() > UINT32_MAX) throw core::ConfigError(fmt::format("--bytes {}: more than 2^32 blocks", bytes));
+  if (m_job.blocks() >= flare::kPeerMessage)
+    throw core::ConfigError(fmt::format("--bytes {}: more than 2^31 blocks (PsPIN message ids)", bytes));
 
   m_tree = m_params.algorithm.get() == "tree";
   m_ring = m_params.algorithm.get() == "ring";
@@ -623,6 +624,36 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
     for (uint32_t h = 0; h < n; ++h)
       if (std::memcmp(&(*results[h])[e * es], &want, es) != 0) ++bad;
   };
+  if (job.ring && job.kind != flare::Collective::allreduce) {  // host-based, a segment of `seg` per host
+    const uint64_t seg = job.elems / n;
+    auto word = [&](const Vectors& v, uint32_t h, uint64_t e) {
+      uint32_t x = 0;
+      std::memcpy(&x, &(*v[h])[e * es], es);
+      return x;
+    };
+    for (uint32_t i = 0; i < n; ++i) {
+      if (results[i]->size() != job.result_elems() * es) {
+        bad += job.result_elems();
+        continue;
+      }
+      for (uint32_t j = 0; j < n; ++j)
+        for (uint64_t e = 0; e < seg; ++e) {
+          uint32_t want;
+          if (job.kind == flare::Collective::reducescatter) {
+            if (j) break;  // host i's segment i: the chain from host i + 1 around the ring, ending at i
+            const uint64_t g = i * seg + e;
+            want = word(inputs, (i + 1) % n, g);
+            for (uint32_t k = 1; k < n; ++k) want = combine(job, word(inputs, (i + 1 + k) % n, g), want);
+            bad += word(results, i, e) != want;
+            continue;
+          }
+          // all-gather: segment j is host j's input; all-to-all: host j's segment i
+          want = word(inputs, j, job.kind == flare::Collective::allgather ? e : i * seg + e);
+          bad += word(results, i, j * seg + e) != want;
+        }
+    }
+    return bad;
+  }
   if (job.ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
     for (uint32_t s = 0; s < n; ++s)
       for (uint64_t e = uint64_t(s) * job.elems / n; e < uint64_t(s + 1) * job.elems / n; ++e) {
@@ -918,7 +949,7 @@ void FlareScenario::report(const systems::Outcome&) {
     uint64_t peak_bytes = 0, peak = 0;
     double held_ps = 0, span_lo = 1e300, span_hi = 0, count = 0;
     for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
-      const auto spans = m_sys->switches[i]->message_spans();
+      const auto spans = m_sys->switches[i]->message_spans(flare::kPeerMessage);  // the blocks, not forwarded packets
       std::vector<std::pair<uint64_t, int>> ev;
       for (const auto& [a, b] : spans) {
         ev.emplace_back(a, +1);
@@ -968,16 +999,25 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
   if (m_training) {
     const training::Workload& w = m_training->workload();
     out.line("workload",
-             fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, every all-reduce checked", w.file,
+             fmt::format("{}: {}, {} layers, {} iteration{}, {} elements, every collective checked", w.file,
                          training::parallelism_name(w.parallelism), w.layers.size(), m_training->iterations(),
                          m_training->iterations() == 1 ? "" : "s", core::dtype_name(m_dtype)));
-    out.line("collectives",
-             fmt::format("{} all-reduces of {} B in all, {} ({}), one at a time per host, {}-byte blocks, window {}{}",
-                         m_stats.collectives.get(), m_stats.collective_bytes.get(),
-                         m_ring ? "the host ring through the switches" : "in the switches", m_params.algorithm.get(),
-                         m_params.block_bytes.get(), m_job.window, m_job.stagger ? ", staggered" : ""));
+    uint64_t host_based = 0;
+    for (const FlareTraining::Record& r : m_training->records())
+      host_based += r.job.kind != flare::Collective::allreduce;
+    out.line(
+        "collectives",
+        fmt::format("{} of {} B in all, one at a time per host: {} all-reduces {} ({}), {}-byte blocks, window "
+                    "{}{}{}",
+                    m_stats.collectives.get(), m_stats.collective_bytes.get(), m_stats.collectives.get() - host_based,
+                    m_ring ? "on the host ring through the switches" : "in the switches", m_params.algorithm.get(),
+                    m_params.block_bytes.get(), m_job.window, m_job.stagger ? ", staggered" : "",
+                    host_based ? fmt::format("; {} reduce-scatters, all-gathers and all-to-alls host-based, "
+                                             "through the switches",
+                                             host_based)
+                               : std::string()));
     out.line("result", outcome.verified
-                           ? "every host's result of every all-reduce equals the reference (bit for bit)"
+                           ? "every host's result of every collective equals the reference (bit for bit)"
                            : fmt::format("NOT verified: {} mismatched elements", m_stats.mismatched_elements.get()));
     const uint64_t t = m_stats.simulated_ps.get();
     out.line("iteration",

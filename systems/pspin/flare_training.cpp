@@ -14,24 +14,21 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
     : m_sys(sys), m_job(job), m_iterations(iterations), m_dtype(dtype), m_seed(seed) {
   m_w = training::load_workload(file);
   m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
-  // The hosts serve all-reduce only: in the switches, or the ring between them. Only the passes whose collective
-  // spans the hosts' one dimension run one (the loop skips the others).
+  // All-reduces in the switches (or the host ring: flare.algorithm=ring); the other collectives host-based, their
+  // packets forwarded by the switches. Only the passes whose collective spans the hosts' one dimension run one
+  // (the loop skips the others).
   uint64_t blocks = 0;
   for (uint32_t li = 0; li < m_w.layers.size(); ++li)
     for (uint32_t p = 0; p < 3; ++p) {
       const training::Layer& l = m_w.layers[li];
       const training::Pass& ps = l.pass[p];
-      if (ps.comm == training::Comm::none || m_loop->dims(li, p).empty()) continue;
-      if (ps.comm != training::Comm::allreduce)
-        throw core::ConfigError(fmt::format(
-            "{}: layer {} ({}) has a {} collective in its {} pass: Flare hosts serve ALLREDUCE (in the switches, or "
-            "the host ring with flare.algorithm=ring)",
-            file, l.name, li, training::comm_name(ps.comm), training::pass_name(p)));
-      blocks += (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) / job.block_elems;
+      if (ps.comm == training::Comm::allreduce && !m_loop->dims(li, p).empty())
+        blocks +=
+            (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) / job.block_elems;
     }
   m_total_blocks = blocks * iterations;
-  if (m_total_blocks > UINT32_MAX)
-    throw core::ConfigError(fmt::format("{} x {} iterations: {} blocks, more than the 2^32 block ids of a run", file,
+  if (m_total_blocks >= flare::kPeerMessage)
+    throw core::ConfigError(fmt::format("{} x {} iterations: {} blocks, more than the 2^31 block ids of a run", file,
                                         iterations, m_total_blocks));
   m_hosts.resize(job.hosts);
   for (uint32_t h = 0; h < job.hosts; ++h) sys.host[h]->on_done([this, h] { host_done(h); });
@@ -64,8 +61,18 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
     r.job = m_job;
     r.job.elems = std::max<uint64_t>(1, (call.bytes + m_job.esize - 1) / m_job.esize);
     r.job.reduction = k % 0xffff + 1;
+    const flare::Job* last_in_switch = nullptr;  // the allreduces number their blocks one after the other
+    for (size_t i = m_records.size(); i-- > 0 && !last_in_switch;)
+      if (m_records[i].job.kind == flare::Collective::allreduce) last_in_switch = &m_records[i].job;
     r.job.block_base =
-        k == 0 ? 0 : m_records[k - 1].job.block_base + static_cast<uint32_t>(m_records[k - 1].job.blocks());
+        last_in_switch ? last_in_switch->block_base + static_cast<uint32_t>(last_in_switch->blocks()) : 0;
+    if (call.comm != training::Comm::allreduce) {  // host-based, a whole segment per host (as the NPUs round)
+      r.job.ring = true;
+      r.job.kind = call.comm == training::Comm::reducescatter ? flare::Collective::reducescatter
+                   : call.comm == training::Comm::allgather   ? flare::Collective::allgather
+                                                              : flare::Collective::alltoall;
+      r.job.elems = (r.job.elems + m_job.hosts - 1) / m_job.hosts * m_job.hosts;
+    }
     r.input.resize(m_job.hosts);
     r.result.resize(m_job.hosts);
     m_records.push_back(std::move(r));
@@ -88,7 +95,7 @@ void FlareTraining::start_next(uint32_t h) {
   hs.current = k;
   hs.done = std::move(done);
   const Record& r = m_records[k];
-  std::vector<uint8_t> in(r.job.elems * r.job.esize);
+  std::vector<uint8_t> in(r.job.input_elems() * r.job.esize);
   core::random_elements(m_dtype, (m_seed * 1000003 + h) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull), in.data(),
                         in.size(), 0, m_job.hosts);
   m_sys.host[h]->start(r.job, std::move(in));

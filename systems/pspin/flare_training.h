@@ -1,12 +1,15 @@
 // A training workload (sw/training, docs/workloads.md) on the hosts of a
-// Flare platform: every host is an NPU of one data-parallel dimension, and
-// the collective service runs each all-reduce as one Flare allreduce of real
-// bytes, in the switches (flare.algorithm single, multiple or tree) or as
-// the host ring through them (ring). A host runs its collectives one at a
-// time, in the order the loop issues them (every host issues the same
-// sequence); the allreduces of a run number their blocks one after the
-// other (flare::Job::block_base). Every allreduce's inputs and results are
-// kept for the run's check (FlareScenario::check). docs/flare.md.
+// Flare platform: every host is an NPU of one dimension, and the collective
+// service runs each all-reduce as one Flare allreduce of real bytes, in the
+// switches (flare.algorithm single, multiple or tree) or as the host ring
+// through them (ring); reduce-scatter and all-gather run host-based as the
+// ring's halves and all-to-all directly between the hosts, the switches
+// forwarding their packets (flare::Collective; their sizes rounded up to a
+// whole segment per host). A host runs its collectives one at a time, in
+// the order the loop issues them (every host issues the same sequence); the
+// allreduces in the switches number their blocks one after the other
+// (flare::Job::block_base). Every collective's inputs and results are kept
+// for the run's check (FlareScenario::check). docs/flare.md.
 #pragma once
 
 #include <deque>
@@ -42,7 +45,7 @@ class FlareTraining : public training::Platform {
   std::string progress() const { return m_loop->progress(); }
   double fraction_done() const { return m_loop->fraction_done(); }
 
-  /// One allreduce of the run (the k-th every host issues).
+  /// One collective of the run (the k-th every host issues).
   struct Record {
     uint32_t iteration = 0, layer = 0, pass = 0;
     uint64_t bytes = 0;  ///< as the workload gives it; the allreduce moves whole elements

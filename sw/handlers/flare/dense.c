@@ -23,6 +23,7 @@ __handler__ void flare_dense_ph(handler_args_t *args) {
   task_t *task = args->task;
   const pkt_hdr_t *pkt = (const pkt_hdr_t *)task->pkt_mem;
   const flare_hdr_t *h = (const flare_hdr_t *)(pkt + 1);
+  if (flare_forward_peer(task)) return; /* another collective's packet from host to host */
   const uint32_t *in = (const uint32_t *)(h + 1);
   if (flare_pass_down(task, pkt, h)) return;
   flare_slot_t *s = (flare_slot_t *)flare_buffer_of(task, h->block, sizeof(flare_slot_t));

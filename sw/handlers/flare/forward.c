@@ -3,8 +3,9 @@
    ring allreduce through it (models/flare, flare.algorithm=ring), so Flare
    and the baseline share the same hosts, links and switch. In a fat tree a
    leaf sends its own hosts' packets down and the others up, a spine to the
-   destination's leaf (flare.h flare_switch_t; a spine's `down` is the hosts
-   per leaf). */
+   destination's leaf (flare.h flare_port_to). The aggregation kernels
+   forward the host-to-host packets of the other collectives the same way
+   (flare_forward_peer). */
 #include <handler.h>
 #include <packets.h>
 #include <flare.h>
@@ -12,14 +13,8 @@
 __handler__ void flare_forward_ph(handler_args_t *args) {
   task_t *task = args->task;
   const ip_hdr_t *ip = (const ip_hdr_t *)task->pkt_mem;
-  const flare_switch_t *sw = flare_switch(task);
-  uint32_t port = ip->dest_id; /* a single switch: host i on port i */
-  if (sw->role == FLARE_LEAF) /* its own hosts down, the others up (spine by destination) */
-    port = ip->dest_id / sw->down == sw->index ? ip->dest_id % sw->down : sw->down + ip->dest_id % sw->spines;
-  else if (sw->role == FLARE_SPINE) /* leaf i on port i */
-    port = ip->dest_id / sw->down;
   /* the feedback waits for the send: the packet's copy stays until it has left */
-  fabricvp_nic_command(port, 0, task->pkt_mem, ip->length);
+  fabricvp_nic_command(flare_port_to(task, ip->dest_id), 0, task->pkt_mem, ip->length);
 }
 
 void init_handlers(handler_fn *hh, handler_fn *ph, handler_fn *th, void **handler_mem_ptr) {

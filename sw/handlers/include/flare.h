@@ -81,6 +81,32 @@ static inline const flare_switch_t *flare_switch(const task_t *task) {
   return (const flare_switch_t *)&flare_config;
 }
 
+/* Packets from one host to another (the host-based collectives: the ring
+   baseline, reduce-scatter, all-gather, all-to-all; models/flare/host.h)
+   carry UDP destination port FLARE_PEER_PORT and go on, unchanged, to the
+   host their IPv4 destination names; Flare blocks go to port 9000. */
+#define FLARE_PEER_PORT 9001u
+
+/* The port towards host `dest`: a single switch has host i on port i; a leaf
+   sends its own hosts' packets down and the others up (spine by
+   destination), a spine to the destination's leaf (leaf i on port i; a
+   spine's `down` is the hosts per leaf). */
+static inline uint32_t flare_port_to(const task_t *task, uint32_t dest) {
+  const flare_switch_t *sw = flare_switch(task);
+  if (sw->role == FLARE_LEAF) return dest / sw->down == sw->index ? dest % sw->down : sw->down + dest % sw->spines;
+  if (sw->role == FLARE_SPINE) return dest / sw->down;
+  return dest;
+}
+
+/* An aggregation kernel's first step: forward a host-to-host packet (the feedback waits for the send: the
+   packet's copy stays until it has left). Returns 1 if the packet was one. */
+static inline int flare_forward_peer(const task_t *task) {
+  const pkt_hdr_t *pkt = (const pkt_hdr_t *)task->pkt_mem;
+  if (pkt->udp_hdr.dst_port != FLARE_PEER_PORT) return 0;
+  fabricvp_nic_command(flare_port_to(task, pkt->ip_hdr.dest_id), 0, task->pkt_mem, pkt->ip_hdr.length);
+  return 1;
+}
+
 /* One block's aggregation buffer in its home cluster's scratchpad: the slot
    of block b is (b / clusters) mod (scratchpad bytes / sizeof(flare_slot_t)).
    The hosts' window keeps the blocks open at once within that many slots. */
