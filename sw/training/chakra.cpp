@@ -12,6 +12,7 @@
 #include <map>
 #include <queue>
 #include <sstream>
+#include <unordered_map>
 
 #include "models/core/config.h"
 #include "models/core/input_file.h"
@@ -238,7 +239,7 @@ struct GraphRun::Npu {
   uint32_t id = 0;
   const Graph* g = nullptr;
   std::vector<uint32_t> indeg;
-  std::vector<std::vector<uint32_t>> succ;
+  std::vector<uint32_t> succ_first, succ;  // node k's successors: succ[succ_first[k] .. succ_first[k + 1])
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready_comp, ready_other;  // by node index
   bool computing = false;
   uint32_t outstanding = 0, remaining = 0, seq = 0;
@@ -256,20 +257,29 @@ GraphRun::GraphRun(std::vector<Graph> graphs, Platform& p) : m_graphs(std::move(
     n->id = i;
     n->g = &m_graphs[i];
     const Graph& g = m_graphs[i];
-    std::map<uint64_t, uint32_t> index;
-    for (uint32_t k = 0; k < g.nodes.size(); ++k) index[g.nodes[k].id] = k;
-    n->indeg.assign(g.nodes.size(), 0);
-    n->succ.assign(g.nodes.size(), {});
-    for (uint32_t k = 0; k < g.nodes.size(); ++k) {
+    // node id -> index: the ids are the indices (hybrid_graphs, most traces), or looked up
+    bool dense = true;
+    for (uint32_t k = 0; k < g.nodes.size() && dense; ++k) dense = g.nodes[k].id == k;
+    std::unordered_map<uint64_t, uint32_t> index;
+    if (!dense)
+      for (uint32_t k = 0; k < g.nodes.size(); ++k) index[g.nodes[k].id] = k;
+    auto at = [&](uint64_t id) { return dense ? static_cast<uint32_t>(id) : index.at(id); };
+    const size_t N = g.nodes.size();
+    n->indeg.assign(N, 0);
+    n->succ_first.assign(N + 1, 0);
+    for (uint32_t k = 0; k < N; ++k) {
       const GraphNode& gn = g.nodes[k];
       if (gn.kind == GraphNode::coll && !gn.involved_dim.empty() && gn.involved_dim.size() < D)
         throw core::ConfigError(fmt::format("{}: node {} ('{}'): involved_dim has {} entries for {} dimensions", g.file,
                                             gn.id, gn.name, gn.involved_dim.size(), D));
-      for (uint64_t d : gn.deps) {
-        ++n->indeg[k];
-        n->succ[index.at(d)].push_back(k);
-      }
+      n->indeg[k] = static_cast<uint32_t>(gn.deps.size());
+      for (uint64_t d : gn.deps) ++n->succ_first[at(d) + 1];
     }
+    for (size_t k = 0; k < N; ++k) n->succ_first[k + 1] += n->succ_first[k];
+    n->succ.resize(n->succ_first[N]);
+    std::vector<uint32_t> fill(n->succ_first.begin(), n->succ_first.end() - 1);
+    for (uint32_t k = 0; k < N; ++k)
+      for (uint64_t d : g.nodes[k].deps) n->succ[fill[at(d)]++] = k;
     n->remaining = static_cast<uint32_t>(g.nodes.size());
     n->done.assign(g.nodes.size(), false);
     m_npus.push_back(std::move(n));
@@ -371,8 +381,9 @@ void GraphRun::finished(Npu& n, uint32_t k) {
   ++m_finished;
   n.done[k] = true;
   while (n.first_open < n.done.size() && n.done[n.first_open]) ++n.first_open;
-  for (uint32_t s : n.succ[k])
-    if (--n.indeg[s] == 0) (n.g->nodes[s].kind == GraphNode::comp ? n.ready_comp : n.ready_other).push(s);
+  for (uint32_t i = n.succ_first[k]; i < n.succ_first[k + 1]; ++i)
+    if (const uint32_t s = n.succ[i]; --n.indeg[s] == 0)
+      (n.g->nodes[s].kind == GraphNode::comp ? n.ready_comp : n.ready_other).push(s);
 }
 
 void GraphRun::ahead(uint64_t horizon_ps, const std::function<void(uint32_t, uint32_t)>& f) const {
