@@ -559,6 +559,14 @@ void plan_plane(optical::CircuitFabric& plane, const std::vector<optical::Demand
                                        bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : std::string()));
 }
 
+/// Port-pair demand as the planners take it (pairs without bytes left out).
+std::vector<optical::Demand> demand_list(const std::map<std::pair<uint32_t, uint32_t>, double>& pairs) {
+  std::vector<optical::Demand> tm;
+  for (const auto& [pq, b] : pairs)
+    if (b > 0) tm.push_back({pq.first, pq.second, b});
+  return tm;
+}
+
 }  // namespace
 
 void System::add_plane_demand(uint32_t d, const optical::Plane& plane, const std::vector<optical::Demand>& demand,
@@ -569,20 +577,40 @@ void System::add_plane_demand(uint32_t d, const optical::Plane& plane, const std
       pairs[{fabric.coord(x.src, d), fabric.coord(x.dst, d)}] += x.bytes;
 }
 
+bool System::replan(optical::CircuitFabric& p, uint32_t d, uint32_t degree,
+                    const std::vector<optical::Demand>& measured, uint64_t& seen) {
+  std::map<std::pair<uint32_t, uint32_t>, double> serve;  // (port, port) -> bytes
+  for (const optical::Demand& x : measured) serve[{x.src, x.dst}] += x.bytes;
+  bool going = false;
+  if (p.plans_ahead()) {
+    std::vector<optical::Demand> ahead;
+    const Progress now = m_forecast(p.horizon_ps(), ahead);
+    going = now.computing || now.finished != seen;
+    seen = now.finished;
+    add_plane_demand(d, p, ahead, serve);
+    // A pair moves at most its GPU's bandwidth over the horizon before the next plan takes over: bytes beyond
+    // that (a long collective's whole volume) say nothing about this period's share.
+    const double cap = p.shape().gbps / 8 * static_cast<double>(p.horizon_ps()) / 1e3;  // bytes/ns x ns
+    for (auto& entry : serve) entry.second = std::min(entry.second, cap);
+  }
+  if (serve.empty()) return going;  // nothing to serve: the circuits stay
+  try {
+    plan_plane(p, within_degree(demand_list(serve), degree));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: re-planning for the traffic of the {} failed: {}", p.name(),
+                                         p.plans_ahead() ? "next period" : "last period", e.what()));
+  }
+  return going;
+}
+
 void System::configure_optical(const std::vector<optical::Demand>& demand) {
-  auto as_list = [](const std::map<std::pair<uint32_t, uint32_t>, double>& pairs) {
-    std::vector<optical::Demand> tm;
-    for (const auto& [pq, b] : pairs)
-      if (b > 0) tm.push_back({pq.first, pq.second, b});
-    return tm;
-  };
   for (uint32_t d = 0; d < dim.size(); ++d) {
     for (const auto& owned : dim[d]->planes) {
       auto* plane = dynamic_cast<optical::CircuitFabric*>(owned.get());
       if (!plane) continue;
       std::map<std::pair<uint32_t, uint32_t>, double> pairs;  // (port, port) -> bytes
       add_plane_demand(d, *plane, demand, pairs);
-      const std::vector<optical::Demand> tm = as_list(pairs);
+      const std::vector<optical::Demand> tm = demand_list(pairs);
       auto* ocs = dynamic_cast<optical::OcsFabric*>(plane);
       const uint32_t degree = ocs ? ocs->degree() : dynamic_cast<optical::RingFabric*>(plane)->degree.get();
       try {
@@ -600,32 +628,9 @@ void System::configure_optical(const std::vector<optical::Demand>& demand) {
             fmt::format("{}.estimate: schedule reads the job's execution graph ahead; this workload has none (an "
                         "op graph or a Chakra trace has one: --workload FILE)",
                         plane->name()));
-      // The job goes on while some NPU computes or nodes finished since the last plan (else, stuck or done: the
-      // epochs stop until the next message).
-      plane->set_planner([this, d, degree, as_list, seen = uint64_t(0)](
-                             optical::CircuitFabric& p, const std::vector<optical::Demand>& measured) mutable {
-        std::map<std::pair<uint32_t, uint32_t>, double> serve;  // (port, port) -> bytes
-        for (const optical::Demand& x : measured) serve[{x.src, x.dst}] += x.bytes;
-        bool going = false;
-        if (p.plans_ahead()) {
-          std::vector<optical::Demand> ahead;
-          const Progress now = m_forecast(p.horizon_ps(), ahead);
-          going = now.computing || now.finished != seen;
-          seen = now.finished;
-          add_plane_demand(d, p, ahead, serve);
-          // A pair moves at most its GPU's bandwidth over the horizon before the next plan takes over: bytes
-          // beyond that (a long collective's whole volume) say nothing about this period's share.
-          const double cap = p.shape().gbps / 8 * static_cast<double>(p.horizon_ps()) / 1e3;  // Gbit/s -> bytes/ps
-          for (auto& entry : serve) entry.second = std::min(entry.second, cap);
-        }
-        if (serve.empty()) return going;  // nothing to serve: the circuits stay
-        try {
-          plan_plane(p, within_degree(as_list(serve), degree));
-        } catch (const std::invalid_argument& e) {
-          throw std::runtime_error(fmt::format("{}: re-planning for the traffic of the {} failed: {}", p.name(),
-                                               p.plans_ahead() ? "next period" : "last period", e.what()));
-        }
-        return going;
+      plane->set_planner([this, d, degree, seen = uint64_t(0)](optical::CircuitFabric& p,
+                                                               const std::vector<optical::Demand>& measured) mutable {
+        return replan(p, d, degree, measured, seen);
       });
     }
   }

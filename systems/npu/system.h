@@ -186,6 +186,12 @@ class System : public core::Module {
   /// `demand` (by NPU) on the plane of dimension d, added to `pairs` (by port).
   void add_plane_demand(uint32_t d, const optical::Plane& plane, const std::vector<optical::Demand>& demand,
                         std::map<std::pair<uint32_t, uint32_t>, double>& pairs) const;
+  /// A dynamic plane's re-plan (its planner): `measured` (by port pair) and, planning from the schedule, the
+  /// forecast ahead, each pair capped at its GPU's bandwidth over the horizon, within the degree. Returns
+  /// whether the job goes on: some NPU computes or nodes finished since the last plan (`seen`); else, stuck or
+  /// done, the epochs stop until the next message.
+  bool replan(optical::CircuitFabric& p, uint32_t d, uint32_t degree, const std::vector<optical::Demand>& measured,
+              uint64_t& seen);
   Forecast m_forecast;
 };
 
