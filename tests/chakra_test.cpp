@@ -165,4 +165,13 @@ TEST(Chakra, SendsAndReceivesCrossDimensionsInOrder) {
   EXPECT_EQ(d["workload"]["p2p_checked"], 1);
   EXPECT_EQ(d["workload"]["mismatched_elements"], 0);
   EXPECT_EQ(d["workload"]["total_ps"], s["workload"]["total_ps"]);
+  // The last dimension an OCS plane instead: its circuits are planned for the transfer's hop on it (npu7 ->
+  // npu15, one circuit switch crossing at the full 100 GB/s: one link where the packet switch took two).
+  r = test::sh("run " + platform + " -q --data -p sys.dim2.fabric=ocs --workload " + prefix + ".0.et -o " +
+               (dir.path / "ocs").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json o = test::load_json((dir.path / "ocs" / "stats.json").string());
+  EXPECT_EQ(o["workload"]["mismatched_elements"], 0);
+  EXPECT_NEAR(o["workload"]["total_ps"].get<double>() / 1000, 3 * hop_ns + 2000, 8.0);
+  EXPECT_EQ(o["sys"]["dim2"]["ocs7"]["pairs"], 1) << o["sys"]["dim2"].dump();
 }

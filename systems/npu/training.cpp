@@ -142,11 +142,17 @@ std::vector<uint32_t> TrainingRun::node_dims(const training::GraphNode& node) co
 void TrainingRun::node_demand(uint32_t npu, const training::GraphNode& node, bool own_only,
                               std::vector<optical::Demand>& out) {
   if (node.kind == training::GraphNode::send) {
-    if (m_sys.ndims() != 1)
-      throw core::ConfigError(
-          "an optical plane's circuits are planned from the run's traffic; point-to-point transfers are "
-          "followed through one-dimensional fabrics only");
-    out.push_back({npu, node.peer, static_cast<double>(node.bytes)});
+    // Its route (dimension order, as collectives::ndim::Shape::next_port): a hop in every dimension where the
+    // coordinates differ, to the NPU with the destination's coordinate there; an optical plane sees its own.
+    const collectives::ndim::Shape& f = m_sys.fabric;
+    uint32_t at = npu;
+    for (uint32_t d = 0; d < m_sys.ndims(); ++d) {
+      const uint32_t c = f.coord(node.peer, d);
+      if (f.coord(at, d) == c) continue;
+      const uint32_t next = f.with(at, d, c);
+      out.push_back({at, next, static_cast<double>(node.bytes)});
+      at = next;
+    }
     return;
   }
   const uint32_t es = core::dtype_bytes(m_dtype);
