@@ -514,9 +514,13 @@ void System::optical_demand(const Group& g, const std::vector<std::shared_ptr<co
 namespace {
 
 /// Each GPU's `degree` largest demands out, then in (the others wait for a
-/// later configuration of a dynamic plane).
-std::vector<optical::Demand> within_degree(std::vector<optical::Demand> tm, uint32_t degree) {
-  std::stable_sort(tm.begin(), tm.end(), [](const optical::Demand& a, const optical::Demand& b) {
+/// later configuration of a dynamic plane); the pairs in `first` (messages
+/// waiting) before any other.
+std::vector<optical::Demand> within_degree(std::vector<optical::Demand> tm, uint32_t degree,
+                                           const std::set<std::pair<uint32_t, uint32_t>>& first = {}) {
+  std::stable_sort(tm.begin(), tm.end(), [&](const optical::Demand& a, const optical::Demand& b) {
+    const bool fa = first.count({a.src, a.dst}) > 0, fb = first.count({b.src, b.dst}) > 0;
+    if (fa != fb) return fa;
     return a.bytes != b.bytes ? a.bytes > b.bytes : std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
   });
   std::map<uint32_t, uint32_t> out, in;
@@ -580,7 +584,7 @@ void System::add_plane_demand(uint32_t d, const optical::Plane& plane, const std
 bool System::replan(optical::CircuitFabric& p, uint32_t d, uint32_t degree,
                     const std::vector<optical::Demand>& measured, uint64_t& seen) {
   std::map<std::pair<uint32_t, uint32_t>, double> serve;  // (port, port) -> bytes
-  for (const optical::Demand& x : measured) serve[{x.src, x.dst}] += x.bytes;
+  std::set<std::pair<uint32_t, uint32_t>> waiting;        // planning from the schedule: pairs with messages queued
   bool going = false;
   if (p.plans_ahead()) {
     std::vector<optical::Demand> ahead;
@@ -592,10 +596,13 @@ bool System::replan(optical::CircuitFabric& p, uint32_t d, uint32_t degree,
     // that (a long collective's whole volume) say nothing about this period's share.
     const double cap = p.shape().gbps / 8 * static_cast<double>(p.horizon_ps()) / 1e3;  // bytes/ns x ns
     for (auto& entry : serve) entry.second = std::min(entry.second, cap);
+    // What waits is served first (else a GPU with more pairs ahead than its degree could starve it for good).
+    for (const optical::Demand& x : measured) waiting.emplace(x.src, x.dst);
   }
+  for (const optical::Demand& x : measured) serve[{x.src, x.dst}] += x.bytes;
   if (serve.empty()) return going;  // nothing to serve: the circuits stay
   try {
-    plan_plane(p, within_degree(demand_list(serve), degree));
+    plan_plane(p, within_degree(demand_list(serve), degree, waiting));
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(fmt::format("{}: re-planning for the traffic of the {} failed: {}", p.name(),
                                          p.plans_ahead() ? "next period" : "last period", e.what()));
@@ -622,7 +629,13 @@ void System::configure_optical(const std::vector<optical::Demand>& demand) {
                               ocs->degree(), e.what())
                 : fmt::format("{}: the run's traffic cannot be served by the ring: {}", plane->name(), e.what()));
       }
-      if (!plane->dynamic()) continue;
+      if (!plane->dynamic()) {
+        if (plane->plans_ahead())
+          throw core::ConfigError(
+              fmt::format("{}.estimate: schedule is what a dynamic plane re-plans for ({}.schedule is one_shot)",
+                          plane->name(), plane->name()));
+        continue;
+      }
       if (plane->plans_ahead() && !m_forecast)
         throw core::ConfigError(
             fmt::format("{}.estimate: schedule reads the job's execution graph ahead; this workload has none (an "
