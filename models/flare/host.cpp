@@ -34,6 +34,19 @@ const core::SerialChannel::Names kTxNames{
     {"tx.utilization", "%", "busy share of the simulated time"}};
 }  // namespace
 
+std::string host_based_limits(const Job& job) {
+  if (job.hosts > kMaxPeerHosts)
+    return fmt::format("{} hosts: a host-based collective numbers its ring steps for at most {}", job.hosts,
+                       kMaxPeerHosts);
+  const uint64_t seg = (job.elems + job.hosts - 1) / job.hosts;
+  if ((seg + job.block_elems - 1) / job.block_elems >= kMaxSegmentPackets)
+    return fmt::format(
+        "{} elements over {} hosts: a segment of {} or more packets of {} (a host-based collective "
+        "numbers them in 20 bits)",
+        job.elems, job.hosts, kMaxSegmentPackets, job.block_elems);
+  return {};
+}
+
 std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_t block, uint64_t first, uint32_t count,
                             const uint8_t* data) {
   const uint32_t total = kHeaderBytes + count * job.esize;
@@ -175,9 +188,7 @@ void Host::start_host_based() {
       for (uint32_t p = 0; p < seg_packets(j); ++p) {
         const uint64_t first = seg_first(j) + uint64_t(p) * m_job.block_elems;
         const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(j + 1) - first));
-        std::vector<uint8_t> q = packet(m_job, m_id, j, p, first, count, m_input.data());
-        put16(q, 22, kPeerPort);
-        send(std::move(q), kPeerMessage | r << 20 | p);
+        peer_send(j, p, r << 20 | p, first, count, m_input.data());
       }
     }
     if (done()) completed();
@@ -223,9 +234,13 @@ void Host::ring_send(uint32_t t, uint32_t p) {
   const uint32_t s = ring_sends(t);
   const uint64_t first = seg_first(s) + uint64_t(p) * m_job.block_elems;
   const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first));
-  std::vector<uint8_t> q = packet(m_job, m_id, (m_id + 1) % m_job.hosts, t << 20 | p, first, count, m_result.data());
+  peer_send((m_id + 1) % m_job.hosts, t << 20 | p, t << 20 | p, first, count, m_result.data());
+}
+
+void Host::peer_send(uint32_t dst, uint32_t block, uint32_t msg, uint64_t first, uint32_t count, const uint8_t* data) {
+  std::vector<uint8_t> q = packet(m_job, m_id, dst, block, first, count, data);
   put16(q, 22, kPeerPort);
-  send(std::move(q), kPeerMessage | t << 20 | p);
+  send(std::move(q), kPeerMessage | msg);
 }
 
 std::string Host::alltoall_arrived(const std::vector<uint8_t>& p) {
@@ -438,10 +453,10 @@ void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
   std::string why;
   if (p.size() < kHeaderBytes) {
     why = fmt::format("{} bytes, shorter than the headers", p.size());
-  } else if (m_job.ring && (done() || get16(p, 28) != m_job.reduction)) {
-    m_early.push_back(std::move(p));  // the next allreduce's, from a neighbour already there
+  } else if (get16(p, 22) == kPeerPort && (!m_job.ring || done() || get16(p, 28) != m_job.reduction)) {
+    m_early.push_back(std::move(p));  // a later host-based collective's, from a host already there
     return;
-  } else if (m_job.ring) {
+  } else if (get16(p, 22) == kPeerPort) {
     why = ring_arrived(p);
     if (why.empty()) return;
   } else if (m_job.sparse) {

@@ -54,7 +54,9 @@ struct Job {
   /// The host-based baseline instead: a ring allreduce (reduce-scatter, then
   /// all-gather; 2 (hosts - 1) steps of one segment each, packet by packet)
   /// through a switch that forwards each packet to its IPv4 destination
-  /// (sw/handlers/flare/forward.c). Its packets carry block = step << 20 | packet.
+  /// (sw/handlers/flare/forward.c). Its packets carry block = step << 20 | packet
+  /// (all-to-all: the packet's number in the segment): at most kMaxPeerHosts
+  /// hosts and 2^20 packets a segment (checked where jobs are made).
   bool ring = false;
   /// Host-based only: the collective (its packets to other hosts carry UDP destination port kPeerPort, which
   /// the aggregation kernels forward unchanged).
@@ -74,6 +76,13 @@ struct Job {
 constexpr uint16_t kPeerPort = 9001;
 /// PsPIN message ids: a block's is its block id (below this), a host-to-host packet's has this bit set.
 constexpr uint32_t kPeerMessage = 0x80000000u;
+/// Host-based collectives' limits (their packets number steps << 20 | packet, in 31 bits).
+constexpr uint32_t kMaxPeerHosts = 1024;
+constexpr uint64_t kMaxSegmentPackets = 1u << 20;
+
+/// Why a host-based job (`ring`) cannot number its packets (more than kMaxPeerHosts hosts, or a segment of
+/// kMaxSegmentPackets packets or more), or "" if it can.
+std::string host_based_limits(const Job& job);
 
 /// Bytes of the IPv4 + UDP + Flare headers of a block packet.
 constexpr uint32_t kHeaderBytes = 28 + 16;
@@ -193,6 +202,9 @@ class Host : public core::Module, public core::Actor {
   void ring_send(uint32_t step, uint32_t p);
   std::string ring_arrived(const std::vector<uint8_t>& p);
   void start_host_based();
+  /// A host-based packet of elements [first, first + count) of `data` to host `dst` (Flare header block
+  /// `block`, PsPIN message kPeerMessage | msg).
+  void peer_send(uint32_t dst, uint32_t block, uint32_t msg, uint64_t first, uint32_t count, const uint8_t* data);
   std::string alltoall_arrived(const std::vector<uint8_t>& p);
   uint32_t m_t0 = 0, m_t1 = 0, m_shift = 0;
   std::vector<std::vector<uint8_t>> m_ring_got;  // [step - m_t0][packet]; all-to-all: [sender][packet]

@@ -659,14 +659,16 @@ void Switch::end_handler(Core& k) {
   Task* t = k.m_task;
   const uint64_t cycles = h.cycle() - k.m_start_cycle;
   const uint64_t insns = h.instret() - k.m_start_instret;
-  HandlerStats& s = m_hstats[t->kind];
-  ++s.runs;
-  s.instructions += insns;
-  s.cycles += cycles;
-  s.min_cycles = std::min(s.min_cycles, cycles);
-  s.max_cycles = std::max(s.max_cycles, cycles);
-  s.min_instructions = std::min(s.min_instructions, insns);
-  s.max_instructions = std::max(s.max_instructions, insns);
+  if (t->msg < m_hstats_below) {
+    HandlerStats& s = m_hstats[t->kind];
+    ++s.runs;
+    s.instructions += insns;
+    s.cycles += cycles;
+    s.min_cycles = std::min(s.min_cycles, cycles);
+    s.max_cycles = std::max(s.max_cycles, cycles);
+    s.min_instructions = std::min(s.min_instructions, insns);
+    s.max_instructions = std::max(s.max_instructions, insns);
+  }
   k.instructions += insns;
   k.busy_cycles += cycles;
   auto& tr = core::Context::get().trace();

@@ -237,6 +237,9 @@ class Switch : public core::Module {
   const std::vector<EgressPacket>& egress() const { return m_egress; }
   const std::vector<Fault>& fault_log() const { return m_faults; }
   const HandlerStats& handler_stats(int kind) const { return m_hstats[kind]; }
+  /// Handler runs for messages of id `from` on are left out of handler_stats() (the cores' own counters still
+  /// count them): Flare's kernels forward host-to-host packets that are not the aggregation work tau measures.
+  void leave_out_of_handler_stats(uint32_t from) { m_hstats_below = from; }
   const Handlers& handlers() const { return m_handlers; }
   uint64_t period_ps() const { return m_period_ps; }
   uint64_t last_feedback_ps() const { return m_last_feedback_ps; }
@@ -341,6 +344,7 @@ class Switch : public core::Module {
   std::vector<EgressPacket> m_egress;
   std::vector<Fault> m_faults;
   HandlerStats m_hstats[3];
+  uint32_t m_hstats_below = UINT32_MAX;
   std::vector<uint64_t> m_egress_free_ps;  // per port
   std::function<void(EgressPacket&&)> m_egress_sink;
   uint64_t m_host_free_ps = 0;

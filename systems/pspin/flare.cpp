@@ -317,6 +317,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
   m_ring = m_params.algorithm.get() == "ring";
   m_multi = m_params.algorithm.get() == "multiple";
   m_job.ring = m_ring;
+  if (const std::string why = m_ring && m_workload.empty() ? flare::host_based_limits(m_job) : std::string();
+      !why.empty())
+    throw core::ConfigError(fmt::format("flare.algorithm ring: {}", why));
   m_sys->buffers = m_multi ? m_params.buffers.get() : 1;
   auto sparse = opt.kind_options.find("sparse");
   m_sparse = m_job.sparse = sparse != opt.kind_options.end();
@@ -441,6 +444,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     m_job.user_op = reinterpret_cast<uint32_t (*)(uint32_t, uint32_t)>(fn);
   }
   m_image = handler_image(m_handler_file, m_out_dir, s, extra, defines);
+  // The aggregation kernels' tau: their blocks, not the host-to-host packets they forward.
+  if (!m_ring)
+    for (const auto& sw : m_sys->switches) sw->leave_out_of_handler_stats(flare::kPeerMessage);
   auto ph = opt.kind_options.find("ph");
   find_handler(m_image, ph != opt.kind_options.end() ? ph->second : "", "ph", "_ph", true, m_handler_name);
 }
@@ -555,7 +561,7 @@ void FlareScenario::finish() {
         const uint32_t w[2] = {static_cast<uint32_t>(b * m_job.block_elems + p.index), p.value};
         pairs.insert(pairs.end(), reinterpret_cast<const uint8_t*>(w), reinterpret_cast<const uint8_t*>(w) + 8);
       }
-  // training: host0's result of the last all-reduce
+  // training: host0's result of the last collective
   if (m_training && !m_training->records().empty()) pairs = m_training->records().back().result[0];
   const std::vector<uint8_t>& r = m_sparse || m_training ? pairs : m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
@@ -626,31 +632,25 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
   };
   if (job.ring && job.kind != flare::Collective::allreduce) {  // host-based, a segment of `seg` per host
     const uint64_t seg = job.elems / n;
-    auto word = [&](const Vectors& v, uint32_t h, uint64_t e) {
-      uint32_t x = 0;
-      std::memcpy(&x, &(*v[h])[e * es], es);
-      return x;
+    auto result = [&](uint32_t h, uint64_t e) {
+      uint32_t v = 0;
+      std::memcpy(&v, &(*results[h])[e * es], es);
+      return v;
     };
     for (uint32_t i = 0; i < n; ++i) {
       if (results[i]->size() != job.result_elems() * es) {
         bad += job.result_elems();
-        continue;
-      }
-      for (uint32_t j = 0; j < n; ++j)
-        for (uint64_t e = 0; e < seg; ++e) {
-          uint32_t want;
-          if (job.kind == flare::Collective::reducescatter) {
-            if (j) break;  // host i's segment i: the chain from host i + 1 around the ring, ending at i
-            const uint64_t g = i * seg + e;
-            want = word(inputs, (i + 1) % n, g);
-            for (uint32_t k = 1; k < n; ++k) want = combine(job, word(inputs, (i + 1 + k) % n, g), want);
-            bad += word(results, i, e) != want;
-            continue;
-          }
-          // all-gather: segment j is host j's input; all-to-all: host j's segment i
-          want = word(inputs, j, job.kind == flare::Collective::allgather ? e : i * seg + e);
-          bad += word(results, i, j * seg + e) != want;
+      } else if (job.kind == flare::Collective::reducescatter) {
+        for (uint64_t e = 0; e < seg; ++e) {  // host i's segment i: from host i + 1 around the ring, ending at i
+          uint32_t want = input((i + 1) % n, i * seg + e);
+          for (uint32_t k = 1; k < n; ++k) want = combine(job, input((i + 1 + k) % n, i * seg + e), want);
+          bad += result(i, e) != want;
         }
+      } else {  // segment j: host j's input (all-gather), host j's segment i (all-to-all)
+        for (uint32_t j = 0; j < n; ++j)
+          for (uint64_t e = 0; e < seg; ++e)
+            bad += result(i, j * seg + e) != input(j, job.kind == flare::Collective::allgather ? e : i * seg + e);
+      }
     }
     return bad;
   }
@@ -1012,7 +1012,7 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
                     m_stats.collectives.get(), m_stats.collective_bytes.get(), m_stats.collectives.get() - host_based,
                     m_ring ? "on the host ring through the switches" : "in the switches", m_params.algorithm.get(),
                     m_params.block_bytes.get(), m_job.window, m_job.stagger ? ", staggered" : "",
-                    host_based ? fmt::format("; {} reduce-scatters, all-gathers and all-to-alls host-based, "
+                    host_based ? fmt::format("; {} host-based (reduce-scatter, all-gather, all-to-all), "
                                              "through the switches",
                                              host_based)
                                : std::string()));

@@ -22,9 +22,14 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
     for (uint32_t p = 0; p < 3; ++p) {
       const training::Layer& l = m_w.layers[li];
       const training::Pass& ps = l.pass[p];
-      if (ps.comm == training::Comm::allreduce && !m_loop->dims(li, p).empty())
-        blocks +=
-            (std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize) + job.block_elems - 1) / job.block_elems;
+      if (ps.comm == training::Comm::none || m_loop->dims(li, p).empty()) continue;
+      flare::Job j = job;
+      j.elems = std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize);
+      if (ps.comm == training::Comm::allreduce) blocks += j.blocks();
+      if (ps.comm == training::Comm::allreduce && !job.ring) continue;
+      if (const std::string why = flare::host_based_limits(j); !why.empty())
+        throw core::ConfigError(fmt::format("{}: layer {} ({}), its {} {}: {}", file, l.name, li,
+                                            training::pass_name(p), training::comm_name(ps.comm), why));
     }
   m_total_blocks = blocks * iterations;
   if (m_total_blocks >= flare::kPeerMessage)
