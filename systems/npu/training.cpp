@@ -317,7 +317,7 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
         "NPUs route nothing");
   const uint32_t es = core::dtype_bytes(m_dtype);
   const uint64_t elems = (bytes + es - 1) / es;
-  auto key = std::make_tuple(src, dst, elems);
+  const P2pKey key{src, dst, elems};
   auto it = m_p2p_plans.find(key);
   if (it == m_p2p_plans.end()) {
     collectives::ndim::PlanOptions o;

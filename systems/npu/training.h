@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sw/optical/accuracy.h"
@@ -155,8 +156,18 @@ class TrainingRun final : public training::Platform {
   uint64_t m_checked = 0, m_mismatched = 0;
   std::vector<std::string> m_first_bad;
   std::vector<const CollectiveRecord*> m_order;
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::array<std::shared_ptr<const npu::CollectivePlan>, 2>>
-      m_p2p_plans;  // (src, dst, elems) -> sender's, receiver's
+  struct P2pKey {
+    uint32_t src, dst;
+    uint64_t elems;
+    bool operator==(const P2pKey& o) const { return src == o.src && dst == o.dst && elems == o.elems; }
+  };
+  struct P2pKeyHash {
+    size_t operator()(const P2pKey& k) const {
+      return std::hash<uint64_t>()((uint64_t(k.src) << 32 | k.dst) * 0x9E3779B97F4A7C15ull ^ k.elems);
+    }
+  };
+  std::unordered_map<P2pKey, std::array<std::shared_ptr<const npu::CollectivePlan>, 2>, P2pKeyHash>
+      m_p2p_plans;  // sender's, receiver's (looked up per transfer)
   uint64_t m_p2p = 0;
   /// A transfer is one message (not collective.chunks): the fabric is one
   /// optical or electrical plane, a single hop with nothing to pipeline.
