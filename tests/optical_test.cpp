@@ -9,12 +9,14 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "sw/optical/accuracy.h"
 #include "sw/optical/hybrid.h"
 #include "sw/optical/ocs.h"
 #include "sw/optical/placement.h"
+#include "sw/optical/relabel.h"
 #include "sw/optical/ring.h"
 
 using namespace fabricvp;
@@ -288,6 +290,38 @@ TEST(OpticalRingPlan, LightpathsAcrossTheCutArePlannedAsOnePattern) {
   EXPECT_EQ(lit(paths, 4, 1), 5u);
   EXPECT_EQ(lit(paths, 1, 4), 5u);
   EXPECT_EQ(info.patterns, 1u);
+}
+
+TEST(OpticalRingPlan, ReplanKeepsLightpathsOnTheirWavelengths) {
+  // A dynamic SiP-Ring's re-plan: the wavelengths relabelled (one permutation for every lightpath) so that
+  // as many lightpaths as the relabelling can keep stay where they were; still legal, the same pairs served.
+  std::mt19937 rng(9);
+  const optical::RingSpec ring{16, 48, 4, 4};  // W = 48: room for every demand (2 x degree x (1 + reach) + 8)
+  uint32_t same = 0, same_scratch = 0;
+  auto matches = [](const std::vector<optical::Lightpath>& a, const std::vector<optical::Lightpath>& b) {
+    std::set<std::tuple<uint32_t, uint32_t, bool, uint32_t>> old;
+    for (const auto& l : b) old.emplace(l.src, l.dst, l.clockwise, l.wavelength);
+    uint32_t n = 0;
+    for (const auto& l : a) n += old.count({l.src, l.dst, l.clockwise, l.wavelength}) > 0;
+    return n;
+  };
+  for (int trial = 0; trial < 30; ++trial) {
+    const auto before = optical::ring_plan(ring, random_ring_tm(16, 4, 4, 100, rng));
+    const auto scratch = optical::ring_plan(ring, random_ring_tm(16, 4, 4, 100, rng));
+    const auto kept = optical::keep_wavelengths(scratch, before, ring.wavelengths);
+    EXPECT_TRUE(optical::check_ring(ring, kept).empty()) << optical::check_ring(ring, kept).front();
+    ASSERT_EQ(kept.size(), scratch.size());
+    for (size_t i = 0; i < kept.size(); ++i)
+      EXPECT_TRUE(kept[i].src == scratch[i].src && kept[i].dst == scratch[i].dst &&
+                  kept[i].clockwise == scratch[i].clockwise);
+    EXPECT_GE(matches(kept, before), matches(scratch, before)) << "trial " << trial;
+    same += matches(kept, before);
+    same_scratch += matches(scratch, before);
+    // the same plan again: every lightpath where it was
+    EXPECT_EQ(matches(optical::keep_wavelengths(before, before, ring.wavelengths), before), before.size());
+  }
+  std::printf("lightpaths kept on their wavelength: %u relabelled, %u from scratch\n", same, same_scratch);
+  EXPECT_GT(same, same_scratch);
 }
 
 TEST(OpticalRingPlan, RandomTrafficIsLegalServedAndDeterministic) {

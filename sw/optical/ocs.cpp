@@ -1,9 +1,8 @@
 #include "sw/optical/ocs.h"
 #include "sw/optical/mip.h"
+#include "sw/optical/relabel.h"
 
 #include <fmt/format.h>
-#include <lemon/network_simplex.h>
-#include <lemon/smart_graph.h>
 
 #include <algorithm>
 #include <cmath>
@@ -100,39 +99,16 @@ std::vector<std::vector<uint32_t>> colour(uint32_t gpus, uint32_t q,
   return out;
 }
 
-/// The switches of `out` relabelled (every GPU is on every switch, so any
-/// permutation of them is the same circuits) to put as many circuits as
-/// possible where `keep` has them: an assignment of old switches to new
-/// ones maximizing the circuits in common, by min-cost flow (LEMON).
+/// The switches of `out` relabelled (relabel.h) to put as many circuits as possible where `keep` has them.
 std::vector<std::vector<uint32_t>> relabel(std::vector<std::vector<uint32_t>> out, const OcsConfig& keep) {
   const uint32_t q = static_cast<uint32_t>(out.size());
-  using G = lemon::SmartDigraph;
-  G g;
-  std::vector<G::Node> old_sw, new_sw;
-  for (uint32_t k = 0; k < q; ++k) old_sw.push_back(g.addNode()), new_sw.push_back(g.addNode());
-  G::ArcMap<int64_t> cost(g), cap(g);
-  G::NodeMap<int64_t> supply(g, 0);
-  std::vector<G::Arc> arc;  // k * q + m
-  arc.reserve(static_cast<size_t>(q) * q);
-  for (uint32_t k = 0; k < q; ++k) {
-    supply[old_sw[k]] = 1;
-    supply[new_sw[k]] = -1;
-    for (uint32_t m = 0; m < q; ++m) {
-      int64_t common = 0;
-      for (size_t i = 0; i < out[m].size(); ++i) common += out[m][i] != kNone && out[m][i] == keep.out[k][i];
-      arc.push_back(g.addArc(old_sw[k], new_sw[m]));
-      cost[arc.back()] = -common;
-      cap[arc.back()] = 1;
-    }
-  }
-  lemon::NetworkSimplex<G, int64_t, int64_t> ns(g);
-  ns.upperMap(cap).costMap(cost).supplyMap(supply);
-  if (ns.run() != lemon::NetworkSimplex<G, int64_t, int64_t>::OPTIMAL)
-    throw std::logic_error("OCS relabelling: the assignment of switches has no optimum");
-  std::vector<std::vector<uint32_t>> moved(q);
+  std::vector<std::vector<int64_t>> common(q, std::vector<int64_t>(q, 0));
   for (uint32_t k = 0; k < q; ++k)
     for (uint32_t m = 0; m < q; ++m)
-      if (ns.flow(arc[static_cast<size_t>(k) * q + m])) moved[k] = std::move(out[m]);
+      for (size_t i = 0; i < out[m].size(); ++i) common[k][m] += out[m][i] != kNone && out[m][i] == keep.out[k][i];
+  const std::vector<uint32_t> to = keep_most(common);
+  std::vector<std::vector<uint32_t>> moved(q);
+  for (uint32_t m = 0; m < q; ++m) moved[to[m]] = std::move(out[m]);
   return moved;
 }
 

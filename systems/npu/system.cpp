@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "models/ace/rtl_datapath.h"
+#include "sw/optical/relabel.h"
 #include "sw/optical/ring.h"
 
 namespace fabricvp::npusys {
@@ -548,7 +549,10 @@ void plan_plane(optical::CircuitFabric& plane, const std::vector<optical::Demand
     if (bad.empty()) bad = ocs->install(cfg);
   } else {
     auto& ring = dynamic_cast<optical::RingFabric&>(plane);
-    const std::vector<optical::Lightpath> paths = optical::ring_plan(ring.spec(), tm);
+    // a re-plan keeps the lightpaths it can on their wavelengths (they carry on through the retuning)
+    std::vector<optical::Lightpath> paths = optical::ring_plan(ring.spec(), tm);
+    if (plane.configured())
+      paths = optical::keep_wavelengths(std::move(paths), ring.lightpaths(), ring.spec().wavelengths);
     bad = optical::check_ring(ring.spec(), paths);
     std::set<std::pair<uint32_t, uint32_t>> lit;
     for (const auto& l : paths) lit.emplace(l.src, l.dst);
