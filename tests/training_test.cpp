@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "models/core/config.h"
 #include "sw/training/astra.h"
+#include "sw/training/chakra.h"
 #include "sw/training/loop.h"
 #include "sw/training/workload.h"
 
@@ -318,4 +319,51 @@ TEST(TrainingWorkload, NetworkCountsPast32BitsAreInputErrorsNotCasts) {
       "net.yml");
   const std::string err = error_of([&] { training::astra::platform_yaml(n); });
   EXPECT_NE(err.find("net.yml: more than 4294967295 NPUs in all"), std::string::npos) << err;
+}
+
+TEST(GraphRun, ReadsItsScheduleAheadAndRefusesMissingDependencies) {
+  // npu0: 10 us of compute, a collective, 50 us of compute, a collective. Read ahead at the start, only the
+  // compute before a node counts: the first collective is 10 us away, the second 60 us.
+  auto node = [](uint64_t id, GraphNode::Kind kind, uint64_t us, std::vector<uint64_t> deps) {
+    GraphNode n;
+    n.id = id;
+    n.kind = kind;
+    n.duration_ns = us * 1000;
+    n.comm = kind == GraphNode::coll ? Comm::allreduce : Comm::none;
+    n.bytes = kind == GraphNode::coll ? 64 : 0;
+    n.deps = std::move(deps);
+    return n;
+  };
+  Graph g;
+  g.file = "g.et";
+  g.nodes = {node(0, GraphNode::comp, 10, {}), node(1, GraphNode::coll, 0, {0}), node(2, GraphNode::comp, 50, {0}),
+             node(3, GraphNode::coll, 0, {2})};
+  FakePlatform p(1, {1}, 5);
+  GraphRun run({g}, p);
+  auto ahead = [&](uint64_t us) {
+    std::vector<uint32_t> seen;
+    run.ahead(us * 1000000, [&](uint32_t npu, uint32_t k) {
+      EXPECT_EQ(npu, 0u);
+      seen.push_back(k);
+    });
+    return seen;
+  };
+  EXPECT_EQ(ahead(5), std::vector<uint32_t>{});
+  EXPECT_EQ(ahead(20), std::vector<uint32_t>{1});
+  EXPECT_EQ(ahead(100), (std::vector<uint32_t>{1, 3}));
+  run.start();
+  p.run();
+  EXPECT_TRUE(run.done());
+  EXPECT_EQ(run.finished_nodes(), 4u);
+  EXPECT_EQ(ahead(100), std::vector<uint32_t>{});  // everything done
+  // A dependency on a node the graph does not have, with ids that are the indices or not.
+  for (uint64_t first : {0u, 7u}) {
+    Graph bad;
+    bad.file = "bad.et";
+    bad.nodes = {node(first, GraphNode::comp, 1, {}), node(first + 1, GraphNode::comp, 1, {first + 5})};
+    const std::string err = error_of([&] { GraphRun r({bad}, p); });
+    EXPECT_NE(err.find("bad.et: a dependency on node " + std::to_string(first + 5) + ", which the graph does not have"),
+              std::string::npos)
+        << err;
+  }
 }

@@ -263,8 +263,13 @@ GraphRun::GraphRun(std::vector<Graph> graphs, Platform& p) : m_graphs(std::move(
     std::unordered_map<uint64_t, uint32_t> index;
     if (!dense)
       for (uint32_t k = 0; k < g.nodes.size(); ++k) index[g.nodes[k].id] = k;
-    auto at = [&](uint64_t id) { return dense ? static_cast<uint32_t>(id) : index.at(id); };
     const size_t N = g.nodes.size();
+    auto at = [&](uint64_t id) -> uint32_t {
+      const auto it = dense ? index.end() : index.find(id);
+      if (dense ? id >= N : it == index.end())
+        throw core::ConfigError(fmt::format("{}: a dependency on node {}, which the graph does not have", g.file, id));
+      return dense ? static_cast<uint32_t>(id) : it->second;
+    };
     n->indeg.assign(N, 0);
     n->succ_first.assign(N + 1, 0);
     for (uint32_t k = 0; k < N; ++k) {
