@@ -401,6 +401,24 @@ TEST(Flare, TheFatTreeExperimentMeasuresTheTrafficAgainstTheRing) {
   EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-fattree.png"));
 }
 
+TEST(Flare, TheTrainingExperimentRunsResNet50OnTheHosts) {
+  // --quick: the ResNet-50 iteration with its all-reduces on the host ring (the in-switch kernels take
+  // minutes): the workload file's compute, and an iteration of compute plus exposed communication.
+  TempDir dir;
+  const auto r = sh("experiment flare-training --quick -o " + (dir / "x"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("every all-reduce checked"), std::string::npos) << r.out;
+  const auto j = fabricvp::test::load_json(dir / "x/flare-training.json");
+  ASSERT_EQ(j["points"].size(), 1u);
+  const auto& p = j["points"][0];
+  EXPECT_EQ(p["algorithm"], "ring");
+  EXPECT_EQ(p["compute_ps"].get<uint64_t>(), 12854436000u);
+  EXPECT_EQ(p["iteration_ps"].get<uint64_t>(), p["compute_ps"].get<uint64_t>() + p["exposed_comm_ps"].get<uint64_t>());
+  EXPECT_LE(p["exposed_comm_ps"].get<uint64_t>(), p["comm_busy_ps"].get<uint64_t>());
+  EXPECT_GT(p["host_link_bytes"].get<double>(), 2.0 * 51114064);  // every gradient leaves every host at least once
+  EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-training.png"));
+}
+
 // Host h's sparse input as the run makes it (seed 1): nonzero with probability d at geometric gaps, values from
 // the dtype's seeded generator.
 std::map<uint32_t, int32_t> sparse_input(uint32_t h, uint32_t hosts, uint64_t elems, double d) {
