@@ -1,11 +1,13 @@
 // Compute experiments of seed 000 (Groq), each made of simulation runs that
-// complete at the compiler's predicted picosecond, and checked (C or L bit-exact
-// against the host reference) except matmul-cluster's, timed without data:
+// complete at the compiler's predicted picosecond, and checked (C, L or the
+// output bit-exact against the host reference). matmul-cluster's and bert's
+// points are timed without data; a companion sweep (<name>-checked.yaml) runs
+// some of them again with data, checked, and they must take the same times:
 //   matmul-single  Fig 13: MXM utilization of [2304 x 4096] x [4096 x N] on one TSP.
 //   matmul-scale   Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs.
-//   matmul-cluster Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs over PCIe (timed only).
+//   matmul-cluster Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs over PCIe.
 //   cholesky       Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS.
-//   bert           Figs 17, 18: BERT-Large pipelined over 1, 4, 8, 16 TSPs (timed only), and the latency
+//   bert           Figs 17, 18: BERT-Large pipelined over 1, 4, 8, 16 TSPs, and the latency
 //                  histogram of one inference on 4 TSPs launched again and again by the host runtime.
 // docs/compute.md puts the results beside the paper's.
 #include <fmt/format.h>
@@ -36,6 +38,57 @@ std::vector<nlohmann::json> checked_points(const systems::SweepResult& r, const 
     out.push_back(w);
   }
   return out;
+}
+
+/// Where an experiment's points are timed without data, its companion sweep
+/// (sweeps/experiments/<name>.yaml) runs some of them again with data: each
+/// must be verified against the host reference and must agree with the timed
+/// point that has the same values of `same` (workload statistics) on every
+/// statistic of `equal`. Skipped with --quick (the companions take minutes;
+/// the unit tests compare timed and checked runs at small sizes). Returns
+/// one JSON row per companion.
+nlohmann::json checked_companions(const ExperimentOptions& opt, const std::string& name,
+                                  const systems::SweepResult& timed, const std::vector<std::string>& same,
+                                  const std::vector<std::string>& equal) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (opt.quick) return rows;
+  ExperimentOptions co = opt;
+  co.name = name;
+  const systems::SweepResult r = systems::run_experiment_sweep(co);
+  for (const systems::Job& j : r.jobs) {
+    const nlohmann::json& w = j.result["workload"];
+    if (!w["verified"].get<bool>())
+      throw core::ConfigError(fmt::format("{}: a checked point was not verified ({})", name, j.dir));
+    const systems::Job* twin = nullptr;
+    for (const systems::Job& t : timed.jobs) {
+      bool match = true;
+      for (const std::string& k : same) match = match && t.result["workload"][k] == w[k];
+      if (match) twin = &t;
+    }
+    if (!twin) throw core::ConfigError(fmt::format("{}: no timed point matches {}", name, j.dir));
+    nlohmann::json row = {{"dir", j.dir}, {"timed_dir", twin->dir}, {"verified", true}};
+    for (const std::string& k : same) row[k] = w[k];
+    for (const std::string& k : equal) {
+      if (twin->result["workload"][k] != w[k])
+        throw core::ConfigError(fmt::format("{}: {} is {} with data ({}) but {} timed without ({})", name, k,
+                                            w[k].dump(), j.dir, twin->result["workload"][k].dump(), twin->dir));
+      row[k] = w[k];
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+/// Print what checked_companions found.
+void print_companions(const nlohmann::json& rows, const char* what) {
+  if (rows.empty()) {
+    fmt::print("\n(--quick: the checked companions are not run)\n");
+    return;
+  }
+  fmt::print("\nChecked with data ({}):\n", what);
+  for (const nlohmann::json& row : rows)
+    fmt::print("  {}: verified; the same times as {}\n", row["dir"].get<std::string>(),
+               row["timed_dir"].get<std::string>());
 }
 
 int matmul_single(const ExperimentOptions& opt) {
@@ -162,6 +215,9 @@ int matmul_cluster(const ExperimentOptions& opt) {
                     {"needed_GBps_per_tsp", w["host_GBps_needed_per_tsp"]}});
   }
   out["points"] = rows;
+  out["checked"] = checked_companions(opt, "matmul-cluster-checked", r, {"shape", "tsps"},
+                                      {"simulated_ps", "predicted_ps", "blocks", "host_GBps"});
+  print_companions(out["checked"], "the widest share's C bit-exact against the host reference");
   fmt::print(
       "\nEvery TSP streams all of A once (2 N^2 bytes) through its 27.4 GB/s link while computing N / X columns: "
       "the\ncluster's TFLOPS are about N x 27.4 G whatever X while the MXMs wait. At N = 650,000 a TSP's C does "
@@ -279,6 +335,9 @@ int bert(const ExperimentOptions& opt) {
                     {"mxm_utilization_pct", w["mxm_utilization_pct"]}});
   }
   out["throughput"] = rows;
+  out["throughput_checked"] = checked_companions(opt, "bert-checked", r, {"encoders", "tsps", "inferences"},
+                                                 {"simulated_ps", "predicted_ps", "latency_ps", "interval_ps"});
+  print_companions(out["throughput_checked"], "every inference's output bit-exact against the host reference");
   systems::Chart a{"BERT-Large: realized throughput vs TSPs, six encoders per TSP (seed 000 Fig 18)", "TSPs",
                    "throughput / one TSP's", ""};
   a.series.push_back({"simulated", xs, norm});
@@ -317,6 +376,18 @@ int bert(const ExperimentOptions& opt) {
                     {"within_2pct", lw["within_2pct"]},
                     {"bins_us", bx},
                     {"counts", by}};
+  // The same launches with data: each run's latency (its jitter draws are
+  // the first ones of the same seed) equal to the timed run's.
+  out["latency_checked"] =
+      checked_companions(opt, "bert-latency-checked", lr, {"encoders", "tsps", "launched"}, {"predicted_latency_ps"});
+  for (const nlohmann::json& row : out["latency_checked"]) {
+    const std::vector<double> with = run_latencies(row["dir"].get<std::string>());
+    const std::vector<double> without = run_latencies(row["timed_dir"].get<std::string>());
+    if (with.size() > without.size() || !std::equal(with.begin(), with.end(), without.begin()))
+      throw core::ConfigError(fmt::format("bert: the launched runs of {} with data took other times than those of {}",
+                                          row["dir"].get<std::string>(), row["timed_dir"].get<std::string>()));
+  }
+  print_companions(out["latency_checked"], "launched runs, outputs bit-exact, the same latencies run by run");
   systems::Chart b{"BERT-Large on 4 TSPs: latency of launched runs, 5 us bins (seed 000 Fig 17)", "latency (us)",
                    "runs", ""};
   b.series.push_back({"runs", bx, by});
@@ -334,13 +405,14 @@ const bool registered =
         {"matmul-scale", "seed 000 Fig 14: [800 x 32576] x [32576 x 8192] on 8 to 104 TSPs", matmul_scale}) &&
     systems::register_experiment({"matmul-cluster",
                                   "seed 000 Fig 15: [N x N] x [N x N] on 100, 200, 300 TSPs, column splits, inputs "
-                                  "over PCIe (timed without data)",
+                                  "over PCIe (timed without data; N = 32,000 checked with data)",
                                   matmul_cluster}) &&
     systems::register_experiment(
         {"cholesky", "seed 000 Fig 19: block-cyclic Cholesky on 1, 2, 4, 8 TSPs: speed-up and TFLOPS", cholesky}) &&
     systems::register_experiment({"bert",
                                   "seed 000 Figs 17, 18: BERT-Large pipelined over 1, 4, 8, 16 TSPs, and the latency "
-                                  "histogram of launched runs on 4 TSPs (timed without data)",
+                                  "histogram of launched runs on 4 TSPs (timed without data; 1 and 4 TSPs and two "
+                                  "launches checked with data)",
                                   bert});
 
 }  // namespace
