@@ -111,7 +111,10 @@ TEST(CholeskyReference, RepeatsTheTextbookFactorizationToFp16Accuracy) {
   // right-looking factorization of the same A agrees to the fp16 rounding of L.
   const uint64_t n = 400, seed = 7;
   uint64_t rows = 0;
-  const std::vector<float> L = groq::CholeskyData::reference(n, seed, rows);
+  groq::CholeskyInput in;
+  in.n = n;
+  in.seed = seed;
+  const std::vector<float> L = groq::CholeskyData::reference(in, rows);
   std::vector<double> a(n * n);
   for (uint64_t r = 0; r < n; ++r)
     for (uint64_t c = 0; c < n; ++c) a[r * n + c] = groq::CholeskyData::a_element(n, seed, r, c);
@@ -179,4 +182,84 @@ TEST(CholeskyExperiment, QuickRunIsCheckedAndScales) {
   }
   EXPECT_TRUE(std::filesystem::exists(dir + "/cholesky.png"));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// A symmetric coordinate Matrix Market file of the seeded A (lower triangle,
+/// each binary32 with 9 significant digits: it reads back to the same bits).
+std::string seeded_matrix_file(const test::TempDir& dir, uint64_t n, uint64_t seed) {
+  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n% the seeded A of --n\n";
+  text += std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(n * (n + 1) / 2) + "\n";
+  char buf[64];
+  for (uint64_t c = 0; c < n; ++c)
+    for (uint64_t r = c; r < n; ++r) {
+      std::snprintf(buf, sizeof buf, "%llu %llu %.9g\n", static_cast<unsigned long long>(r + 1),
+                    static_cast<unsigned long long>(c + 1), groq::CholeskyData::a_element(n, seed, r, c));
+      text += buf;
+    }
+  return dir.file("a.mtx", text);
+}
+
+}  // namespace
+
+TEST(CholeskyMatrixFile, TheSeededAReadFromAFileGivesTheSameLAtTheSameTime) {
+  // The same A from a Matrix Market file (--matrix) and from the seed (--n,
+  // in a second process): both verified bit for bit against the reference,
+  // the same residual and the same completion.
+  const test::TempDir dir;
+  const uint64_t n = 700;
+  const std::string file = seeded_matrix_file(dir, n, 1);
+  systems::RunOptions o;
+  o.platform = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  o.workload = "cholesky";
+  o.kind_options["matrix"] = file;
+  o.kind_options["tsps"] = "2";
+  const nlohmann::json j = test::run_stats(o);
+  const auto& w = j["workload"];
+  EXPECT_TRUE(w["verified"].get<bool>());
+  EXPECT_EQ(w["matrix"], file);
+  EXPECT_EQ(w["n"].get<uint64_t>(), n);
+  EXPECT_EQ(w["checked_elements"].get<uint64_t>(), n * (n + 1) / 2);
+  EXPECT_EQ(w["simulated_ps"], w["predicted_ps"]);
+  const test::Result r =
+      test::sh("run " + o.platform + " --workload cholesky --n 700 --tsps 2 -q -o " + dir / "seeded");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json s = test::load_json(dir / "seeded/stats.json");
+  EXPECT_EQ(s["workload"]["matrix"], "seeded");
+  EXPECT_TRUE(s["workload"]["verified"].get<bool>());
+  EXPECT_EQ(s["workload"]["simulated_ps"], w["simulated_ps"]);
+  EXPECT_EQ(s["workload"]["residual"], w["residual"]);
+}
+
+TEST(CholeskyMatrixFile, AMatrixTheChipsCannotFactorIsRefusedNamingTheFileAndWhy) {
+  const test::TempDir dir;
+  const std::string node = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml";
+  struct Case {
+    std::string text, args, want;
+  };
+  const std::vector<Case> cases = {
+      // Symmetric but indefinite: column 2's pivot is 1 - 2 * 2 = -3.
+      {"%%MatrixMarket matrix array real general\n3 3\n1\n2\n0\n2\n1\n0\n0\n0\n1\n", "",
+       "A is not positive definite in the chips' arithmetic: column 2's pivot"},
+      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n1\n", "",
+       "A is not symmetric: A(2, 1) = 2 but A(1, 2) = 3"},
+      {"%%MatrixMarket matrix array real general\n2 3\n1\n0\n0\n1\n0\n0\n", "",
+       "A is 2 x 3; a Cholesky factorization "
+       "needs a square matrix"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n2 2 1\n", "--n 3",
+       "--n 3 but " + (dir / "m.mtx") + " is 2 x 2"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n2 2 x\n", "",
+       "m.mtx:4: value 'x' is not a real number"},
+  };
+  for (const Case& c : cases) {
+    const std::string f = dir.file("m.mtx", c.text);
+    const test::Result r =
+        test::sh("run " + node + " --workload cholesky --matrix " + f + " " + c.args + " -q -o " + dir / "out");
+    EXPECT_NE(r.code, 0) << c.text;
+    EXPECT_NE(r.out.find(c.want), std::string::npos) << "want: " << c.want << "\ngot: " << r.out;
+  }
+  const test::Result none = test::sh("run " + node + " --workload cholesky -q -o " + dir / "out");
+  EXPECT_NE(none.out.find("needs --n N (a seeded N x N A), e.g. --n 2560, or --matrix FILE"), std::string::npos)
+      << none.out;
 }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include <fmt/format.h>
+
+#include "models/core/config.h"
 #include "models/core/context.h"
 #include "models/core/dtype.h"
 #include "models/tsp/isa.h"
@@ -19,8 +22,30 @@ float round_fp16(float f) { return core::ieee::f16_to_f32(core::ieee::f32_to_f16
 float rsqrt(float f) { return core::ieee::float_of(tsp::rsqrt_fp32(core::ieee::bits_of(f))); }
 }  // namespace
 
-CholeskyData::CholeskyData(System& sys, const sched::CholeskyPlan& plan, uint64_t seed)
-    : m_sys(sys), m_plan(plan), m_seed(seed) {}
+float CholeskyInput::at(uint64_t r, uint64_t c) const {
+  return file ? file->at(r, c) : CholeskyData::a_element(n, seed, r, c);
+}
+
+CholeskyInput CholeskyInput::read(const std::string& path, uint64_t max_n) {
+  CholeskyInput a;
+  auto m = std::make_shared<core::MatrixMarket>(core::read_matrix_market(path, max_n * max_n));
+  if (m->rows != m->cols)
+    throw core::ConfigError(
+        fmt::format("{}: A is {} x {}; a Cholesky factorization needs a square matrix", path, m->rows, m->cols));
+  if (!m->symmetric)
+    for (uint64_t c = 0; c < m->cols; ++c)
+      for (uint64_t r = c + 1; r < m->rows; ++r)
+        if (core::ieee::bits_of(m->at(r, c)) != core::ieee::bits_of(m->at(c, r)))
+          throw core::ConfigError(fmt::format("{}: A is not symmetric: A({}, {}) = {} but A({}, {}) = {} (1-based)",
+                                              path, r + 1, c + 1, m->at(r, c), c + 1, r + 1, m->at(c, r)));
+  a.n = m->rows;
+  a.file = std::move(m);
+  a.path = path;
+  return a;
+}
+
+CholeskyData::CholeskyData(System& sys, const sched::CholeskyPlan& plan, CholeskyInput a)
+    : m_sys(sys), m_plan(plan), m_a(std::move(a)) {}
 
 float CholeskyData::a_element(uint64_t n, uint64_t seed, uint64_t r, uint64_t c) {
   if (r < c) std::swap(r, c);
@@ -36,7 +61,7 @@ void CholeskyData::load() {
     for (size_t b = 0; b < p.blocks.size(); ++b) {
       const uint64_t r0 = uint64_t(p.blocks[b]) * kRows, cols = m_plan.cols(p.blocks[b]);
       for (uint64_t j = 0; j < cols; ++j) {
-        for (uint32_t e = 0; e < kRows; ++e) col[e] = r0 + e < n ? a_element(n, m_seed, r0 + e, j) : 0.0f;
+        for (uint32_t e = 0; e < kRows; ++e) col[e] = r0 + e < n ? m_a.at(r0 + e, j) : 0.0f;
         m_sys.host.write(p.chip, (uint64_t(p.s_vec) + (p.col0[b] + j) * kF32) * tsp::kVectorBytes, col.data(),
                          kRows * 4);
       }
@@ -46,9 +71,11 @@ void CholeskyData::load() {
       m_sys.host.write(p.chip, (uint64_t(p.mask_vec) + l * kF32) * tsp::kVectorBytes, col.data(), kRows * 4);
     }
   }
+  m_want = reference(m_a, m_rows);
 }
 
-std::vector<float> CholeskyData::reference(uint64_t n, uint64_t seed, uint64_t& rows) {
+std::vector<float> CholeskyData::reference(const CholeskyInput& a, uint64_t& rows) {
+  const uint64_t n = a.n;
   const uint64_t blocks = (n + kRows - 1) / kRows;
   rows = blocks * kRows;
   const uint64_t chunks = (n + kK - 1) / kK;
@@ -65,9 +92,14 @@ std::vector<float> CholeskyData::reference(uint64_t n, uint64_t seed, uint64_t& 
     }
     for (uint64_t e = 0; e < width; ++e) {
       const uint64_t r = r0 + e;
-      const float s = r < n ? a_element(n, seed, r, i) : 0.0f;
+      const float s = r < n ? a.at(r, i) : 0.0f;
       I[e] = nk == 0 ? s : s - U[e];
     }
+    if (!(I[l] > 0.0f))
+      throw core::ConfigError(fmt::format(
+          "{}: A is not positive definite in the chips' arithmetic: column {}'s pivot (A({}, {}) less the squares "
+          "of row {} of L so far, binary32 with L in fp16) is {}, not positive",
+          a.file ? a.path : "the seeded A", i + 1, i + 1, i + 1, i + 1, I[l]));
     const float scale = rsqrt(I[l]);
     for (uint64_t e = 0; e < width; ++e) {
       const float m = e < kRows ? (e >= l ? 1.0f : 0.0f) * scale : scale;  // the diagonal block's masked scale
@@ -81,8 +113,8 @@ std::vector<float> CholeskyData::reference(uint64_t n, uint64_t seed, uint64_t& 
 
 CholeskyData::Result CholeskyData::check() const {
   const uint64_t n = m_plan.req.n;
-  uint64_t rows = 0;
-  const std::vector<float> want = reference(n, m_seed, rows);
+  const uint64_t rows = m_rows;
+  const std::vector<float>& want = m_want;
   std::vector<float> got(n * rows, 0.0f);
   std::vector<float> col(kRows);
   for (const sched::CholeskyPart& p : m_plan.parts)
@@ -121,7 +153,7 @@ CholeskyData::Result CholeskyData::check() const {
         s3 += a[k + 3] * b[k + 3];
       }
       for (; k <= c; ++k) s0 += a[k] * b[k];
-      const double av = a_element(n, m_seed, r, c), d = (s0 + s1) + (s2 + s3) - av, wgt = r == c ? 1.0 : 2.0;
+      const double av = m_a.at(r, c), d = (s0 + s1) + (s2 + s3) - av, wgt = r == c ? 1.0 : 2.0;
       num += wgt * d * d;
       den += wgt * av * av;
     }

@@ -87,6 +87,8 @@ struct MatmulStats {
 struct CholeskyStats {
   core::Value<std::string> kind{nullptr, "workload", "kind", "", "cholesky"};
   core::Value<uint64_t> n{nullptr, "workload", "n", "rows", "A is n x n"};
+  core::Value<std::string> matrix{nullptr, "workload", "matrix", "",
+                                  "A's source: seeded (--n) or the Matrix Market file (--matrix)"};
   core::Value<uint64_t> chips{nullptr, "workload", "tsps", "chips", "TSPs sharing the 320-row blocks"};
   core::Value<bool> verified{nullptr, "workload", "verified", "", "L is bit-exact against the host reference"};
   core::Value<uint64_t> elements{nullptr, "workload", "checked_elements", "elements", "elements of L compared"};
@@ -320,9 +322,20 @@ class CholeskyWorkload final : public ComputeWorkload {
                  "does not apply to a Cholesky factorization (--n and --tsps describe it; A is binary32, the MXM "
                  "multiplies L in fp16)");
     const auto n = opt.kind_options.find("n");
-    if (n == opt.kind_options.end())
-      throw core::ConfigError("--workload cholesky needs --n N (A is N x N), e.g. --n 2560");
-    m_req.n = sched::parse_positive(n->second, "--n", "2560");
+    const auto file = opt.kind_options.find("matrix");
+    if (n == opt.kind_options.end() && file == opt.kind_options.end())
+      throw core::ConfigError(
+          "--workload cholesky needs --n N (a seeded N x N A), e.g. --n 2560, or --matrix FILE (A from a Matrix "
+          "Market file)");
+    if (file != opt.kind_options.end()) {
+      m_a = CholeskyInput::read(file->second, kMaxMatrixRows);
+      if (n != opt.kind_options.end() && sched::parse_positive(n->second, "--n", "2560") != m_a.n)
+        throw core::ConfigError(fmt::format("--n {} but {} is {} x {}: give one of --n and --matrix", n->second,
+                                            file->second, m_a.n, m_a.n));
+    } else {
+      m_a.n = sched::parse_positive(n->second, "--n", "2560");
+    }
+    m_req.n = m_a.n;
     // Default: every TSP of the job, but no more than A has 320-row blocks.
     m_req.tsps =
         tsps_option(opt, static_cast<uint32_t>(std::min<uint64_t>(
@@ -336,10 +349,11 @@ class CholeskyWorkload final : public ComputeWorkload {
       written[p.chip].emplace_back(0, p.mask_vec + sched::kCholeskyRows * sched::kCholeskyF32);
     // The reference: L and its fp16 copy (binary32), the chips' L, and L in binary64.
     const uint64_t n = m_req.n, rows = (n + sched::kCholeskyRows - 1) / sched::kCholeskyRows * sched::kCholeskyRows;
-    return 3 * n * rows * 4 + n * n * 8;
+    return 3 * n * rows * 4 + n * n * 8 + (m_a.file ? n * n * 4 : 0);
   }
   void load(uint64_t seed) override {
-    m_data = std::make_unique<CholeskyData>(m_env.sys, m_plan, seed);
+    m_a.seed = seed;
+    m_data = std::make_unique<CholeskyData>(m_env.sys, m_plan, m_a);
     m_data->load();
   }
   systems::Outcome check(uint64_t completion) override {
@@ -351,6 +365,7 @@ class CholeskyWorkload final : public ComputeWorkload {
     CholeskyStats& cs = *m_stats;
     cs.kind.set("cholesky");
     cs.n.set(m_req.n);
+    cs.matrix.set(m_a.file ? m_a.path : "seeded");
     cs.chips.set(m_plan.parts.size());
     cs.verified.set(out.checked && out.verified);
     cs.elements.set(m_res.elements);
@@ -371,9 +386,9 @@ class CholeskyWorkload final : public ComputeWorkload {
   void summarize(const systems::Outcome& out, uint64_t completion, systems::Summary& s, bool head) override {
     const uint64_t T = m_plan.parts.size();
     if (head) {
-      s.line("workload", fmt::format("cholesky A = L L^T, A {} x {} (binary32, L multiplied in fp16) on {} TSP{}, "
-                                     "block-cyclic 320 rows",
-                                     m_req.n, m_req.n, T, T == 1 ? "" : "s"));
+      s.line("workload", fmt::format("cholesky A = L L^T, A {} x {} ({}; binary32, L multiplied in fp16) on {} "
+                                     "TSP{}, block-cyclic 320 rows",
+                                     m_req.n, m_req.n, m_a.file ? m_a.path : "seeded", T, T == 1 ? "" : "s"));
       s.line("schedule", fmt::format("{} columns: {} MXM sub-operations over {} tiles of L installed, {} SXM "
                                      "TRANSPOSEs, {} VXM operations, {} vectors over C2C",
                                      m_req.n, m_plan.subops, m_plan.weight_loads, m_plan.transposes, m_plan.vxm_ops,
@@ -398,6 +413,9 @@ class CholeskyWorkload final : public ComputeWorkload {
  private:
   sched::CholeskyRequest m_req;
   sched::CholeskyPlan m_plan;
+  /// The largest A a Matrix Market file may hold (1 GiB of binary32; the compiler refuses what the chips cannot hold).
+  static constexpr uint64_t kMaxMatrixRows = 16384;
+  CholeskyInput m_a;
   std::unique_ptr<CholeskyData> m_data;
   CholeskyData::Result m_res;
   std::optional<CholeskyStats> m_stats;
@@ -663,6 +681,7 @@ const std::vector<Entry>& registry() {
          return std::make_unique<CholeskyWorkload>(e);
        },
        {{"n", "describes a Cholesky factorization (--workload cholesky)"},
+        {"matrix", "describes a Cholesky factorization (--workload cholesky)"},
         {"tsps", "describes a Cholesky factorization or a BERT pipeline (--workload cholesky, bert)"}}},
       {"bert",
        [](const ComputeWorkload::Env& e) -> std::unique_ptr<ComputeWorkload> {

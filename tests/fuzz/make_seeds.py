@@ -111,3 +111,16 @@ write("sweep", "ranges.yaml", """sweep:
   repetitions: 2
   record: [workload.busbw_GBps, workload.time_ps]
 """)
+
+# mtx: the forms the Matrix Market reader takes (Cholesky's --matrix)
+write("mtx", "coordinate-symmetric.mtx", """%%MatrixMarket matrix coordinate real symmetric
+% a comment
+3 3 4
+1 1 4.5
+3 1 -1e-2
+2 2 3
+3 3 0.1
+""")
+write("mtx", "array-general.mtx", "%%MatrixMarket matrix array integer general\r\n2 3\r\n1\r\n2\r\n3\r\n4\r\n5\r\n6\r\n")
+write("mtx", "array-symmetric.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2.5E+1\n3\n4\n5\n6\n")
+write("mtx", "coordinate-general.mtx", "%%MatrixMarket matrix coordinate double general\n2 2 3\n1 1 1\n2 1 -2\n\n1 2 7e-3\n")

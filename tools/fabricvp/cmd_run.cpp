@@ -123,6 +123,9 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"shape", "Groq TSPs, --workload matmul: MxNxL of [M x N] x [N x L], e.g. 800x32576x8192"},
       {"split", "Groq TSPs, --workload matmul: weight splits col=C,row=R (default col=1,row=1) on C x R TSPs"},
       {"n", "Groq TSPs, --workload cholesky: A is n x n (symmetric positive definite, seeded)"},
+      {"matrix",
+       "Groq TSPs, --workload cholesky: A from a Matrix Market file (real or integer, coordinate or array, general "
+       "or symmetric; it must be symmetric and positive definite), instead of --n"},
       {"tsps",
        "Groq TSPs, --workload cholesky: TSPs sharing A's 320-row blocks; --workload bert: pipeline stages (default: "
        "every TSP of the job, at most one per block or encoder)"},
