@@ -85,4 +85,26 @@ const char* op_name(Op op) {
   return "?";
 }
 
+std::string fly_error(const Instr* prev, const Instr& in) {
+  if (fly_capable(in.op)) {
+    if (in.port & ~(kFlyOut | kFlyIn))
+      return fmt::format("has port bits {:#x}: only FLY-out (1) and FLY-in (2) may be set", in.port);
+    if (fly_out(in) && in.a != 0) return "passes its result on (FLY-out) but names a destination (must be 0)";
+    if (fly_in(in) && in.b != 0) return "takes the previous result (FLY-in) but names a first operand (must be 0)";
+  }
+  const bool passed = prev && fly_out(*prev);
+  if (passed && !fly_in(in))
+    return fmt::format("follows a {} that passes its result on (FLY-out) but does not take it (FLY-in)",
+                       op_name(prev->op));
+  if (fly_in(in) && !passed) return "takes the previous result (FLY-in), but no FLY-out instruction precedes it";
+  if (fly_in(in) && (prev->count != in.count || prev->dtype != in.dtype))
+    return fmt::format("runs {} steps of {} but the fly-by it joins runs {} of {}", in.count,
+                       core::dtype_name(in.dtype), prev->count, core::dtype_name(prev->dtype));
+  return "";
+}
+
+std::string fly_end_error(const Instr* last) {
+  return last && fly_out(*last) ? "passes its result on (FLY-out) but is its queue's last instruction" : "";
+}
+
 }  // namespace fabricvp::tsp

@@ -164,4 +164,28 @@ inline uint32_t vxm_b_vectors(const Instr& in) {
 /// MUL, SUB: the immediate of a BCAST period and a SPREAD (at most one nonzero).
 inline uint64_t vxm_imm(uint32_t bcast, uint32_t spread) { return uint64_t(spread) << 32 | bcast; }
 
+// VXM fly-by (docs/isa.md "Fly-by", seed 000 §5.5): consecutive instructions
+// of one queue chained through the vector ALUs in one pass, each on its own
+// ALU, so that only the first reads its operand from SRAM and only the last
+// writes SRAM. Flags in the port field (unused otherwise by these ops):
+
+/// The instruction's result goes on to the next instruction's ALU, not to SRAM (its dst field is unused: 0).
+constexpr uint16_t kFlyOut = 1;
+/// The instruction's first operand is the previous instruction's result (its field b is unused: 0).
+constexpr uint16_t kFlyIn = 2;
+/// The operations a fly-by chains (same count and type all along it).
+constexpr bool fly_capable(Op op) {
+  return op == Op::MUL || op == Op::SUB || op == Op::MAX || op == Op::RSQRT || op == Op::EXP || op == Op::SPLAT;
+}
+inline bool fly_out(const Instr& in) { return fly_capable(in.op) && (in.port & kFlyOut) != 0; }
+inline bool fly_in(const Instr& in) { return fly_capable(in.op) && (in.port & kFlyIn) != 0; }
+/// What is wrong with instruction `in` after `prev` (nullptr: the first of
+/// its queue) as far as fly-bys go, or "" (docs/isa.md "Fly-by"): flags only
+/// on the chained operations, no destination before FLY-out and no first
+/// operand with FLY-in, a FLY-out followed by a FLY-in of the same count and
+/// type and the other way round. The assembler and the chip both apply it.
+std::string fly_error(const Instr* prev, const Instr& in);
+/// A queue may not end with a FLY-out: "" or why (`last` nullptr: empty queue).
+std::string fly_end_error(const Instr* last);
+
 }  // namespace fabricvp::tsp

@@ -240,6 +240,78 @@ class MxmCursor final : public Pipelined<MxmCursor> {
   bool m_acc;
 };
 
+/// One step of a fly-by-capable VXM instruction (MUL, SUB, MAX: a op b;
+/// RSQRT, EXP, SPLAT: of a) on one vector; out may not alias a or b.
+void vxm_apply(const Instr& in, const uint8_t* a, const uint8_t* b, uint8_t* out) {
+  switch (in.op) {
+    case Op::MUL:
+    case Op::SUB: (in.op == Op::MUL ? core::mul : core::sub)(in.dtype, out, a, b, kVectorBytes); break;
+    case Op::MAX:
+      for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
+        uint32_t x, y;
+        std::memcpy(&x, a + 4 * e, 4);
+        std::memcpy(&y, b + 4 * e, 4);
+        x = max_fp32(x, y);
+        std::memcpy(out + 4 * e, &x, 4);
+      }
+      break;
+    case Op::RSQRT:
+    case Op::EXP: {
+      const bool rs = in.op == Op::RSQRT;
+      for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
+        uint32_t w;
+        std::memcpy(&w, a + 4 * e, 4);
+        w = rs ? rsqrt_fp32(w) : exp_fp32(w);
+        std::memcpy(out + 4 * e, &w, 4);
+      }
+      break;
+    }
+    case Op::SPLAT: {
+      const uint32_t es = core::dtype_bytes(in.dtype);
+      const uint8_t* lane = a + in.imm * es;
+      for (uint32_t e = 0; e < kVectorBytes / es; ++e) std::memcpy(out + e * es, lane, es);
+      break;
+    }
+    default: break;
+  }
+}
+
+/// A fly-by (docs/isa.md "Fly-by"): stages[0] reads its operand from SRAM,
+/// each later stage takes the previous stage's result, every stage's second
+/// operand (MUL, SUB, MAX) is read from SRAM; step i reads at cycle c0 + i and
+/// the last stage's result is written at c0 + i + latency. Two buffers on the
+/// cursor carry a vector between stages: nothing is allocated per step.
+class FlyCursor final : public Pipelined<FlyCursor> {
+ public:
+  FlyCursor(Tsp& chip, Sram& sram, const clock::Oscillator& clk, std::vector<Instr> stages, uint64_t c0,
+            uint32_t latency, uint64_t seq, uint64_t& last_write)
+      : Pipelined(clk, stages.front().count, c0, latency, kVectorBytes, seq, last_write),
+        m_chip(chip),
+        m_sram(sram),
+        m_stages(std::move(stages)) {}
+  void read(uint32_t i, uint8_t* out) {
+    const uint8_t* a = m_sram.read(m_stages.front().b + i);
+    for (size_t k = 0; k < m_stages.size(); ++k) {
+      const Instr& in = m_stages[k];
+      const bool two = in.op == Op::MUL || in.op == Op::SUB || in.op == Op::MAX;
+      uint8_t* to = k + 1 == m_stages.size() ? out : m_buf[k % 2];
+      vxm_apply(in, a, two ? m_sram.read(in.c + vxm_b_index(in, i)) : nullptr, to);
+      a = to;
+    }
+  }
+  void write(uint32_t i, const uint8_t* in) {
+    const uint32_t v = m_stages.back().a + i;
+    m_chip.before_write(v);
+    std::memcpy(m_sram.write(v), in, kVectorBytes);
+  }
+
+ private:
+  Tsp& m_chip;
+  Sram& m_sram;
+  std::vector<Instr> m_stages;
+  uint8_t m_buf[2][kVectorBytes];
+};
+
 /// MUL, SUB, RSQRT, SPLAT, NARROW, WIDEN: step i reads its operands at
 /// cycle c0 + i and writes its result (two vectors for WIDEN) at c0 + i + latency.
 class VxmCursor final : public Pipelined<VxmCursor> {
@@ -254,41 +326,11 @@ class VxmCursor final : public Pipelined<VxmCursor> {
   void read(uint32_t i, uint8_t* out) const {
     switch (m_in.op) {
       case Op::MUL:
-      case Op::SUB: {
-        const uint8_t* b = m_sram.read(m_in.c + vxm_b_index(m_in, i));
-        (m_in.op == Op::MUL ? core::mul : core::sub)(m_in.dtype, out, m_sram.read(m_in.b + i), b, kVectorBytes);
-        break;
-      }
-      case Op::MAX: {
-        const uint8_t* a = m_sram.read(m_in.b + i);
-        const uint8_t* b = m_sram.read(m_in.c + vxm_b_index(m_in, i));
-        for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
-          uint32_t x, y;
-          std::memcpy(&x, a + 4 * e, 4);
-          std::memcpy(&y, b + 4 * e, 4);
-          x = max_fp32(x, y);
-          std::memcpy(out + 4 * e, &x, 4);
-        }
-        break;
-      }
+      case Op::SUB:
+      case Op::MAX: vxm_apply(m_in, m_sram.read(m_in.b + i), m_sram.read(m_in.c + vxm_b_index(m_in, i)), out); break;
       case Op::RSQRT:
-      case Op::EXP: {
-        const uint8_t* x = m_sram.read(m_in.b + i);
-        const bool rs = m_in.op == Op::RSQRT;
-        for (uint32_t e = 0; e < kVectorBytes / 4; ++e) {
-          uint32_t w;
-          std::memcpy(&w, x + 4 * e, 4);
-          w = rs ? rsqrt_fp32(w) : exp_fp32(w);
-          std::memcpy(out + 4 * e, &w, 4);
-        }
-        break;
-      }
-      case Op::SPLAT: {
-        const uint32_t es = core::dtype_bytes(m_in.dtype);
-        const uint8_t* lane = m_sram.read(m_in.b + i) + m_in.imm * es;
-        for (uint32_t e = 0; e < kVectorBytes / es; ++e) std::memcpy(out + e * es, lane, es);
-        break;
-      }
+      case Op::EXP:
+      case Op::SPLAT: vxm_apply(m_in, m_sram.read(m_in.b + i), nullptr, out); break;
       case Op::NARROW: narrow(m_in.dtype, m_sram.read(m_in.b + 2 * i), m_sram.read(m_in.b + 2 * i + 1), out); break;
       case Op::WIDEN: widen(m_in.dtype, m_sram.read(m_in.b + i), out, out + kVectorBytes); break;
       default: break;
@@ -509,6 +551,9 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       recv_latency(this, "recv_latency", 205, "cycles",
                    "vector taken from the receive buffer to written in SRAM (readable)", 1, 100000),
       add_latency(this, "add_latency", 16, "cycles", "ADD: operand read to result written in SRAM", 1, 100000),
+      fly_latency(this, "fly_latency", 4, "cycles",
+                  "VXM fly-by: what each chained instruction adds to add_latency (one ALU's result to the next ALU)", 1,
+                  100000),
       mxm_planes(this, "mxm_planes", 4, "planes",
                  "MXM planes: one int8 sub-operation per plane per cycle, fp16 units are pairs of planes", 2, 64),
       mxm_latency(this, "mxm_latency", 64, "cycles",
@@ -579,6 +624,8 @@ Tsp::Tsp(const sc_core::sc_module_name& nm)
       data_ops(this, nullptr, "data_ops", "operations", "per-vector SRAM operations applied by the timeline"),
       vxm_ops(this, nullptr, "vxm_ops", "instructions",
               "MUL, SUB, MAX, RSQRT, EXP, SPLAT, NARROW and WIDEN instructions"),
+      vxm_chained(this, nullptr, "vxm_chained", "instructions",
+                  "VXM instructions that took their operand from the previous one in a fly-by (docs/isa.md)"),
       weight_loads(this, nullptr, "weight_loads", "instructions", "LW instructions (weight tiles loaded)"),
       weight_vectors(this, nullptr, "weight_vectors", "vectors", "weight vectors loaded by LW"),
       mxm_ops(this, nullptr, "mxm_ops", "instructions", "MXM instructions"),
@@ -906,8 +953,12 @@ void Tsp::load_queues() {
         }
         default: program_error(q, pc, in, fmt::format("unknown opcode {}", static_cast<int>(in.op)));
       }
+      const std::string fly = fly_error(queue.prog.empty() ? nullptr : &queue.prog.back(), in);
+      if (!fly.empty()) program_error(q, pc, in, fly);
       queue.prog.push_back(in);
     }
+    if (const std::string e = fly_end_error(queue.prog.empty() ? nullptr : &queue.prog.back()); !e.empty())
+      program_error(q, queue.prog.size() - 1, queue.prog.back(), e);
     queue.st = queue.prog.empty() ? QState::done : QState::run;
     // The decoded stream is what executes; the encoded image is not kept twice.
     std::vector<uint8_t>().swap(m_imem[q]);
@@ -1300,6 +1351,10 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     case Op::SPLAT:
     case Op::NARROW:
     case Op::WIDEN: {
+      if (fly_out(in)) {
+        issue_flyby(q, queue, c);
+        break;
+      }
       // One vector ALU for cycles [c, c + count): step i reads at c + i (NARROW
       // two vectors), its result lands add_latency cycles later.
       const bool add = in.op == Op::ADD || in.op == Op::COPY;
@@ -1564,6 +1619,57 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
             fmt::format(R"("dtype":"{}","unit":{},"buffer":{},"dst":"{}","src":"{}","stride":{},"subops":{},"acc":{})",
                         core::dtype_name(in.dtype), in.port, in.c, VecAddr::from_linear(in.a).str(),
                         VecAddr::from_linear(in.b).str(), stride, in.count, mxm_acc(in) ? "true" : "false"));
+}
+
+void Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
+  size_t last = queue.pc;
+  while (fly_out(queue.prog[last])) ++last;  // load_queues checked that a FLY-in follows every FLY-out
+  std::vector<Instr> stages(queue.prog.begin() + static_cast<std::ptrdiff_t>(queue.pc),
+                            queue.prog.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  queue.pc = last;
+  const uint32_t k = static_cast<uint32_t>(stages.size()), n = stages.front().count;
+  instructions += k - 1;  // issue() counted the first
+  // Every SRAM operand is read at c + i: the first instruction's, and each
+  // MUL, SUB or MAX's second (BCAST / SPREAD: each read on its own).
+  auto read_ps = [this, c](uint32_t i) { return m_clock.ps(c + i); };
+  if (!results_landed(q, c, op_name(stages.front().op), stages.front().b, n, read_ps)) return;
+  for (const Instr& in : stages) {
+    if (in.op != Op::MUL && in.op != Op::SUB && in.op != Op::MAX) continue;
+    auto b_vec = [&in](uint32_t i) { return in.c + vxm_b_index(in, i); };
+    if (in.imm == 0 ? !results_landed(q, c, op_name(in.op), in.c, n, read_ps)
+                    : !each_landed(q, c, op_name(in.op), n, b_vec, read_ps))
+      return;
+  }
+  // One ALU per instruction for cycles [c, c + n).
+  uint32_t found = 0;
+  for (uint64_t f : m_alu_free) found += f <= c;
+  if (found < k) {
+    error(fmt::format("queue{}", q), c,
+          fmt::format("a fly-by of {} instructions issued while {} of the {} vector ALUs are free (next free at "
+                      "cycle {})",
+                      k, found, m_alu_free.size(), *std::min_element(m_alu_free.begin(), m_alu_free.end())));
+    return;
+  }
+  uint32_t taken = 0;
+  for (uint64_t& f : m_alu_free)
+    if (f <= c && taken < k) f = c + n, ++taken;
+  alu_busy_cycles += uint64_t(k) * n;
+  vxm_ops += k;
+  vxm_chained += k - 1;
+  const uint32_t lat = add_latency + (k - 1) * fly_latency;
+  const uint64_t end = m_clock.ps(c + n - 1 + lat);
+  const Instr tail = stages.back();
+  if (m_timing_only)
+    m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
+  else
+    m_timeline.add(std::make_unique<FlyCursor>(*this, m_sram, m_clock, std::move(stages), c, lat, m_timeline.next_seq(),
+                                               m_last_write));
+  extend(end);
+  auto& tr = core::Context::get().trace();
+  if (tr.enabled())
+    tr.span(m_pid, q, "FLY", "tsp", m_clock.ps(c), end - m_clock.ps(c),
+            fmt::format(R"("instructions":{},"dtype":"{}","dst":"{}","vectors":{})", k, core::dtype_name(tail.dtype),
+                        VecAddr::from_linear(tail.a).str(), n));
 }
 
 void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {

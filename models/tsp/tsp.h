@@ -86,6 +86,7 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Param<uint32_t> send_latency;
   core::Param<uint32_t> recv_latency;
   core::Param<uint32_t> add_latency;
+  core::Param<uint32_t> fly_latency;
   core::Param<uint32_t> mxm_planes;
   core::Param<uint32_t> mxm_latency;
   core::Param<uint32_t> lw_vectors_per_cycle;
@@ -249,6 +250,9 @@ class Tsp : public core::Module, public c2c::Producer {
   /// HOSTW to host vector `host_vec` (its immediate plus the queue's LOOP offset).
   void issue_hostw(uint32_t q, const Instr& in, uint64_t c, uint64_t host_vec);
   void issue_transpose(uint32_t q, const Instr& in, uint64_t c);
+  /// The fly-by headed by the instruction at queue.pc (docs/isa.md "Fly-by"):
+  /// its instructions issue together; queue.pc is left on the last of them.
+  void issue_flyby(uint32_t q, Queue& queue, uint64_t c);
   void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
   static clock::Oscillator make_oscillator(const Tsp& t);
   core::Clock m_nominal;
@@ -307,7 +311,7 @@ class Tsp : public core::Module, public c2c::Producer {
   core::Counter instructions, sends, recvs, adds, copies, nops, waits, loops, syncs, notifies;
   core::Counter deskews, transmits, runtime_deskews, polls, rdhacs, deskew_stall_cycles;
   core::Counter vectors_sent, vectors_received, vectors_added, alu_busy_cycles, data_ops;
-  core::Counter vxm_ops, weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
+  core::Counter vxm_ops, vxm_chained, weight_loads, weight_vectors, mxm_ops, mxm_subops, mxm_plane_cycles;
   core::Counter sxm_ops, sxm_vectors;
   /// Hand a HOSTW's vectors to the host (host_out), at the time the last one lands.
   void deliver_to_host(uint64_t host_vec, const uint8_t* data, uint64_t len, uint64_t t_ps);

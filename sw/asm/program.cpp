@@ -264,6 +264,20 @@ Program assemble(const std::string& text, const std::string& file) {
       std::string dt = suffix;
       std::transform(dt.begin(), dt.end(), dt.begin(), [](unsigned char c) { return std::tolower(c); });
       const bool known = core::parse_dtype(dt, ins.dtype) && core::is_reduction_dtype(ins.dtype);
+      // Fly-by (docs/isa.md): '-' as the destination passes the result on to
+      // the next instruction (FLY-out), FLY as the first operand takes it (FLY-in).
+      auto fly_dst = [&](const std::string& t) -> uint32_t {
+        if (Parser::trim(t) != "-") return P.address(t);
+        if (!tsp::fly_capable(ins.op)) P.fail(fmt::format("{} cannot pass its result on in a fly-by ('-')", base));
+        ins.port |= tsp::kFlyOut;
+        return 0;
+      };
+      auto fly_src = [&](const std::string& t) -> uint32_t {
+        if (Parser::trim(t) != "FLY") return P.address(t);
+        if (!tsp::fly_capable(ins.op)) P.fail(fmt::format("{} cannot take a fly-by's result (FLY)", base));
+        ins.port |= tsp::kFlyIn;
+        return 0;
+      };
       if (base == "MUL" || base == "SUB" || base == "SPLAT") {
         if (!known) P.fail(fmt::format("{} needs a type suffix .fp32, .bf16, .fp16 or .int32, got '{}'", base, mnem));
       } else if (base == "RSQRT" || base == "EXP" || base == "MAX") {
@@ -277,8 +291,8 @@ Program assemble(const std::string& text, const std::string& file) {
           P.fail(
               fmt::format("{} takes 4 or 5 operands (dst, a, b, n[, BCAST [p] | SPREAD q]), got {}", base, ops.size()));
         ins.op = base == "MUL" ? Op::MUL : base == "SUB" ? Op::SUB : Op::MAX;
-        ins.a = P.address(ops[0]);
-        ins.b = P.address(ops[1]);
+        ins.a = fly_dst(ops[0]);
+        ins.b = fly_src(ops[1]);
         ins.c = P.address(ops[2]);
         ins.count = P.count(ops[3]);
         uint64_t period = 0, spread = 0;
@@ -308,8 +322,8 @@ Program assemble(const std::string& text, const std::string& file) {
       } else if (base == "SPLAT") {  // dst, src, lane, n
         want(4);
         ins.op = Op::SPLAT;
-        ins.a = P.address(ops[0]);
-        ins.b = P.address(ops[1]);
+        ins.a = fly_dst(ops[0]);
+        ins.b = fly_src(ops[1]);
         ins.imm = P.number(ops[2], "lane");
         const uint32_t lanes = tsp::kVectorBytes / core::dtype_bytes(ins.dtype);
         if (ins.imm >= lanes) P.fail(fmt::format("lane {} out of range: a {} vector has {} lanes", ins.imm, dt, lanes));
@@ -317,8 +331,8 @@ Program assemble(const std::string& text, const std::string& file) {
       } else {  // RSQRT, EXP, NARROW, WIDEN: dst, src, n
         want(3);
         ins.op = base == "RSQRT" ? Op::RSQRT : base == "EXP" ? Op::EXP : base == "NARROW" ? Op::NARROW : Op::WIDEN;
-        ins.a = P.address(ops[0]);
-        ins.b = P.address(ops[1]);
+        ins.a = fly_dst(ops[0]);
+        ins.b = fly_src(ops[1]);
         ins.count = P.count(ops[2]);
       }
       const uint64_t reads = ins.op == Op::NARROW ? 2ULL * ins.count : ins.count;
@@ -485,8 +499,13 @@ Program assemble(const std::string& text, const std::string& file) {
                                dst.back().line)
                  : fmt::format("{} after the LOOP of line {}: LOOP must be the last instruction of queue {}", base,
                                dst.back().line, queue));
+    if (const std::string fly = tsp::fly_error(dst.empty() ? nullptr : &dst.back(), ins); !fly.empty())
+      P.fail(fmt::format("{} {}", base, fly));
     dst.push_back(ins);
   }
+  for (const std::vector<Instr>& q : prog.queues)
+    if (const std::string e = tsp::fly_end_error(q.empty() ? nullptr : &q.back()); !e.empty())
+      throw core::ConfigError(fmt::format("{}:{}: {} {}", file, q.back().line, tsp::op_name(q.back().op), e));
   return prog;
 }
 
@@ -494,6 +513,8 @@ Program assemble_file(const std::string& path) { return assemble(core::read_inpu
 
 std::string format_instr(const Instr& in) {
   auto addr = [](uint32_t v) { return tsp::VecAddr::from_linear(v).str(); };
+  // A fly-by's passed-on result and taken operand (docs/isa.md "Fly-by").
+  const std::string dst = tsp::fly_out(in) ? "-" : addr(in.a), src = tsp::fly_in(in) ? "FLY" : addr(in.b);
   switch (in.op) {
     case Op::NOP: return fmt::format("NOP {}", in.imm);
     case Op::WAIT: return fmt::format("WAIT {}", in.imm);
@@ -514,22 +535,20 @@ std::string format_instr(const Instr& in) {
     case Op::SUB:
     case Op::MAX: {
       const uint32_t p = tsp::vxm_bcast(in), q = tsp::vxm_spread(in);
-      return fmt::format("{}.{} {}, {}, {}, {}{}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a),
-                         addr(in.b), addr(in.c), in.count,
+      return fmt::format("{}.{} {}, {}, {}, {}{}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), dst, src,
+                         addr(in.c), in.count,
                          p == 1  ? ", BCAST"
                          : p > 1 ? fmt::format(", BCAST {}", p)
                                  : "",
                          q ? fmt::format(", SPREAD {}", q) : "");
     }
     case Op::SPLAT:
-      return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b), in.imm,
-                         in.count);
+      return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), dst, src, in.imm, in.count);
     case Op::RSQRT:
     case Op::EXP:
     case Op::NARROW:
     case Op::WIDEN:
-      return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), addr(in.a), addr(in.b),
-                         in.count);
+      return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), dst, src, in.count);
     case Op::TRANSPOSE:
       return fmt::format("TRANSPOSE.{} {}, {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b),
                          in.count, in.imm, in.c);

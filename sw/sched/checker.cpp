@@ -77,8 +77,9 @@ CheckReport check_schedule(const Machine& m, const std::vector<sw::Program>& pro
           case tsp::Op::SPLAT:
           case tsp::Op::NARROW:
           case tsp::Op::WIDEN:
-            alu[c].emplace_back(cyc, cyc + in.count);
+            alu[c].emplace_back(cyc, cyc + in.count);  // a fly-by: one ALU per instruction
             ++rep.alu_ops;
+            if (tsp::fly_out(in)) continue;  // the next instruction issues with it (docs/isa.md "Fly-by")
             break;
           case tsp::Op::TRANSPOSE:  // an SXM unit for ceil(n / rate) cycles (docs/isa.md "TRANSPOSE")
             sxm[c].emplace_back(cyc, cyc + (in.count + std::max(1u, chip.sxm_rate) - 1) / std::max(1u, chip.sxm_rate));

@@ -75,8 +75,7 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
     }
     const ChipSpec& chip = m.chips[p.chip];
     const uint64_t nb = p.blocks.size();
-    const uint64_t need =
-        cols * kF32 + all_cols * kF16 + uint64_t(kRows) * kF32 + kRing * (nkmax + 2 + kF32) + nb * 2 * kF32;
+    const uint64_t need = cols * kF32 + all_cols * kF16 + uint64_t(kRows) * kF32 + kRing * (nkmax + 1) + nb * 2 * kF32;
     if (need > tsp::kVectors)
       throw core::ConfigError(fmt::format(
           "cholesky --n {} on {} TSP{}: {} needs {} SRAM vectors (its {} blocks' columns in binary32, every block's "
@@ -108,12 +107,12 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
   // Per-chip working buffers after the mask: ring slots for the row of L (x),
   // the pivot's splat (d), the scale (r), the scaled mask (s); two U per block.
   struct Work {
-    uint32_t x, d, rs, sm, u;
-    std::vector<uint64_t> x_free, d_free, r_free, s_free;  // [slot]: last cycle a reader reads it
-    std::vector<std::vector<uint64_t>> x_ready;            // [slot][chunk]: cycle readable here
-    std::vector<uint64_t> r_ready;                         // [slot]
-    std::vector<std::array<uint64_t, 2>> u_free;           // [block][parity]
-    std::vector<std::vector<uint64_t>> chunk_ready;        // [global block][chunk]: its fp16 columns so far here
+    uint32_t x, rs, u;
+    std::vector<uint64_t> x_free, r_free;            // [slot]: last cycle a reader reads it
+    std::vector<std::vector<uint64_t>> x_ready;      // [slot][chunk]: cycle readable here
+    std::vector<uint64_t> r_ready;                   // [slot]
+    std::vector<std::array<uint64_t, 2>> u_free;     // [block][parity]
+    std::vector<std::vector<uint64_t>> chunk_ready;  // [global block][chunk]: its fp16 columns so far here
     uint32_t next_unit = 0;
     std::vector<uint32_t> buf;  // [unit]: next weight buffer
   };
@@ -122,14 +121,10 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
     const CholeskyPart& p = pl.parts[t];
     Work& k = w[t];
     k.x = p.mask_vec + kRows * kF32;
-    k.d = k.x + kRing * nkmax;
-    k.rs = k.d + kRing;
-    k.sm = k.rs + kRing;
-    k.u = k.sm + kRing * kF32;
+    k.rs = k.x + kRing * nkmax;
+    k.u = k.rs + kRing;
     k.x_free.assign(kRing, 0);
-    k.d_free.assign(kRing, 0);
     k.r_free.assign(kRing, 0);
-    k.s_free.assign(kRing, 0);
     k.x_ready.assign(kRing, std::vector<uint64_t>(nkmax, 0));
     k.r_ready.assign(kRing, 0);
     k.u_free.assign(p.blocks.size(), {0, 0});
@@ -249,7 +244,11 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
       for (size_t wi = 0; wi < work.size(); ++wi) mxm_chunk(wi, nk - 1);
     }
 
-    // 3. Finish column i on every block: I = S - U, scale, round to fp16.
+    // 3. Finish column i on every block in fly-bys (docs/isa.md "Fly-by";
+    // the seed's "single fly-by" through the VXM's ALUs): on the diagonal's
+    // owner rsqrt(splat(S - U)) of the pivot's vector, then everywhere
+    // L = ((S - U) x mask) x rsqrt (the mask only on the diagonal block), each
+    // read from SRAM once and written once; then NARROW to fp16.
     uint64_t r_at = 0;  // the scale's splat on the owner: cycle readable
     for (size_t wi = 0; wi < work.size(); ++wi) {
       const auto [t, b] = work[wi];
@@ -260,31 +259,23 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
       const uint32_t rb = P.blocks[b];
       const uint32_t scol = P.s_vec + (P.col0[b] + static_cast<uint32_t>(i)) * kF32;
       const uint32_t u = W.u + (b * 2 + par) * kF32;
-      uint32_t I = scol;     // column 0: nothing to subtract
-      uint64_t i_first = 0;  // cycle I's first vector is readable (vector k: + k)
-      if (nk > 0) {
-        const uint64_t c = eng.vxm(P.chip, u_last[wi] + s.mxm_latency, vxm(Op::SUB, f32, u, scol, u, kF32));
-        ++pl.vxm_ops;
-        I = u;
-        i_first = c + lat;
-      }
-      uint64_t c_mul = 0;
-      if (wi == 0) {  // the diagonal block: the pivot, its reciprocal square root, the masked scale
+      // I = S - U first (column 0: nothing to subtract), reading S and U from SRAM.
+      const uint64_t u_at = nk > 0 ? u_last[wi] + s.mxm_latency : 0;
+      auto difference = [&](uint32_t v, uint32_t vectors) {
+        std::vector<Instr> st;
+        if (nk > 0) st.push_back(vxm(Op::SUB, f32, 0, scol + v, u + v, vectors));
+        return st;
+      };
+      if (wi == 0) {  // the diagonal block: the pivot's reciprocal square root
         const uint32_t q = l / (kRows / kF32), e = l % (kRows / kF32);
-        const uint64_t c_sp =
-            eng.vxm(P.chip, std::max(i_first + q, W.d_free[slot] + 1), vxm(Op::SPLAT, f32, W.d + slot, I + q, 0, 1, e));
-        const uint64_t c_rs = eng.vxm(P.chip, std::max(c_sp + lat, W.r_free[slot] + 1),
-                                      vxm(Op::RSQRT, f32, W.rs + slot, W.d + slot, 0, 1));
-        W.d_free[slot] = c_rs;
-        r_at = c_rs + lat;
+        std::vector<Instr> st = difference(q, 1);
+        st.push_back(vxm(Op::SPLAT, f32, 0, st.empty() ? scol + q : 0, 0, 1, e));
+        st.push_back(vxm(Op::RSQRT, f32, W.rs + slot, 0, 0, 1));
+        const uint32_t k = static_cast<uint32_t>(st.size());
+        const uint64_t c_rs = eng.flyby(P.chip, std::max(u_at, W.r_free[slot] + 1), st);
+        pl.vxm_ops += k;
+        r_at = eng.flyby_lands(P.chip, c_rs, k, 0);
         W.r_ready[slot] = r_at;
-        const uint64_t c_sm =
-            eng.vxm(P.chip, std::max(r_at, W.s_free[slot] + 1),
-                    vxm(Op::MUL, f32, W.sm + slot * kF32, P.mask_vec + l * kF32, W.rs + slot, kF32, 1));
-        W.r_free[slot] = std::max(W.r_free[slot], c_sm + kF32 - 1);
-        c_mul = eng.vxm(P.chip, std::max(c_sm + lat, i_first), vxm(Op::MUL, f32, scol, I, W.sm + slot * kF32, kF32));
-        W.s_free[slot] = c_mul + kF32 - 1;
-        pl.vxm_ops += 4;
         std::vector<uint32_t> dests;  // the scale to the other TSPs with blocks at or below row i
         for (uint32_t to = 0; to < T; ++to)
           if (to != o && pl.parts[to].blocks.back() >= rb_i) dests.push_back(to);
@@ -293,15 +284,18 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
             [&](uint32_t to) { return w[to].r_free[slot] + 1; },
             [&](uint32_t to, const std::vector<uint64_t>& got) { w[to].r_ready[slot] = got[0]; },
             [&](uint32_t part) -> uint64_t& { return w[part].r_free[slot]; });
-      } else {
-        c_mul = eng.vxm(P.chip, std::max(i_first, W.r_ready[slot]), vxm(Op::MUL, f32, scol, I, W.rs + slot, kF32, 1));
-        W.r_free[slot] = std::max(W.r_free[slot], c_mul + kF32 - 1);
-        ++pl.vxm_ops;
       }
+      std::vector<Instr> st = difference(0, kF32);
+      if (wi == 0) st.push_back(vxm(Op::MUL, f32, 0, st.empty() ? scol : 0, P.mask_vec + l * kF32, kF32));
+      st.push_back(vxm(Op::MUL, f32, scol, st.empty() ? scol : 0, W.rs + slot, kF32, 1));
+      const uint32_t k = static_cast<uint32_t>(st.size());
+      const uint64_t c_mul = eng.flyby(P.chip, std::max(u_at, W.r_ready[slot]), st);
+      pl.vxm_ops += k;
+      W.r_free[slot] = std::max(W.r_free[slot], c_mul + kF32 - 1);
       W.u_free[b][par] = c_mul + kF32 - 1;
       // NARROW step k reads binary32 vectors 2k, 2k + 1 at c + k: the last at c + kF16 - 1.
       const uint64_t c_nw =
-          eng.vxm(P.chip, c_mul + lat + kF16,
+          eng.vxm(P.chip, eng.flyby_lands(P.chip, c_mul, k, 0) + kF16,
                   vxm(Op::NARROW, f16, P.l_vec + (pl.lcol0[rb] + static_cast<uint32_t>(i)) * kF16, scol, 0, kF16));
       ++pl.vxm_ops;
       const uint32_t kc = static_cast<uint32_t>(i / kK);

@@ -6,6 +6,10 @@
 //                                        sub-operation per 320 rows and 160 columns)
 //   I = S[i:n, i] - U                   (VXM SUB)
 //   updates = I * rsqrt(I[0])           (VXM SPLAT, RSQRT, MUL)
+// The vector operations run in fly-bys (docs/isa.md "Fly-by"; the seed's
+// "single fly-by"): rsqrt(splat(S - U)) of the pivot's vector on the diagonal's
+// owner, then ((S - U) x mask) x rsqrt on every block, each reading SRAM once
+// and writing once.
 // The loop-carried dependence: column i's MXMs need row i of L, which the
 // previous column completes.
 //

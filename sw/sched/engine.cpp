@@ -288,6 +288,43 @@ uint64_t Engine::alu(uint32_t chip, uint64_t c, const Instr& in) {
   }
 }
 
+uint64_t Engine::flyby(uint32_t chip, uint64_t c, std::vector<Instr> stages) {
+  if (stages.size() == 1) return alu(chip, c, stages.front());
+  const ChipSpec& s = m_m.chips[chip];
+  auto& lanes = m_alu;
+  const uint32_t n = stages.front().count, k = static_cast<uint32_t>(stages.size());
+  if (k > lanes[chip].size())
+    throw core::ConfigError(fmt::format("{}: a fly-by of {} instructions needs as many vector ALUs; the chip has {}",
+                                        s.name, k, lanes[chip].size()));
+  for (size_t j = 0; j < stages.size(); ++j) {
+    Instr& in = stages[j];
+    if (!tsp::fly_capable(in.op) || in.count != n || in.dtype != stages.front().dtype)
+      throw std::logic_error(fmt::format("fly-by stage {} ({}) cannot be chained", j, tsp::op_name(in.op)));
+    in.port = static_cast<uint16_t>((j + 1 < stages.size() ? tsp::kFlyOut : 0) | (j > 0 ? tsp::kFlyIn : 0));
+    if (j + 1 < stages.size()) in.a = 0;
+    if (j > 0) in.b = 0;
+  }
+  for (;;) {
+    std::vector<uint32_t> free;
+    uint64_t soonest = UINT64_MAX;
+    for (uint32_t lane = 0; lane < lanes[chip].size(); ++lane) {
+      uint64_t blocker = 0;
+      if (!overlaps(lanes[chip][lane], c, c + n, blocker))
+        free.push_back(lane);
+      else
+        soonest = std::min(soonest, blocker);
+    }
+    if (free.size() >= k) {
+      for (uint32_t j = 0; j < k; ++j) lanes[chip][free[j]][c] = c + n;
+      const uint32_t queue = 2 * static_cast<uint32_t>(s.ports.size()) + free.front();
+      for (const Instr& in : stages) emit(chip, queue, c, in);
+      complete(s.clock.ps(flyby_lands(chip, c, k, n - 1)));
+      return c;
+    }
+    c = std::max(c + 1, soonest);
+  }
+}
+
 uint32_t Engine::mxm_units(uint32_t chip, core::Dtype dt) const {
   const uint32_t planes = m_m.chips[chip].mxm_planes;
   return dt == core::Dtype::fp16 ? planes / 2 : dt == core::Dtype::int8 ? planes : 0;
@@ -443,6 +480,10 @@ std::vector<sw::Program> Engine::programs() const {
       std::stable_sort(list.begin(), list.end(), [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });
       uint64_t next = 0;  // first cycle the queue can issue
       for (const Timed& t : list) {
+        if (tsp::fly_in(t.in) && next > 0 && t.cycle == next - 1) {  // a fly-by issues as one instruction
+          out[chip].emit(q, t.in);
+          continue;
+        }
         if (t.cycle < next)
           throw std::logic_error(fmt::format("{}: queue {} has two instructions for cycle {}", s.name, q, t.cycle));
         if (t.cycle > next) {

@@ -57,6 +57,19 @@ class Engine {
   /// cycles: step i reads at c + i, its result lands add_latency cycles later.
   /// Returns the issue cycle c.
   uint64_t vxm(uint32_t chip, uint64_t min_cycle, const tsp::Instr& in) { return alu(chip, min_cycle, in); }
+  /// A fly-by (docs/isa.md "Fly-by"): stages[0] reads its first operand
+  /// (field b) from SRAM, each later stage takes the previous result (its b
+  /// is ignored), only the last writes (its a; the others' a are ignored);
+  /// one ALU per stage for in.count cycles from the first cycle c >=
+  /// min_cycle at which that many are free. Every SRAM operand is read at
+  /// c + i; the last stage's result i lands at c + i + add_latency +
+  /// (stages - 1) * fly_latency. The flags and unused fields are set here.
+  /// Returns c. One stage is vxm().
+  uint64_t flyby(uint32_t chip, uint64_t min_cycle, std::vector<tsp::Instr> stages);
+  /// When a fly-by of `stages` instructions issued at cycle c lands its result i: the cycle.
+  uint64_t flyby_lands(uint32_t chip, uint64_t c, uint32_t stages, uint32_t i) const {
+    return c + i + m_m.chips[chip].add_latency + (stages - 1) * uint64_t(m_m.chips[chip].fly_latency);
+  }
 
   /// Matrix unit (docs/isa.md "LW and MXM"): units of type dt on `chip`
   /// (fp16: mxm_planes / 2, int8: mxm_planes).

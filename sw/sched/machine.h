@@ -34,6 +34,7 @@ struct ChipSpec {
   std::string name;
   core::Clock clock;
   uint32_t send_latency = 0, recv_latency = 0, add_latency = 0;
+  uint32_t fly_latency = 0;  ///< VXM fly-by: cycles each chained instruction adds (docs/isa.md "Fly-by")
   uint32_t mxm_planes = 0, mxm_latency = 0, lw_rate = 1, lw_latency = 0;  ///< matrix unit (docs/isa.md)
   uint32_t sxm_units = 0, sxm_rate = 1, sxm_latency = 0;                  ///< SXM TRANSPOSE (docs/isa.md)
   core::SerialRate pcie;                                                  ///< host -> chip: one packet per vector

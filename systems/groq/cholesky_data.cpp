@@ -102,8 +102,8 @@ std::vector<float> CholeskyData::reference(const CholeskyInput& a, uint64_t& row
           a.file ? a.path : "the seeded A", i + 1, i + 1, i + 1, i + 1, I[l]));
     const float scale = rsqrt(I[l]);
     for (uint64_t e = 0; e < width; ++e) {
-      const float m = e < kRows ? (e >= l ? 1.0f : 0.0f) * scale : scale;  // the diagonal block's masked scale
-      const float v = I[e] * m;
+      // The fly-by's order: (I x mask) x scale on the diagonal block, I x scale below it.
+      const float v = e < kRows ? (I[e] * (e >= l ? 1.0f : 0.0f)) * scale : I[e] * scale;
       L[i * rows + r0 + e] = v;
       L16[i * rows + r0 + e] = round_fp16(v);
     }

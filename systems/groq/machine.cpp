@@ -12,6 +12,7 @@ sched::Machine machine_of(const System& sys) {
     c.send_latency = t->send_latency;
     c.recv_latency = t->recv_latency;
     c.add_latency = t->add_latency;
+    c.fly_latency = t->fly_latency;
     c.mxm_planes = t->mxm_planes;
     c.mxm_latency = t->mxm_latency;
     c.lw_rate = t->lw_vectors_per_cycle;
