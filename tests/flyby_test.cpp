@@ -157,3 +157,25 @@ TEST(FlyBy, AFlyOutThatNamesADestinationIsRefusedWhenLoaded) {
   EXPECT_NE(test::refusal_at_load(in).find("passes its result on (FLY-out) but names a destination"),
             std::string::npos);
 }
+
+TEST(FlyBy, AChainLongerThanTheChipHasAlusIsRefusedWhenLoaded) {
+  Bench b(test::node_yaml(2, "  node0:\n    tsp*:\n      vxm_alus: 2\n"));
+  b.load(0, std::string(".queue 0\n") + kChain);
+  try {
+    b.run();
+    FAIL() << "a 3-instruction fly-by loaded on a chip with 2 ALUs";
+  } catch (const core::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("makes a fly-by of 3 instructions; it needs one vector ALU each and the chip "
+                                         "has 2 (vxm_alus)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(FlyBy, CholeskyOnChipsWithTooFewAlusForItsFlyBysIsRefusedNamingTheParameter) {
+  const test::Result r = test::sh("run " + std::string(FABRICVP_PLATFORMS) +
+                                  "/groq-node.yaml --workload cholesky --n 640 --tsps 2 -p 'sys.node0.tsp*.vxm_alus=2' "
+                                  "-q -o /tmp/fabricvp-flyby-alus");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("vxm_alus must be at least 3, it is 2"), std::string::npos) << r.out;
+}

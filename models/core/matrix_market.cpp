@@ -73,9 +73,11 @@ class Reader {
   }
   float value(std::string_view t, bool integer) const {
     if (integer) {
+      const std::string_view d = !t.empty() && t[0] == '+' ? t.substr(1) : t;
       int64_t v = 0;
-      const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-      if (ec != std::errc() || p != t.data() + t.size())
+      const auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+      if (ec == std::errc::result_out_of_range) fail(fmt::format("integer value '{}' is outside 64 bits", t));
+      if (ec != std::errc() || p != d.data() + d.size())
         fail(fmt::format("an integer matrix's value must be a whole number, got '{}'", t));
       return static_cast<float>(v);
     }
@@ -101,7 +103,7 @@ class Reader {
 
 }  // namespace
 
-MatrixMarket parse_matrix_market(const std::string& text, const std::string& path, uint64_t max_elements) {
+MatrixMarket parse_matrix_market(const std::string& text, const std::string& path, uint64_t max_side) {
   Reader rd(text, path);
   std::string_view line;
   const char* banner = "'%%MatrixMarket matrix <coordinate|array> <real|integer> <general|symmetric>'";
@@ -134,8 +136,9 @@ MatrixMarket parse_matrix_market(const std::string& text, const std::string& pat
   if (m.rows == 0 || m.cols == 0) rd.fail(fmt::format("a {} x {} matrix has no elements", m.rows, m.cols));
   if (m.symmetric && m.rows != m.cols)
     rd.fail(fmt::format("a symmetric matrix is square, not {} x {}", m.rows, m.cols));
-  if (m.rows > max_elements / m.cols)
-    rd.fail(fmt::format("{} x {} elements are more than the {} this reader holds", m.rows, m.cols, max_elements));
+  if (m.rows > max_side || m.cols > max_side)
+    rd.fail(fmt::format("a {} x {} matrix is larger than the {} x {} this reader holds", m.rows, m.cols, max_side,
+                        max_side));
   const uint64_t stored = m.symmetric ? m.rows * (m.rows + 1) / 2 : m.rows * m.cols;
   const uint64_t entries = coord ? rd.whole(t[2], "entries") : stored;
   if (entries > stored)
@@ -173,8 +176,8 @@ MatrixMarket parse_matrix_market(const std::string& text, const std::string& pat
   return m;
 }
 
-MatrixMarket read_matrix_market(const std::string& path, uint64_t max_elements) {
-  return parse_matrix_market(read_input_file(path, "Matrix Market file", kBinaryInputLimit), path, max_elements);
+MatrixMarket read_matrix_market(const std::string& path, uint64_t max_side) {
+  return parse_matrix_market(read_input_file(path, "Matrix Market file", kBinaryInputLimit), path, max_side);
 }
 
 }  // namespace fabricvp::core

@@ -26,9 +26,10 @@ struct MatrixMarket {
 
 /// Parse the text of a Matrix Market file (`path` names it in errors). Values
 /// are rounded to the nearest binary32 (strtof). A matrix of more than
-/// `max_elements` elements is refused before anything is allocated.
-MatrixMarket parse_matrix_market(const std::string& text, const std::string& path, uint64_t max_elements);
+/// `max_side` rows or columns is refused on its size line, before anything
+/// is allocated.
+MatrixMarket parse_matrix_market(const std::string& text, const std::string& path, uint64_t max_side);
 /// Read and parse a file (at most 1 GiB, core::read_input_file's checks).
-MatrixMarket read_matrix_market(const std::string& path, uint64_t max_elements);
+MatrixMarket read_matrix_market(const std::string& path, uint64_t max_side);
 
 }  // namespace fabricvp::core

@@ -177,6 +177,8 @@ constexpr uint16_t kFlyIn = 2;
 constexpr bool fly_capable(Op op) {
   return op == Op::MUL || op == Op::SUB || op == Op::MAX || op == Op::RSQRT || op == Op::EXP || op == Op::SPLAT;
 }
+/// MUL, SUB, MAX: the operations with a second operand (field c, BCAST / SPREAD).
+constexpr bool vxm_two_operands(Op op) { return op == Op::MUL || op == Op::SUB || op == Op::MAX; }
 inline bool fly_out(const Instr& in) { return fly_capable(in.op) && (in.port & kFlyOut) != 0; }
 inline bool fly_in(const Instr& in) { return fly_capable(in.op) && (in.port & kFlyIn) != 0; }
 /// What is wrong with instruction `in` after `prev` (nullptr: the first of

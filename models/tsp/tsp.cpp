@@ -293,9 +293,8 @@ class FlyCursor final : public Pipelined<FlyCursor> {
     const uint8_t* a = m_sram.read(m_stages.front().b + i);
     for (size_t k = 0; k < m_stages.size(); ++k) {
       const Instr& in = m_stages[k];
-      const bool two = in.op == Op::MUL || in.op == Op::SUB || in.op == Op::MAX;
       uint8_t* to = k + 1 == m_stages.size() ? out : m_buf[k % 2];
-      vxm_apply(in, a, two ? m_sram.read(in.c + vxm_b_index(in, i)) : nullptr, to);
+      vxm_apply(in, a, vxm_two_operands(in.op) ? m_sram.read(in.c + vxm_b_index(in, i)) : nullptr, to);
       a = to;
     }
   }
@@ -803,6 +802,7 @@ void Tsp::load_queues() {
   for (uint32_t q = 0; q < m_imem.size(); ++q) {
     const std::vector<uint8_t>& mem = m_imem[q];
     Queue& queue = m_queues[q];
+    uint32_t chain = 0;  // instructions of the fly-by so far
     for (size_t off = 0; off + kInstrBytes <= mem.size(); off += kInstrBytes) {
       Instr in = Instr::decode(&mem[off]);
       size_t pc = off / kInstrBytes;
@@ -908,7 +908,7 @@ void Tsp::load_queues() {
           if (in.count == 0) program_error(q, pc, in, "count must be at least 1");
           if (in.op == Op::SPLAT && in.imm >= kVectorBytes / core::dtype_bytes(in.dtype))
             program_error(q, pc, in, fmt::format("lane {} does not exist", in.imm));
-          const bool two = in.op == Op::MUL || in.op == Op::SUB || in.op == Op::MAX;
+          const bool two = vxm_two_operands(in.op);
           if (two && vxm_bcast(in) && vxm_spread(in))
             program_error(q, pc, in,
                           fmt::format("has both BCAST {} and SPREAD {} (the immediate's low and high words): at "
@@ -955,6 +955,12 @@ void Tsp::load_queues() {
       }
       const std::string fly = fly_error(queue.prog.empty() ? nullptr : &queue.prog.back(), in);
       if (!fly.empty()) program_error(q, pc, in, fly);
+      chain = fly_in(in) ? chain + 1 : 1;
+      if (chain > vxm_alus)
+        program_error(q, pc, in,
+                      fmt::format("makes a fly-by of {} instructions; it needs one vector ALU each and the chip has "
+                                  "{} (vxm_alus)",
+                                  chain, vxm_alus.get()));
       queue.prog.push_back(in);
     }
     if (const std::string e = fly_end_error(queue.prog.empty() ? nullptr : &queue.prog.back()); !e.empty())
@@ -1352,13 +1358,13 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
     case Op::NARROW:
     case Op::WIDEN: {
       if (fly_out(in)) {
-        issue_flyby(q, queue, c);
+        if (!issue_flyby(q, queue, c)) return;
         break;
       }
       // One vector ALU for cycles [c, c + count): step i reads at c + i (NARROW
       // two vectors), its result lands add_latency cycles later.
       const bool add = in.op == Op::ADD || in.op == Op::COPY;
-      const bool two = in.op == Op::ADD || in.op == Op::MUL || in.op == Op::SUB || in.op == Op::MAX;  // operand c
+      const bool two = in.op == Op::ADD || vxm_two_operands(in.op);  // operand c
       const uint32_t per = in.op == Op::NARROW ? 2 : 1;
       if (!results_landed(q, c, op_name(in.op), in.b, per * in.count,
                           [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }))
@@ -1621,24 +1627,22 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
                         VecAddr::from_linear(in.b).str(), stride, in.count, mxm_acc(in) ? "true" : "false"));
 }
 
-void Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
+bool Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
   size_t last = queue.pc;
   while (fly_out(queue.prog[last])) ++last;  // load_queues checked that a FLY-in follows every FLY-out
   std::vector<Instr> stages(queue.prog.begin() + static_cast<std::ptrdiff_t>(queue.pc),
                             queue.prog.begin() + static_cast<std::ptrdiff_t>(last) + 1);
-  queue.pc = last;
   const uint32_t k = static_cast<uint32_t>(stages.size()), n = stages.front().count;
-  instructions += k - 1;  // issue() counted the first
   // Every SRAM operand is read at c + i: the first instruction's, and each
   // MUL, SUB or MAX's second (BCAST / SPREAD: each read on its own).
   auto read_ps = [this, c](uint32_t i) { return m_clock.ps(c + i); };
-  if (!results_landed(q, c, op_name(stages.front().op), stages.front().b, n, read_ps)) return;
+  if (!results_landed(q, c, op_name(stages.front().op), stages.front().b, n, read_ps)) return false;
   for (const Instr& in : stages) {
-    if (in.op != Op::MUL && in.op != Op::SUB && in.op != Op::MAX) continue;
+    if (!vxm_two_operands(in.op)) continue;
     auto b_vec = [&in](uint32_t i) { return in.c + vxm_b_index(in, i); };
     if (in.imm == 0 ? !results_landed(q, c, op_name(in.op), in.c, n, read_ps)
                     : !each_landed(q, c, op_name(in.op), n, b_vec, read_ps))
-      return;
+      return false;
   }
   // One ALU per instruction for cycles [c, c + n).
   uint32_t found = 0;
@@ -1648,8 +1652,10 @@ void Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
           fmt::format("a fly-by of {} instructions issued while {} of the {} vector ALUs are free (next free at "
                       "cycle {})",
                       k, found, m_alu_free.size(), *std::min_element(m_alu_free.begin(), m_alu_free.end())));
-    return;
+    return false;
   }
+  queue.pc = last;        // issue() steps past the last instruction of the fly-by
+  instructions += k - 1;  // issue() counted the first
   uint32_t taken = 0;
   for (uint64_t& f : m_alu_free)
     if (f <= c && taken < k) f = c + n, ++taken;
@@ -1670,6 +1676,7 @@ void Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
     tr.span(m_pid, q, "FLY", "tsp", m_clock.ps(c), end - m_clock.ps(c),
             fmt::format(R"("instructions":{},"dtype":"{}","dst":"{}","vectors":{})", k, core::dtype_name(tail.dtype),
                         VecAddr::from_linear(tail.a).str(), n));
+  return true;
 }
 
 void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {

@@ -252,7 +252,8 @@ class Tsp : public core::Module, public c2c::Producer {
   void issue_transpose(uint32_t q, const Instr& in, uint64_t c);
   /// The fly-by headed by the instruction at queue.pc (docs/isa.md "Fly-by"):
   /// its instructions issue together; queue.pc is left on the last of them.
-  void issue_flyby(uint32_t q, Queue& queue, uint64_t c);
+  /// False after a hardware error (nothing issued).
+  bool issue_flyby(uint32_t q, Queue& queue, uint64_t c);
   void log_sync(Op op, uint32_t q, uint32_t port, uint64_t issue, uint64_t cycle, int64_t value);
   static clock::Oscillator make_oscillator(const Tsp& t);
   core::Clock m_nominal;

@@ -273,7 +273,9 @@ Program assemble(const std::string& text, const std::string& file) {
         return 0;
       };
       auto fly_src = [&](const std::string& t) -> uint32_t {
-        if (Parser::trim(t) != "FLY") return P.address(t);
+        std::string w = Parser::trim(t);
+        std::transform(w.begin(), w.end(), w.begin(), [](unsigned char ch) { return std::toupper(ch); });
+        if (w != "FLY") return P.address(t);
         if (!tsp::fly_capable(ins.op)) P.fail(fmt::format("{} cannot take a fly-by's result (FLY)", base));
         ins.port |= tsp::kFlyIn;
         return 0;
@@ -514,7 +516,8 @@ Program assemble_file(const std::string& path) { return assemble(core::read_inpu
 std::string format_instr(const Instr& in) {
   auto addr = [](uint32_t v) { return tsp::VecAddr::from_linear(v).str(); };
   // A fly-by's passed-on result and taken operand (docs/isa.md "Fly-by").
-  const std::string dst = tsp::fly_out(in) ? "-" : addr(in.a), src = tsp::fly_in(in) ? "FLY" : addr(in.b);
+  auto dst = [&] { return tsp::fly_out(in) ? std::string("-") : addr(in.a); };
+  auto src = [&] { return tsp::fly_in(in) ? std::string("FLY") : addr(in.b); };
   switch (in.op) {
     case Op::NOP: return fmt::format("NOP {}", in.imm);
     case Op::WAIT: return fmt::format("WAIT {}", in.imm);
@@ -535,7 +538,7 @@ std::string format_instr(const Instr& in) {
     case Op::SUB:
     case Op::MAX: {
       const uint32_t p = tsp::vxm_bcast(in), q = tsp::vxm_spread(in);
-      return fmt::format("{}.{} {}, {}, {}, {}{}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), dst, src,
+      return fmt::format("{}.{} {}, {}, {}, {}{}{}", tsp::op_name(in.op), core::dtype_name(in.dtype), dst(), src(),
                          addr(in.c), in.count,
                          p == 1  ? ", BCAST"
                          : p > 1 ? fmt::format(", BCAST {}", p)
@@ -543,12 +546,12 @@ std::string format_instr(const Instr& in) {
                          q ? fmt::format(", SPREAD {}", q) : "");
     }
     case Op::SPLAT:
-      return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), dst, src, in.imm, in.count);
+      return fmt::format("SPLAT.{} {}, {}, {}, {}", core::dtype_name(in.dtype), dst(), src(), in.imm, in.count);
     case Op::RSQRT:
     case Op::EXP:
     case Op::NARROW:
     case Op::WIDEN:
-      return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), dst, src, in.count);
+      return fmt::format("{}.{} {}, {}, {}", tsp::op_name(in.op), core::dtype_name(in.dtype), dst(), src(), in.count);
     case Op::TRANSPOSE:
       return fmt::format("TRANSPOSE.{} {}, {}, {}, {}, {}", core::dtype_name(in.dtype), addr(in.a), addr(in.b),
                          in.count, in.imm, in.c);

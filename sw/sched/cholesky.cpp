@@ -96,6 +96,11 @@ CholeskyPlan plan_cholesky(const Machine& m, const CholeskyRequest& r) {
           n, T, T == 1 ? "" : "s", chip.name, 2 * tiles / units, chip.imem));
     if (eng.mxm_units(p.chip, core::Dtype::fp16) == 0 || chip.sxm_units == 0)
       throw core::ConfigError(fmt::format("{}: cholesky needs an fp16 MXM unit and an SXM", chip.name));
+    if (chip.alus < 3)
+      throw core::ConfigError(
+          fmt::format("{}: cholesky's vector steps are fly-bys of up to 3 instructions, one vector ALU each "
+                      "(docs/isa.md \"Fly-by\"): vxm_alus must be at least 3, it is {}",
+                      chip.name, chip.alus));
     p.s_vec = 0;
     p.l_vec = static_cast<uint32_t>(cols * kF32);
     p.mask_vec = static_cast<uint32_t>(cols * kF32 + all_cols * kF16);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "models/core/config.h"
@@ -268,35 +269,12 @@ uint64_t Engine::copy(uint32_t chip, uint64_t c, uint32_t dst, uint32_t src, uin
   return alu(chip, c, in);
 }
 
-uint64_t Engine::alu(uint32_t chip, uint64_t c, const Instr& in) {
-  const ChipSpec& s = m_m.chips[chip];
-  auto& lanes = m_alu[chip];
-  const uint32_t n = in.count;
-  for (;;) {
-    uint64_t soonest = UINT64_MAX;
-    for (uint32_t lane = 0; lane < lanes.size(); ++lane) {
-      uint64_t blocker = 0;
-      if (!overlaps(lanes[lane], c, c + n, blocker)) {
-        lanes[lane][c] = c + n;
-        emit(chip, 2 * static_cast<uint32_t>(s.ports.size()) + lane, c, in);
-        complete(s.clock.ps(c + n - 1 + s.add_latency));
-        return c;
-      }
-      soonest = std::min(soonest, blocker);
-    }
-    c = std::max(c + 1, soonest);
-  }
-}
+uint64_t Engine::alu(uint32_t chip, uint64_t c, const Instr& in) { return book_alus(chip, c, &in, 1); }
 
 uint64_t Engine::flyby(uint32_t chip, uint64_t c, std::vector<Instr> stages) {
-  if (stages.size() == 1) return alu(chip, c, stages.front());
-  const ChipSpec& s = m_m.chips[chip];
-  auto& lanes = m_alu;
+  if (stages.empty()) throw std::logic_error("a fly-by of no instructions");
   const uint32_t n = stages.front().count, k = static_cast<uint32_t>(stages.size());
-  if (k > lanes[chip].size())
-    throw core::ConfigError(fmt::format("{}: a fly-by of {} instructions needs as many vector ALUs; the chip has {}",
-                                        s.name, k, lanes[chip].size()));
-  for (size_t j = 0; j < stages.size(); ++j) {
+  for (size_t j = 0; j < stages.size() && k > 1; ++j) {
     Instr& in = stages[j];
     if (!tsp::fly_capable(in.op) || in.count != n || in.dtype != stages.front().dtype)
       throw std::logic_error(fmt::format("fly-by stage {} ({}) cannot be chained", j, tsp::op_name(in.op)));
@@ -304,20 +282,32 @@ uint64_t Engine::flyby(uint32_t chip, uint64_t c, std::vector<Instr> stages) {
     if (j + 1 < stages.size()) in.a = 0;
     if (j > 0) in.b = 0;
   }
+  return book_alus(chip, c, stages.data(), k);
+}
+
+uint64_t Engine::book_alus(uint32_t chip, uint64_t c, const Instr* stages, uint32_t k) {
+  const ChipSpec& s = m_m.chips[chip];
+  auto& lanes = m_alu[chip];
+  const uint32_t n = stages[0].count;
+  if (k > lanes.size())
+    throw core::ConfigError(
+        fmt::format("{}: a fly-by of {} instructions needs as many vector ALUs; the chip has {} (vxm_alus)", s.name, k,
+                    lanes.size()));
+  std::array<uint32_t, 64> free{};  // vxm_alus is at most 64
   for (;;) {
-    std::vector<uint32_t> free;
+    uint32_t found = 0;
     uint64_t soonest = UINT64_MAX;
-    for (uint32_t lane = 0; lane < lanes[chip].size(); ++lane) {
+    for (uint32_t lane = 0; lane < lanes.size() && found < k; ++lane) {
       uint64_t blocker = 0;
-      if (!overlaps(lanes[chip][lane], c, c + n, blocker))
-        free.push_back(lane);
+      if (!overlaps(lanes[lane], c, c + n, blocker))
+        free[found++] = lane;
       else
         soonest = std::min(soonest, blocker);
     }
-    if (free.size() >= k) {
-      for (uint32_t j = 0; j < k; ++j) lanes[chip][free[j]][c] = c + n;
-      const uint32_t queue = 2 * static_cast<uint32_t>(s.ports.size()) + free.front();
-      for (const Instr& in : stages) emit(chip, queue, c, in);
+    if (found == k) {
+      for (uint32_t j = 0; j < k; ++j) lanes[free[j]][c] = c + n;
+      const uint32_t queue = 2 * static_cast<uint32_t>(s.ports.size()) + free[0];
+      for (uint32_t j = 0; j < k; ++j) emit(chip, queue, c, stages[j]);
       complete(s.clock.ps(flyby_lands(chip, c, k, n - 1)));
       return c;
     }
@@ -479,11 +469,14 @@ std::vector<sw::Program> Engine::programs() const {
       std::vector<Timed> list = qs[q];
       std::stable_sort(list.begin(), list.end(), [](const Timed& a, const Timed& b) { return a.cycle < b.cycle; });
       uint64_t next = 0;  // first cycle the queue can issue
+      const Instr* prev = nullptr;
       for (const Timed& t : list) {
-        if (tsp::fly_in(t.in) && next > 0 && t.cycle == next - 1) {  // a fly-by issues as one instruction
+        if (tsp::fly_in(t.in) && prev && tsp::fly_out(*prev) && t.cycle + 1 == next) {  // a fly-by issues at once
           out[chip].emit(q, t.in);
+          prev = &t.in;
           continue;
         }
+        prev = &t.in;
         if (t.cycle < next)
           throw std::logic_error(fmt::format("{}: queue {} has two instructions for cycle {}", s.name, q, t.cycle));
         if (t.cycle > next) {

@@ -148,6 +148,9 @@ class Engine {
   uint32_t scratch(uint32_t chip, uint32_t n, uint64_t t0, uint64_t t1);
   /// Issue an ALU instruction (ADD/COPY/VXM) at the first cycle >= c with a free ALU.
   uint64_t alu(uint32_t chip, uint64_t c, const tsp::Instr& in);
+  /// k instructions (a fly-by, or one) on k ALUs free for [c', c' + count) from the first such c' >= c,
+  /// emitted together into the first ALU's queue. Returns c'.
+  uint64_t book_alus(uint32_t chip, uint64_t c, const tsp::Instr* stages, uint32_t k);
   void emit(uint32_t chip, uint32_t queue, uint64_t cycle, const tsp::Instr& in);
   void complete(uint64_t t) {
     if (t > m_completion) m_completion = t;

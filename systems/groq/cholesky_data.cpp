@@ -28,14 +28,14 @@ float CholeskyInput::at(uint64_t r, uint64_t c) const {
 
 CholeskyInput CholeskyInput::read(const std::string& path, uint64_t max_n) {
   CholeskyInput a;
-  auto m = std::make_shared<core::MatrixMarket>(core::read_matrix_market(path, max_n * max_n));
+  auto m = std::make_shared<core::MatrixMarket>(core::read_matrix_market(path, max_n));
   if (m->rows != m->cols)
     throw core::ConfigError(
         fmt::format("{}: A is {} x {}; a Cholesky factorization needs a square matrix", path, m->rows, m->cols));
   if (!m->symmetric)
     for (uint64_t c = 0; c < m->cols; ++c)
       for (uint64_t r = c + 1; r < m->rows; ++r)
-        if (core::ieee::bits_of(m->at(r, c)) != core::ieee::bits_of(m->at(c, r)))
+        if (m->at(r, c) != m->at(c, r))
           throw core::ConfigError(fmt::format("{}: A is not symmetric: A({}, {}) = {} but A({}, {}) = {} (1-based)",
                                               path, r + 1, c + 1, m->at(r, c), c + 1, r + 1, m->at(c, r)));
   a.n = m->rows;
@@ -95,6 +95,11 @@ std::vector<float> CholeskyData::reference(const CholeskyInput& a, uint64_t& row
       const float s = r < n ? a.at(r, i) : 0.0f;
       I[e] = nk == 0 ? s : s - U[e];
     }
+    if (!std::isfinite(I[l]))
+      throw core::ConfigError(fmt::format(
+          "{}: column {}'s pivot is {} in the chips' arithmetic: an element of L beyond fp16's range (65504), "
+          "rounded for the MXM, made the products infinite; scale A down",
+          a.file ? a.path : "the seeded A", i + 1, I[l]));
     if (!(I[l] > 0.0f))
       throw core::ConfigError(fmt::format(
           "{}: A is not positive definite in the chips' arithmetic: column {}'s pivot (A({}, {}) less the squares "

@@ -413,8 +413,9 @@ class CholeskyWorkload final : public ComputeWorkload {
  private:
   sched::CholeskyRequest m_req;
   sched::CholeskyPlan m_plan;
-  /// The largest A a Matrix Market file may hold (1 GiB of binary32; the compiler refuses what the chips cannot hold).
-  static constexpr uint64_t kMaxMatrixRows = 16384;
+  /// The largest A a Matrix Market file may hold (256 MiB of binary32 on the host; a dense array file of that size
+  /// is about 700 MB of text, under the reader's 1 GiB; the compiler refuses what the chips cannot hold).
+  static constexpr uint64_t kMaxMatrixRows = 8192;
   CholeskyInput m_a;
   std::unique_ptr<CholeskyData> m_data;
   CholeskyData::Result m_res;

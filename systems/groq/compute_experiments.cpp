@@ -43,10 +43,10 @@ std::vector<nlohmann::json> checked_points(const systems::SweepResult& r, const 
 /// Where an experiment's points are timed without data, its companion sweep
 /// (sweeps/experiments/<name>.yaml) runs some of them again with data: each
 /// must be verified against the host reference and must agree with the timed
-/// point that has the same values of `same` (workload statistics) on every
-/// statistic of `equal`. Skipped with --quick (the companions take minutes;
-/// the unit tests compare timed and checked runs at small sizes). Returns
-/// one JSON row per companion.
+/// point that has the same values of `same` (workload statistics; of several,
+/// the last in the sweep) on every statistic of `equal`. Skipped with --quick
+/// (the companions take minutes; the unit tests compare timed and checked
+/// runs at small sizes). Returns one JSON row per companion.
 nlohmann::json checked_companions(const ExperimentOptions& opt, const std::string& name,
                                   const systems::SweepResult& timed, const std::vector<std::string>& same,
                                   const std::vector<std::string>& equal) {
@@ -56,24 +56,26 @@ nlohmann::json checked_companions(const ExperimentOptions& opt, const std::strin
   co.name = name;
   const systems::SweepResult r = systems::run_experiment_sweep(co);
   for (const systems::Job& j : r.jobs) {
-    const nlohmann::json& w = j.result["workload"];
-    if (!w["verified"].get<bool>())
+    const nlohmann::json& w = j.result.at("workload");
+    if (!w.value("verified", false))
       throw core::ConfigError(fmt::format("{}: a checked point was not verified ({})", name, j.dir));
     const systems::Job* twin = nullptr;
     for (const systems::Job& t : timed.jobs) {
       bool match = true;
-      for (const std::string& k : same) match = match && t.result["workload"][k] == w[k];
+      for (const std::string& k : same) match = match && t.result.at("workload").at(k) == w.at(k);
       if (match) twin = &t;
     }
     if (!twin) throw core::ConfigError(fmt::format("{}: no timed point matches {}", name, j.dir));
+    const nlohmann::json& tw = twin->result.at("workload");
     nlohmann::json row = {{"dir", j.dir}, {"timed_dir", twin->dir}, {"verified", true}};
-    for (const std::string& k : same) row[k] = w[k];
+    for (const std::string& k : same) row[k] = w.at(k);
     for (const std::string& k : equal) {
-      if (twin->result["workload"][k] != w[k])
+      if (tw.at(k) != w.at(k))
         throw core::ConfigError(fmt::format("{}: {} is {} with data ({}) but {} timed without ({})", name, k,
-                                            w[k].dump(), j.dir, twin->result["workload"][k].dump(), twin->dir));
-      row[k] = w[k];
+                                            w.at(k).dump(), j.dir, tw.at(k).dump(), twin->dir));
+      row[k] = w.at(k);
     }
+    if (w.contains("inferences")) row["inferences"] = w.at("inferences");
     rows.push_back(row);
   }
   return rows;
@@ -383,7 +385,8 @@ int bert(const ExperimentOptions& opt) {
   for (const nlohmann::json& row : out["latency_checked"]) {
     const std::vector<double> with = run_latencies(row["dir"].get<std::string>());
     const std::vector<double> without = run_latencies(row["timed_dir"].get<std::string>());
-    if (with.size() > without.size() || !std::equal(with.begin(), with.end(), without.begin()))
+    if (with.empty() || with.size() != row["inferences"].get<uint64_t>() || with.size() > without.size() ||
+        !std::equal(with.begin(), with.end(), without.begin()))
       throw core::ConfigError(fmt::format("bert: the launched runs of {} with data took other times than those of {}",
                                           row["dir"].get<std::string>(), row["timed_dir"].get<std::string>()));
   }

@@ -11,11 +11,11 @@ using namespace fabricvp;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   core::MatrixMarket m;
   try {
-    m = core::parse_matrix_market(fuzz::text(data, size), "fuzz.mtx", 1 << 16);
+    m = core::parse_matrix_market(fuzz::text(data, size), "fuzz.mtx", 256);
   } catch (const core::ConfigError&) {
     return 0;
   }
-  fuzz::require(m.rows >= 1 && m.cols >= 1 && m.rows * m.cols <= (1 << 16), "a matrix that reads has a bounded size");
+  fuzz::require(m.rows >= 1 && m.cols >= 1 && m.rows <= 256 && m.cols <= 256, "a matrix that reads has a bounded size");
   fuzz::require(m.values.size() == m.rows * m.cols, "every element is held");
   for (float v : m.values) fuzz::require(std::isfinite(v), "every value is finite");
   if (m.symmetric)
