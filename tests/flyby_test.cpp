@@ -85,6 +85,17 @@ TEST(FlyBy, TheLastResultLandsAddLatencyPlusFlyLatencyPerChainedInstruction) {
   }
 }
 
+TEST(FlyBy, ReadingTheResultACycleBeforeItLandsIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  b.load(0, std::string(".queue 0\n") + kChain + ".queue 1\nWAIT 23\nADD.fp32 @900, @300, @300, 4\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("ADD reads [0,0,0,300] at cycle 23, before the fly-by issued at cycle 0 writes "
+                                       "its result there (cycle 24)"),
+            std::string::npos)
+      << b.errors()[0].message;
+}
+
 TEST(FlyBy, EveryInstructionTakesAnAluAndTooFewFreeIsAHardwareError) {
   // Four ALUs: two long ADDs leave two free at cycle 5, too few for three.
   Bench b(test::node_yaml(2));

@@ -90,16 +90,15 @@ TEST(Sxm, SourcesAreReadAtIssuePlusKOverRateAndTheResultIsReadableAtTheDocumente
   b.write_vec(0, 0, src);
   std::vector<uint8_t> newer = randoms(core::Dtype::fp16, 2, 2);
   b.write_vec(0, 500, newer);
-  b.write_vec(0, 3000, test::pattern(3));  // what the result vector held before
   // TRANSPOSE at cycle 20: vector k is read at 20 + k / 16, so vectors 16..31 at
-  // 21 and 32..47 at 22. COPYs (written 16 cycles after issue) overwrite
-  // vector 16 at cycle 21 (writes before reads: the TRANSPOSE sees it) and
-  // vector 32 at cycle 23 (after its read: it does not). The result is readable
-  // at 20 + 159 / 16 + 16 = 45: a COPY of it issued at 45 reads it, at 44 the old vector.
+  // 21. A COPY (written 16 cycles after issue) overwrites vector 16 at cycle 21
+  // (writes before reads: the TRANSPOSE sees it). The result is readable at
+  // 20 + 159 / 16 + 16 = 45: a COPY of it issued at 45 reads it. (A read a
+  // cycle too early is a hardware error: the next two tests.)
   b.load(0,
-         ".queue 0\nWAIT 5\nCOPY @16, @500, 1\nWAIT 7\nCOPY @32, @501, 1\n"
+         ".queue 0\nWAIT 5\nCOPY @16, @500, 1\n"
          ".queue 1\nWAIT 20\nTRANSPOSE.fp16 @3000, @0, 160, 9\n"
-         ".queue 2\nWAIT 44\nCOPY @3001, @3000, 1\nCOPY @3002, @3000, 1\n");
+         ".queue 2\nWAIT 45\nCOPY @3002, @3000, 1\n");
   b.run();
   ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
   std::vector<uint8_t> seen = src;
@@ -107,9 +106,35 @@ TEST(Sxm, SourcesAreReadAtIssuePlusKOverRateAndTheResultIsReadableAtTheDocumente
   const std::vector<uint8_t> want = gathered(core::Dtype::fp16, seen, 160, 9, 1);
   EXPECT_EQ(b.read_vec(0, 3000), want);
   EXPECT_NE(want, gathered(core::Dtype::fp16, src, 160, 9, 1));  // the overwrite of vector 16 shows
-  EXPECT_EQ(b.read_vec(0, 3001), test::pattern(3)) << "read one cycle before the result is written";
   EXPECT_EQ(b.read_vec(0, 3002), want) << "read at the cycle the result is written";
-  EXPECT_EQ(t.last_write_ps(), b.clk().ps(45 + 16));  // the second COPY
+  EXPECT_EQ(t.last_write_ps(), b.clk().ps(45 + 16));  // the COPY
+}
+
+TEST(Sxm, ASourceReadBeforeAnAluResultLandsThereIsAHardwareError) {
+  // Vector 32 is read at cycle 22; a COPY issued at 7 writes it at 23.
+  Bench b(test::node_yaml(2));
+  b.load(0,
+         ".queue 0\nWAIT 7\nCOPY @32, @501, 1\n"
+         ".queue 1\nWAIT 20\nTRANSPOSE.fp16 @3000, @0, 160, 9\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("TRANSPOSE reads [0,0,0,32] at cycle 22, before the COPY issued at cycle 7 "
+                                       "writes its result there (cycle 23)"),
+            std::string::npos)
+      << b.errors()[0].message;
+}
+
+TEST(Sxm, ReadingTheResultACycleBeforeItIsWrittenIsAHardwareError) {
+  Bench b(test::node_yaml(2));
+  b.load(0,
+         ".queue 1\nWAIT 20\nTRANSPOSE.fp16 @3000, @0, 160, 9\n"
+         ".queue 2\nWAIT 44\nCOPY @3001, @3000, 1\n");
+  b.run();
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find("COPY reads [0,0,0,3000] at cycle 44, before the TRANSPOSE issued at cycle 20 "
+                                       "writes its result there (cycle 45)"),
+            std::string::npos)
+      << b.errors()[0].message;
 }
 
 TEST(Sxm, AUnitIsFreeAgainAfterCeilNOverRateCycles) {

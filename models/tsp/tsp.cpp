@@ -731,7 +731,7 @@ uint32_t Tsp::pcie_vector_bytes() const {
 
 uint64_t Tsp::InFlight::lands(const Tsp& t, uint64_t v) const {
   if (dma) return start + t.m_pcie->rate().ps(v - dst + 1) + t.m_pcie->latency_ps();
-  return t.m_clock.ps(c0 + (v - dst) / kResultVectors + lat);
+  return t.m_clock.ps(c0 + (v - dst) / per + lat);
 }
 
 void Tsp::ctrl_b(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -749,7 +749,7 @@ void Tsp::ctrl_b(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const uint64_t ready = now_ps() + delay.value();
   const uint64_t start = m_pcie->serialize(ready, n, len, n * tlps);
   const uint32_t v0 = static_cast<uint32_t>(addr / kVectorBytes);
-  m_inflight.push_back(InFlight{v0, static_cast<uint32_t>(n), 0, 0, start, true});
+  in_flight(InFlight{v0, static_cast<uint32_t>(n), 0, 0, start, true});
   const uint8_t* d = gp.get_data_ptr();
   const uint64_t last = start + m_pcie->rate().ps(n) + m_pcie->latency_ps();
   if (m_timing_only)
@@ -1305,7 +1305,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       }
       uint64_t lead = b.ready_ps - m_clock.ps(c);  // read-ahead of the serializer
       if (!results_landed(
-              q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }, false))
+              q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }, false, 0))
         return;
       p.tx_vectors += in.count;
       vectors_sent += in.count;
@@ -1366,8 +1366,9 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       const bool add = in.op == Op::ADD || in.op == Op::COPY;
       const bool two = in.op == Op::ADD || vxm_two_operands(in.op);  // operand c
       const uint32_t per = in.op == Op::NARROW ? 2 : 1;
-      if (!results_landed(q, c, op_name(in.op), in.b, per * in.count,
-                          [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }))
+      if (!results_landed(
+              q, c, op_name(in.op), in.b, per * in.count,
+              [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }, true, per))
         return;
       // MUL, SUB with BCAST or SPREAD read the second operand's vectors out of
       // order or more than once: each read is checked at its own cycle.
@@ -1375,7 +1376,8 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
         auto read_ps = [this, c](uint32_t i) { return m_clock.ps(c + i); };
         auto b_vec = [&in](uint32_t i) { return in.c + vxm_b_index(in, i); };
         if (add || in.imm == 0 ? !results_landed(q, c, op_name(in.op), in.c, in.count, read_ps)
-                               : !each_landed(q, c, op_name(in.op), in.count, b_vec, read_ps))
+                               : !each_landed(q, c, op_name(in.op), in.count, b_vec, read_ps, in.c,
+                                              uint64_t(in.c) + vxm_b_vectors(in)))
           return;
       }
       if (add) ++(in.op == Op::COPY ? copies : adds);
@@ -1387,6 +1389,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       }
       *alu = c + in.count;
       alu_busy_cycles += in.count;
+      in_flight(InFlight{in.a, in.count, c, add_latency, 0, false, in.op == Op::WIDEN ? 2u : 1u, op_name(in.op)});
       if (in.op == Op::ADD) vectors_added += in.count;
       if (!add) ++vxm_ops;
       if (m_timing_only) {  // nothing is checked: the result's last write only
@@ -1424,18 +1427,18 @@ bool Tsp::unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& cou
 
 template <typename ReadPs>
 bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
-                         bool fast_reader) {
+                         bool fast_reader, uint32_t rate) {
   if (m_inflight.empty()) return true;
   const uint64_t now = m_clock.ps(c);
   for (size_t k = 0; k < m_inflight.size();) {
     const InFlight& f = m_inflight[k];
-    if (f.last(*this) < now) {  // every vector has landed: forget it
+    if (f.last_ps < now) {  // every vector has landed: forget it
       m_inflight[k] = m_inflight.back();
       m_inflight.pop_back();
       continue;
     }
     const uint64_t lo = std::max<uint64_t>(addr, f.dst);
-    const uint64_t hi = std::min<uint64_t>(uint64_t(addr) + n, f.dst + uint64_t(f.n) * (f.dma ? 1 : kResultVectors));
+    const uint64_t hi = std::min<uint64_t>(uint64_t(addr) + n, f.dst + f.vectors());
     // Read times grow with the vector: a host write not started by the last
     // read in the overlap concerns none of them (a buffer being refilled).
     if (lo >= hi || (f.dma && read_ps(static_cast<uint32_t>(hi - 1 - addr)) < f.start)) {
@@ -1447,6 +1450,21 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
     // read - lands falls along the overlap, so its last vector is the one to
     // check (O(1), not O(vectors)). A SEND or HOSTW reads at its link's pace:
     // every vector is checked.
+    // A unit's results land at f.per vectors a cycle. A reader at most one
+    // vector a cycle falls no further behind them along the overlap (read -
+    // lands never decreases): its first vector is the worst. A reader at least
+    // one a cycle behind a writer of one a cycle never gains on it: the last
+    // is. If that one has landed, all have (O(1) instead of O(vectors)).
+    if (!f.dma && hi - lo > 1) {
+      const bool rises = rate <= 1, falls = f.per == 1 && rate >= 1;
+      if (rises || falls) {
+        const uint64_t worst = rises ? lo : hi - 1;
+        if (read_ps(static_cast<uint32_t>(worst - addr)) >= f.lands(*this, worst)) {
+          ++k;
+          continue;
+        }
+      }
+    }
     const bool last_only = fast_reader && f.dma && m_pcie->rate().ps(1) >= 2 * (m_clock.ps(c + 1) - m_clock.ps(c));
     const uint64_t v0 = last_only ? hi - 1 : lo;
     for (uint64_t v = v0; v < hi; ++v) {
@@ -1461,9 +1479,9 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
             f.dma ? fmt::format("{} reads {} at cycle {}, before the host's write over PCIe lands there (cycle {}): "
                                 "the vector is still on the PCIe link",
                                 what, at, rc, lc)
-                  : fmt::format("{} reads {} at cycle {}, before the MXM issued at cycle {} writes its result there "
+                  : fmt::format("{} reads {} at cycle {}, before the {} issued at cycle {} writes its result there "
                                 "(cycle {}): the result is still on its stream",
-                                what, at, rc, f.c0, lc));
+                                what, at, rc, f.who, f.c0, lc));
       return false;
     }
     ++k;
@@ -1471,10 +1489,17 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
   return true;
 }
 
+void Tsp::in_flight(InFlight f) {
+  f.last_ps = f.lands(*this, f.dst + f.vectors() - 1);
+  m_inflight.push_back(f);
+}
+
 template <typename Vec, typename ReadPs>
-bool Tsp::each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps) {
-  uint64_t until = 0;  // every vector in flight has landed by then: later reads are fine
-  for (const InFlight& f : m_inflight) until = std::max(until, f.last(*this));
+bool Tsp::each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps, uint64_t lo,
+                      uint64_t hi) {
+  uint64_t until = 0;  // every vector in flight to [lo, hi) has landed by then: later reads are fine
+  for (const InFlight& f : m_inflight)
+    if (f.dst < hi && lo < f.dst + f.vectors()) until = std::max(until, f.last_ps);
   for (uint32_t i = 0; i < n && read_ps(i) < until; ++i)
     if (!results_landed(q, c, what, vec(i), 1, [&read_ps, i](uint32_t) { return read_ps(i); })) return false;
   return true;
@@ -1483,7 +1508,9 @@ bool Tsp::each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec 
 void Tsp::issue_lw(uint32_t q, const Instr& in, uint64_t c) {
   auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
   const uint32_t rate = lw_vectors_per_cycle;
-  if (!results_landed(q, c, "LW", in.a, in.count, [&](uint32_t i) { return m_clock.ps(c + i / rate); })) return;
+  if (!results_landed(
+          q, c, "LW", in.a, in.count, [&](uint32_t i) { return m_clock.ps(c + i / rate); }, true, rate))
+    return;
   uint32_t first = 0, n = 0;
   unit_planes(in.dtype, in.port, first, n);
   const uint64_t load_end = c + (in.count + rate - 1) / rate;
@@ -1532,7 +1559,7 @@ void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c, uint64_t host_vec
   }
   const core::SerialRate& rate = m_pcie_out->rate();
   if (!results_landed(
-          q, c, "HOSTW", in.a, in.count, [&](uint32_t i) { return now + rate.ps(i); }, false))
+          q, c, "HOSTW", in.a, in.count, [&](uint32_t i) { return now + rate.ps(i); }, false, 0))
     return;
   const uint64_t tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
   const uint64_t start = m_pcie_out->serialize(now, in.count, uint64_t(in.count) * kVectorBytes, in.count * tlps);
@@ -1575,13 +1602,15 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   // vectors between them are not read).
   const uint32_t stride = mxm_stride(in);
   auto read_ps = [&](uint32_t i) { return m_clock.ps(c + i); };
-  if (stride == 1
-          ? !results_landed(q, c, "MXM", in.b, in.count, read_ps)
-          : !each_landed(
-                q, c, "MXM", in.count, [&in](uint32_t i) { return static_cast<uint32_t>(mxm_input(in, i)); }, read_ps))
+  if (stride == 1 ? !results_landed(q, c, "MXM", in.b, in.count, read_ps)
+                  : !each_landed(
+                        q, c, "MXM", in.count, [&in](uint32_t i) { return static_cast<uint32_t>(mxm_input(in, i)); },
+                        read_ps, in.b, mxm_input(in, in.count - 1) + 1))
     return;
-  if (mxm_acc(in) && !results_landed(q, c, "MXM (ACC)", in.a, in.count * kResultVectors,
-                                     [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }))
+  if (mxm_acc(in) &&
+      !results_landed(
+          q, c, "MXM (ACC)", in.a, in.count * kResultVectors,
+          [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }, true, kResultVectors))
     return;
   uint32_t first = 0, n = 0;
   unit_planes(in.dtype, in.port, first, n);
@@ -1610,7 +1639,7 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   ++mxm_ops;
   mxm_subops += in.count;
   mxm_plane_cycles += uint64_t(in.count) * n;
-  m_inflight.push_back(InFlight{in.a, in.count, c, mxm_latency});
+  in_flight(InFlight{in.a, in.count, c, mxm_latency});
   const uint64_t end = m_clock.ps(c + in.count - 1 + mxm_latency);
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
@@ -1641,7 +1670,7 @@ bool Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
     if (!vxm_two_operands(in.op)) continue;
     auto b_vec = [&in](uint32_t i) { return in.c + vxm_b_index(in, i); };
     if (in.imm == 0 ? !results_landed(q, c, op_name(in.op), in.c, n, read_ps)
-                    : !each_landed(q, c, op_name(in.op), n, b_vec, read_ps))
+                    : !each_landed(q, c, op_name(in.op), n, b_vec, read_ps, in.c, uint64_t(in.c) + vxm_b_vectors(in)))
       return false;
   }
   // One ALU per instruction for cycles [c, c + n).
@@ -1665,6 +1694,7 @@ bool Tsp::issue_flyby(uint32_t q, Queue& queue, uint64_t c) {
   const uint32_t lat = add_latency + (k - 1) * fly_latency;
   const uint64_t end = m_clock.ps(c + n - 1 + lat);
   const Instr tail = stages.back();
+  in_flight(InFlight{tail.a, n, c, lat, 0, false, 1, "fly-by"});
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
   else
@@ -1683,10 +1713,10 @@ void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {
   const uint32_t rate = sxm_vectors_per_cycle, n = in.count;
   // Source vector k is read at cycle c + k / rate; the sources are strided, so
   // each is checked against the results still on their streams on its own.
-  for (uint32_t k = 0; k < n && !m_inflight.empty(); ++k)
-    if (!results_landed(q, c, "TRANSPOSE", static_cast<uint32_t>(in.b + uint64_t(k) * in.c), 1,
-                        [this, c, k, rate](uint32_t) { return m_clock.ps(c + k / rate); }))
-      return;
+  if (!each_landed(
+          q, c, "TRANSPOSE", n, [&in](uint32_t k) { return static_cast<uint32_t>(in.b + uint64_t(k) * in.c); },
+          [this, c, rate](uint32_t k) { return m_clock.ps(c + k / rate); }, in.b, in.b + uint64_t(n - 1) * in.c + 1))
+    return;
   auto unit = std::find_if(m_sxm_free.begin(), m_sxm_free.end(), [c](uint64_t f) { return f <= c; });
   if (unit == m_sxm_free.end()) {
     error(fmt::format("queue{}", q), c,
@@ -1698,6 +1728,7 @@ void Tsp::issue_transpose(uint32_t q, const Instr& in, uint64_t c) {
   ++sxm_ops;
   sxm_vectors += n;
   const uint64_t end = m_clock.ps(c + (n - 1) / rate + sxm_latency);
+  in_flight(InFlight{in.a, 1, c, (n - 1) / rate + sxm_latency, 0, false, 1, "TRANSPOSE"});
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));
   else

@@ -234,17 +234,22 @@ class Tsp : public core::Module, public c2c::Producer {
   /// MXM planes of unit u for type dt (fp16: 2u, 2u + 1; int8: u); false if none.
   bool unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& count) const;
   /// Stream check: a read of vectors [addr, addr + n), vector i at read_ps(i),
-  /// must not come before an MXM result issued earlier has landed there
-  /// (the results are still on their stream), nor between the start of a
-  /// host write over PCIe and its landing. Fails the chip; false if so.
+  /// must not come before a result issued earlier (MXM, VXM, SXM) has landed
+  /// there (the results are still on their stream), nor between the start of
+  /// a host write over PCIe and its landing. Fails the chip; false if so.
+  /// `rate`: vectors the reader reads per cycle (0: fewer than one, a link's
+  /// pace); it lets the check look at one vector of an overlap where the
+  /// reader and the writer keep a pace that makes it the worst one.
   template <typename ReadPs>
   bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
-                      bool fast_reader = true);
+                      bool fast_reader = true, uint32_t rate = 1);
   /// The same check for reads in any order: step i < n reads vector vec(i) at
   /// read_ps(i) (non-decreasing), each checked on its own (strided MXM
-  /// inputs, the second operand of MUL and SUB with BCAST or SPREAD).
+  /// inputs, the second operand of MUL and SUB with BCAST or SPREAD); every
+  /// vec(i) lies in [lo, hi), and only results in flight to that range count.
   template <typename Vec, typename ReadPs>
-  bool each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps);
+  bool each_landed(uint32_t q, uint64_t c, const char* what, uint32_t n, Vec vec, ReadPs read_ps, uint64_t lo,
+                   uint64_t hi);
   void issue_lw(uint32_t q, const Instr& in, uint64_t c);
   void issue_mxm(uint32_t q, const Instr& in, uint64_t c);
   /// HOSTW to host vector `host_vec` (its immediate plus the queue's LOOP offset).
@@ -288,15 +293,22 @@ class Tsp : public core::Module, public c2c::Producer {
   };
   std::vector<MxmPlane> m_planes;
   std::vector<WeightTile> m_tiles;  // [first plane of the unit][buffer]
-  struct InFlight {                 // MXM results (or host DMA vectors) on their way to SRAM
+  // Results of the MXM, the VXM (single instructions and fly-bys) and the
+  // SXM, and host DMA vectors, on their way to SRAM (the stream check).
+  struct InFlight {
     uint32_t dst, n;
-    uint64_t c0, lat;    // MXM: result vector 4i + q lands at cycle c0 + i + lat
+    uint64_t c0, lat;    // step i's per vectors land at cycle c0 + i + lat
     uint64_t start = 0;  // DMA (dma): vector i lands at start + pcie ser(i + 1) + latency
     bool dma = false;
+    uint32_t per = kResultVectors;                   // vectors a step writes: MXM 4, VXM 1 (WIDEN 2), TRANSPOSE 1
+    const char* who = "MXM";                         // the writer (messages): an op_name, or "fly-by"
     uint64_t lands(const Tsp& t, uint64_t v) const;  // ps
-    uint64_t last(const Tsp& t) const { return lands(t, dst + (dma ? n : uint64_t(n) * kResultVectors) - 1); }
+    uint64_t vectors() const { return dma ? n : uint64_t(n) * per; }
+    uint64_t last_ps = 0;  // when its last vector lands (in_flight sets it)
   };
   std::vector<InFlight> m_inflight;
+  /// Register a result on its way to SRAM (the stream check), its last landing computed once.
+  void in_flight(InFlight f);
   sc_core::sc_event m_kick;
   bool m_ticking = false;
   sc_core::sc_event m_start;
