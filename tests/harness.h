@@ -197,6 +197,12 @@ inline std::string refusal_at_load(const tsp::Instr& in) {
   return "";
 }
 
+/// The run stopped on exactly one hardware error, and its message says `what`.
+inline void expect_hardware_error(const Bench& b, const std::string& what) {
+  ASSERT_EQ(b.errors().size(), 1u);
+  EXPECT_NE(b.errors()[0].message.find(what), std::string::npos) << b.errors()[0].message;
+}
+
 inline nlohmann::json run_stats(systems::RunOptions o, int rc = 0) {
   o.quiet = true;
   o.out_dir = (std::filesystem::temp_directory_path() / ("fabricvp-run-" + std::to_string(::getpid()))).string();

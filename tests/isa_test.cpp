@@ -108,11 +108,9 @@ TEST(Isa, ASendOfAnAddResultStillOnItsStreamIsAHardwareError) {
          ".queue 0\nADD.int32 @10, @0, @0, 1\n"
          ".queue 1\nWAIT 15\nSEND p0, @10, 1\n");
   b.run();
-  ASSERT_EQ(b.errors().size(), 1u);
-  EXPECT_NE(b.errors()[0].message.find("SEND reads [0,0,0,10] at cycle 15, before the ADD issued at cycle 0 writes "
-                                       "its result there (cycle 16)"),
-            std::string::npos)
-      << b.errors()[0].message;
+  test::expect_hardware_error(b,
+                              "SEND reads [0,0,0,10] at cycle 15, before the ADD issued at cycle 0 writes "
+                              "its result there (cycle 16)");
 }
 
 TEST(Isa, ReceivedVectorIsReadableRecvLatencyCyclesAfterItIsTaken) {
