@@ -157,3 +157,15 @@ TEST(Isa, VectorOverwrittenAtItsSourceWhileInFlightArrivesWithTheValueSent) {
   EXPECT_EQ(b.read_vec(1, 100, 4), v);                                                  // what was sent
   EXPECT_NE(b.read_vec(0, 1), std::vector<uint8_t>(v.begin() + 320, v.begin() + 640));  // the source did change
 }
+
+TEST(Isa, ASendOnALinkFasterThanTheClockIsCheckedVectorByVector) {
+  // At 1000 Gb/s x 4 lanes a vector leaves every 656 ps, faster than a
+  // 900 MHz cycle: a SEND issued at 16 reads @11 before the ADD's result
+  // lands there at 17, though @10 (read first) has landed.
+  Bench b(test::node_yaml(2, "  node0:\n    link*:\n      lane_gbps: 1000\n"));
+  b.load(0,
+         ".queue 0\nADD.int32 @10, @0, @0, 4\n"
+         ".queue 1\nWAIT 16\nSEND p0, @10, 4\n");
+  b.run();
+  test::expect_hardware_error(b, "SEND reads [0,0,0,11] at cycle 17, before the ADD issued at cycle 0");
+}

@@ -749,7 +749,7 @@ void Tsp::ctrl_b(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
   const uint64_t ready = now_ps() + delay.value();
   const uint64_t start = m_pcie->serialize(ready, n, len, n * tlps);
   const uint32_t v0 = static_cast<uint32_t>(addr / kVectorBytes);
-  in_flight(InFlight{v0, static_cast<uint32_t>(n), 0, 0, start, true});
+  in_flight(InFlight{v0, static_cast<uint32_t>(n), 0, 0, start, true, 1, "host"});
   const uint8_t* d = gp.get_data_ptr();
   const uint64_t last = start + m_pcie->rate().ps(n) + m_pcie->latency_ps();
   if (m_timing_only)
@@ -1305,7 +1305,8 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       }
       uint64_t lead = b.ready_ps - m_clock.ps(c);  // read-ahead of the serializer
       if (!results_landed(
-              q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }, false, 0))
+              q, c, "SEND", in.a, in.count, [&](uint32_t i) { return b.start_ps - lead + ser.ps(i); }, false,
+              link_pace(ser.ps(1))))
         return;
       p.tx_vectors += in.count;
       vectors_sent += in.count;
@@ -1368,7 +1369,7 @@ void Tsp::issue(uint32_t q, Queue& queue, uint64_t c) {
       const uint32_t per = in.op == Op::NARROW ? 2 : 1;
       if (!results_landed(
               q, c, op_name(in.op), in.b, per * in.count,
-              [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }, true, per))
+              [this, c, per](uint32_t i) { return m_clock.ps(c + i / per); }, true, per == 1 ? Pace::one : Pace::many))
         return;
       // MUL, SUB with BCAST or SPREAD read the second operand's vectors out of
       // order or more than once: each read is checked at its own cycle.
@@ -1427,7 +1428,7 @@ bool Tsp::unit_planes(core::Dtype dt, uint32_t u, uint32_t& first, uint32_t& cou
 
 template <typename ReadPs>
 bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
-                         bool fast_reader, uint32_t rate) {
+                         bool fast_reader, Pace pace) {
   if (m_inflight.empty()) return true;
   const uint64_t now = m_clock.ps(c);
   for (size_t k = 0; k < m_inflight.size();) {
@@ -1446,17 +1447,19 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
       continue;
     }
     // A host write lands a vector every PCIe packet time, far slower than a
-    // fast reader (LW, MXM, the VXM: at most one vector per cycle) reads them:
+    // fast reader (LW, MXM, the VXM: at least one vector per cycle) reads them:
     // read - lands falls along the overlap, so its last vector is the one to
-    // check (O(1), not O(vectors)). A SEND or HOSTW reads at its link's pace:
-    // every vector is checked.
-    // A unit's results land at f.per vectors a cycle. A reader at most one
-    // vector a cycle falls no further behind them along the overlap (read -
-    // lands never decreases): its first vector is the worst. A reader at least
-    // one a cycle behind a writer of one a cycle never gains on it: the last
-    // is. If that one has landed, all have (O(1) instead of O(vectors)).
+    // check (O(1), not O(vectors)). A SEND or HOSTW reading a host write
+    // checks every vector.
+    // A unit's results land f.per vectors a cycle. A reader of at most one
+    // vector a cycle (or a link slower than two clock periods a vector)
+    // falls no further behind them along the overlap (read - lands never
+    // decreases): its first vector is the worst. A reader of at least one a
+    // cycle behind a writer of one a cycle never gains on it: the last is.
+    // If that one has landed, all have (O(1) instead of O(vectors)).
     if (!f.dma && hi - lo > 1) {
-      const bool rises = rate <= 1, falls = f.per == 1 && rate >= 1;
+      const bool rises = pace == Pace::slow || pace == Pace::one;
+      const bool falls = f.per == 1 && (pace == Pace::one || pace == Pace::many);
       if (rises || falls) {
         const uint64_t worst = rises ? lo : hi - 1;
         if (read_ps(static_cast<uint32_t>(worst - addr)) >= f.lands(*this, worst)) {
@@ -1491,7 +1494,22 @@ bool Tsp::results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr
 
 void Tsp::in_flight(InFlight f) {
   f.last_ps = f.lands(*this, f.dst + f.vectors() - 1);
+  // Forget what has landed (readers forget it too, but a long run of reads
+  // of other vectors would not).
+  const uint64_t now = now_ps();
+  for (size_t k = 0; k < m_inflight.size();)
+    if (m_inflight[k].last_ps < now) {
+      m_inflight[k] = m_inflight.back();
+      m_inflight.pop_back();
+    } else {
+      ++k;
+    }
   m_inflight.push_back(f);
+}
+
+Tsp::Pace Tsp::link_pace(uint64_t vector_ps) const {
+  // A clock step stays under two mean periods whatever the jitter (the oscillator keeps it below half a period).
+  return double(vector_ps) >= 2.0 * std::ceil(m_clock.period_ps()) ? Pace::slow : Pace::any;
 }
 
 template <typename Vec, typename ReadPs>
@@ -1509,7 +1527,8 @@ void Tsp::issue_lw(uint32_t q, const Instr& in, uint64_t c) {
   auto fail = [&](const std::string& msg) { error(fmt::format("queue{}", q), c, msg); };
   const uint32_t rate = lw_vectors_per_cycle;
   if (!results_landed(
-          q, c, "LW", in.a, in.count, [&](uint32_t i) { return m_clock.ps(c + i / rate); }, true, rate))
+          q, c, "LW", in.a, in.count, [&](uint32_t i) { return m_clock.ps(c + i / rate); }, true,
+          rate == 1 ? Pace::one : Pace::many))
     return;
   uint32_t first = 0, n = 0;
   unit_planes(in.dtype, in.port, first, n);
@@ -1559,7 +1578,7 @@ void Tsp::issue_hostw(uint32_t q, const Instr& in, uint64_t c, uint64_t host_vec
   }
   const core::SerialRate& rate = m_pcie_out->rate();
   if (!results_landed(
-          q, c, "HOSTW", in.a, in.count, [&](uint32_t i) { return now + rate.ps(i); }, false, 0))
+          q, c, "HOSTW", in.a, in.count, [&](uint32_t i) { return now + rate.ps(i); }, false, link_pace(rate.ps(1))))
     return;
   const uint64_t tlps = (kVectorBytes + pcie_max_payload - 1) / pcie_max_payload;
   const uint64_t start = m_pcie_out->serialize(now, in.count, uint64_t(in.count) * kVectorBytes, in.count * tlps);
@@ -1610,7 +1629,7 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   if (mxm_acc(in) &&
       !results_landed(
           q, c, "MXM (ACC)", in.a, in.count * kResultVectors,
-          [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }, true, kResultVectors))
+          [&](uint32_t i) { return m_clock.ps(c + i / kResultVectors + mxm_latency); }, true, Pace::many))
     return;
   uint32_t first = 0, n = 0;
   unit_planes(in.dtype, in.port, first, n);
@@ -1639,7 +1658,7 @@ void Tsp::issue_mxm(uint32_t q, const Instr& in, uint64_t c) {
   ++mxm_ops;
   mxm_subops += in.count;
   mxm_plane_cycles += uint64_t(in.count) * n;
-  in_flight(InFlight{in.a, in.count, c, mxm_latency});
+  in_flight(InFlight{in.a, in.count, c, mxm_latency, 0, false, kResultVectors, "MXM"});
   const uint64_t end = m_clock.ps(c + in.count - 1 + mxm_latency);
   if (m_timing_only)
     m_timeline.add(std::make_unique<LastWriteCursor>(end, m_timeline.next_seq(), m_last_write));

@@ -237,12 +237,21 @@ class Tsp : public core::Module, public c2c::Producer {
   /// must not come before a result issued earlier (MXM, VXM, SXM) has landed
   /// there (the results are still on their stream), nor between the start of
   /// a host write over PCIe and its landing. Fails the chip; false if so.
-  /// `rate`: vectors the reader reads per cycle (0: fewer than one, a link's
-  /// pace); it lets the check look at one vector of an overlap where the
-  /// reader and the writer keep a pace that makes it the worst one.
+  /// `pace`: how fast the reader goes through the vectors; it lets the check
+  /// look at one vector of an overlap where the reader's and the writer's
+  /// paces make it the worst one (Pace::any: every vector is checked).
+  enum class Pace {
+    slow,  ///< at most one vector per two clock periods (a link's pace, checked by the caller)
+    one,   ///< one vector per cycle
+    many,  ///< at least one vector per cycle
+    any    ///< no guarantee
+  };
   template <typename ReadPs>
   bool results_landed(uint32_t q, uint64_t c, const char* what, uint32_t addr, uint32_t n, ReadPs read_ps,
-                      bool fast_reader = true, uint32_t rate = 1);
+                      bool fast_reader = true, Pace pace = Pace::one);
+  /// Pace::slow if a link that sends one vector every `vector_ps` is that slow against this chip's clock
+  /// (jitter included), else Pace::any.
+  Pace link_pace(uint64_t vector_ps) const;
   /// The same check for reads in any order: step i < n reads vector vec(i) at
   /// read_ps(i) (non-decreasing), each checked on its own (strided MXM
   /// inputs, the second operand of MUL and SUB with BCAST or SPREAD); every
@@ -300,8 +309,8 @@ class Tsp : public core::Module, public c2c::Producer {
     uint64_t c0, lat;    // step i's per vectors land at cycle c0 + i + lat
     uint64_t start = 0;  // DMA (dma): vector i lands at start + pcie ser(i + 1) + latency
     bool dma = false;
-    uint32_t per = kResultVectors;                   // vectors a step writes: MXM 4, VXM 1 (WIDEN 2), TRANSPOSE 1
-    const char* who = "MXM";                         // the writer (messages): an op_name, or "fly-by"
+    uint32_t per;     // vectors a step writes: MXM 4, VXM 1 (WIDEN 2), TRANSPOSE 1 (DMA: unused)
+    const char* who;  // the writer (messages): an op_name, "fly-by" or "host"
     uint64_t lands(const Tsp& t, uint64_t v) const;  // ps
     uint64_t vectors() const { return dma ? n : uint64_t(n) * per; }
     uint64_t last_ps = 0;  // when its last vector lands (in_flight sets it)
