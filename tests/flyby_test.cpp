@@ -134,34 +134,33 @@ TEST(FlyBy, MalformedChainsAreRefusedByTheAssembler) {
   EXPECT_NE(sw::disassemble(p).find("MUL.fp32 -, FLY, "), std::string::npos) << sw::disassemble(p);
 }
 
-TEST(FlyBy, ABinaryWithAMalformedChainIsRefusedWhenTheChipLoadsIt) {
+namespace {
+/// The chip's refusal of one fp32 instruction with these fields when it loads it ("" if accepted).
+std::string load_refusal(tsp::Op op, uint32_t count, uint16_t port, uint32_t a = 0, uint32_t c = 0) {
   tsp::Instr in;
-  in.op = tsp::Op::MUL;
+  in.op = op;
   in.dtype = core::Dtype::fp32;
-  in.count = 4;
-  in.port = tsp::kFlyIn;
-  in.c = 10;
-  EXPECT_NE(test::refusal_at_load(in).find("no FLY-out instruction precedes it"), std::string::npos);
+  in.count = count;
+  in.port = port;
+  in.a = a;
+  in.c = c;
+  return test::refusal_at_load(in);
+}
+}  // namespace
+
+TEST(FlyBy, ABinaryWithAMalformedChainIsRefusedWhenTheChipLoadsIt) {
+  EXPECT_NE(load_refusal(tsp::Op::MUL, 4, tsp::kFlyIn, 0, 10).find("no FLY-out instruction precedes it"),
+            std::string::npos);
 }
 
 TEST(FlyBy, FlagsOtherThanTheTwoAndANamedDestinationAreRefusedWhenLoaded) {
-  tsp::Instr in;
-  in.op = tsp::Op::RSQRT;
-  in.dtype = core::Dtype::fp32;
-  in.count = 1;
-  in.port = 4;
-  EXPECT_NE(test::refusal_at_load(in).find("only FLY-out (1) and FLY-in (2) may be set"), std::string::npos);
+  EXPECT_NE(load_refusal(tsp::Op::RSQRT, 1, 4).find("only FLY-out (1) and FLY-in (2) may be set"), std::string::npos);
 }
 
 TEST(FlyBy, AFlyOutThatNamesADestinationIsRefusedWhenLoaded) {
-  tsp::Instr in;
-  in.op = tsp::Op::EXP;
-  in.dtype = core::Dtype::fp32;
-  in.count = 1;
-  in.port = tsp::kFlyOut;
-  in.a = 7;
-  EXPECT_NE(test::refusal_at_load(in).find("passes its result on (FLY-out) but names a destination"),
-            std::string::npos);
+  EXPECT_NE(
+      load_refusal(tsp::Op::EXP, 1, tsp::kFlyOut, 7).find("passes its result on (FLY-out) but names a destination"),
+      std::string::npos);
 }
 
 TEST(FlyBy, AChainLongerThanTheChipHasAlusIsRefusedWhenLoaded) {
