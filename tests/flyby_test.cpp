@@ -37,14 +37,19 @@ const char* const kApart =
     "WAIT 60\n"
     "MUL.fp32 @1200, @1100, @400, 4, BCAST\n";
 
-}  // namespace
-
-TEST(FlyBy, AChainComputesItsInstructionsResultsAndWritesOnlyTheLast) {
-  Bench b(test::node_yaml(2));
+/// kChain's operands on chip 0: S @0, U @100, the mask @200, r @400 (positive S and r).
+void write_chain_operands(Bench& b) {
   b.write_vec(0, 0, floats(1, 4, true));
   b.write_vec(0, 100, floats(2, 4));
   b.write_vec(0, 200, floats(3, 4));
   b.write_vec(0, 400, floats(4, 1, true));
+}
+
+}  // namespace
+
+TEST(FlyBy, AChainComputesItsInstructionsResultsAndWritesOnlyTheLast) {
+  Bench b(test::node_yaml(2));
+  write_chain_operands(b);
   b.write_vec(0, 500, floats(5, 1, true));
   const std::vector<uint8_t> zero_before = b.read_vec(0, 0, 1);
   b.load(0, std::string(".queue 0\n") + kChain + ".queue 1\n" + kApart +
@@ -67,10 +72,7 @@ TEST(FlyBy, AChainComputesItsInstructionsResultsAndWritesOnlyTheLast) {
 // reads every vector of the result (twice each: 2x, exact).
 TEST(FlyBy, TheLastResultLandsAddLatencyPlusFlyLatencyPerChainedInstruction) {
   Bench b(test::node_yaml(2));
-  b.write_vec(0, 0, floats(1, 4, true));
-  b.write_vec(0, 100, floats(2, 4));
-  b.write_vec(0, 200, floats(3, 4));
-  b.write_vec(0, 400, floats(4, 1, true));
+  write_chain_operands(b);
   b.load(0, std::string(".queue 0\n") + kChain + ".queue 1\nWAIT 24\nADD.fp32 @900, @300, @300, 4\n");
   b.run();
   ASSERT_TRUE(b.errors().empty()) << b.errors()[0].message;
