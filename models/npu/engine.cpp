@@ -34,34 +34,47 @@ CollectiveEngine::CollectiveEngine(const sc_core::sc_object* owner, std::string 
       m_done(std::move(done)) {}
 
 void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
+  const uint64_t key = c->id.key();
+  if (m_by_id.count(key))
+    throw std::logic_error(
+        fmt::format("{}: collective {} on communicator {} submitted twice", m_name, c->id.seq, c->id.comm));
+  // A finished collective's slot (and its vectors' storage) if there is one.
+  uint32_t index;
+  if (m_free_slots.empty()) {
+    index = static_cast<uint32_t>(m_colls.size());
+    m_colls.push_back(std::make_unique<Active>());
+  } else {
+    index = m_free_slots.back();
+    m_free_slots.pop_back();
+  }
+  Active& e = *m_colls[index];
   const CollectivePlan& plan = c->plan();
-  auto a = std::make_unique<Active>();
-  a->nphases = plan.phases();
-  for (uint32_t p = 0; p < a->nphases; ++p) a->kmax = std::max(a->kmax, plan.rings(p));
-  a->roles.resize(size_t(a->nphases) * a->kmax);
-  a->after.assign(size_t(a->nphases) * a->kmax, -1);
-  for (uint32_t p = 0; p < a->nphases; ++p)
+  e.seq = m_submitted++;
+  e.nphases = plan.phases();
+  e.kmax = 1;
+  for (uint32_t p = 0; p < e.nphases; ++p) e.kmax = std::max(e.kmax, plan.rings(p));
+  e.roles.assign(size_t(e.nphases) * e.kmax, RingRole{});
+  e.after.assign(size_t(e.nphases) * e.kmax, -1);
+  for (uint32_t p = 0; p < e.nphases; ++p)
     for (uint32_t q = 0; q < plan.rings(p); ++q) {
-      a->roles[p * a->kmax + q] = plan.ring(p, q);
+      e.roles[p * e.kmax + q] = plan.ring(p, q);
       const int32_t after = plan.ring_after(p, q);
       if (after >= static_cast<int32_t>(q) || after < -1)
         throw std::logic_error(
             fmt::format("{}: ring {} of phase {} waits for ring {} (must be an earlier one)", m_name, q, p, after));
-      a->after[p * a->kmax + q] = after;
+      e.after[p * e.kmax + q] = after;
     }
-  a->chunks.resize(plan.chunks());
-  a->timing_only = c->request.timing_only;
-  a->esize = plan.esize();
-  if (m_waiting.size() < a->nphases) m_waiting.resize(a->nphases);
-  a->c = std::move(c);
-  const uint32_t index = static_cast<uint32_t>(m_colls.size());
-  const uint64_t key = a->c->id.key();
-  if (!m_by_id.emplace(key, index).second)
-    throw std::logic_error(
-        fmt::format("{}: collective {} on communicator {} submitted twice", m_name, a->c->id.seq, a->c->id.comm));
-  m_colls.push_back(std::move(a));
+  e.chunks.resize(plan.chunks());
+  e.next_load = 0;
+  e.done = 0;
+  e.completion = 0;
+  e.timing_only = c->request.timing_only;
+  e.esize = plan.esize();
+  if (m_waiting.size() < e.nphases) m_waiting.resize(e.nphases);
+  e.c = std::move(c);
+  m_by_id.emplace(key, index);
   ++m_in_flight;
-  Active& e = *m_colls[index];
+  if (!e.chunks.empty()) m_loading.push_back(index);
   m_backend.admit(index, *e.c);
   // Messages that came before it was submitted here.
   auto early = m_early.find(key);
@@ -71,6 +84,14 @@ void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
     for (uint32_t msg : msgs) enqueue(e, index, msg);
   }
   m_actions.post(now(), *this, e.chunks.empty() ? kEmpty : kPump, index);
+}
+
+bool CollectiveEngine::served_before(const ChunkRef& x, const ChunkRef& y) const {
+  if (x.coll != y.coll) {
+    const uint64_t sx = m_colls[x.coll]->seq, sy = m_colls[y.coll]->seq;
+    return m_lifo ? sx > sy : sx < sy;
+  }
+  return x.chunk < y.chunk;
 }
 
 const ChunkPlan& CollectiveEngine::chunk_plan(ChunkRef c) const {
@@ -108,7 +129,7 @@ void CollectiveEngine::act(uint32_t what, uint64_t arg) {
       e.c->completion_ps = now();
       --m_in_flight;
       m_done(*e.c);
-      release(e);
+      release(static_cast<uint32_t>(arg));
       return;
     }
     case kPump: pump(); return;
@@ -173,23 +194,40 @@ void CollectiveEngine::pump() {
       start_phase(c, p);
     }
   }
-  // New chunks, first come first served.
-  while (m_first_unloaded < m_colls.size() &&
-         m_colls[m_first_unloaded]->next_load >= m_colls[m_first_unloaded]->c->plan().chunks())
-    ++m_first_unloaded;
-  const uint32_t ncolls = static_cast<uint32_t>(m_colls.size());
-  for (uint32_t k = m_first_unloaded; k < ncolls; ++k) {
-    const uint32_t i = m_lifo ? ncolls - 1 - (k - m_first_unloaded) : k;
-    Active& a = *m_colls[i];
-    const uint32_t n = a.c->plan().chunks();
-    while (a.next_load < n) {
-      const ChunkRef c{i, a.next_load};
-      if (!m_backend.try_enter(c, 0)) return;
-      ++a.next_load;
-      a.chunks[c.chunk].plan = a.c->plan().chunk(c.chunk);
-      tasks(a, c.chunk);
-      m_backend.load(c);
+  // New chunks, first come first served (or last, with LIFO). Loading
+  // stops at the first refusal, so the collectives with every chunk loaded
+  // are always at the served end of the list.
+  for (;;) {
+    uint32_t i = 0;
+    bool any = false;
+    while (m_loading_head < m_loading.size()) {
+      i = m_lifo ? m_loading.back() : m_loading[m_loading_head];
+      const Active& a = *m_colls[i];
+      if (a.next_load < a.chunks.size()) {
+        any = true;
+        break;
+      }
+      if (m_lifo)
+        m_loading.pop_back();
+      else
+        ++m_loading_head;
     }
+    if (!any) {
+      m_loading.clear();
+      m_loading_head = 0;
+      return;
+    }
+    if (m_loading_head > 64 && m_loading_head * 2 > m_loading.size()) {  // drop the loaded prefix now and then
+      m_loading.erase(m_loading.begin(), m_loading.begin() + static_cast<std::ptrdiff_t>(m_loading_head));
+      m_loading_head = 0;
+    }
+    Active& a = *m_colls[i];
+    const ChunkRef c{i, a.next_load};
+    if (!m_backend.try_enter(c, 0)) return;
+    ++a.next_load;
+    a.chunks[c.chunk].plan = a.c->plan().chunk(c.chunk);
+    tasks(a, c.chunk);
+    m_backend.load(c);
   }
 }
 
@@ -390,12 +428,9 @@ void CollectiveEngine::phase_done(ChunkRef c) {
   m_backend.leave(c, p);
   if (p + 1 < a.nphases) {
     std::vector<ChunkRef>& w = m_waiting[p + 1];
-    const bool lifo = m_lifo;
-    auto before = [lifo](const ChunkRef& x, const ChunkRef& y) {
-      if (x.coll != y.coll) return lifo ? x.coll > y.coll : x.coll < y.coll;
-      return x.chunk < y.chunk;
-    };
-    w.insert(std::upper_bound(w.begin(), w.end(), c, before), c);
+    w.insert(std::upper_bound(w.begin(), w.end(), c,
+                              [this](const ChunkRef& x, const ChunkRef& y) { return served_before(x, y); }),
+             c);
   } else {
     a.chunks[c.chunk].phase = static_cast<int>(a.nphases);
     m_backend.finish(c);
@@ -414,28 +449,28 @@ void CollectiveEngine::chunk_done(ChunkRef c) {
     a.c->done = true;
     a.c->completion_ps = a.completion;
     --m_in_flight;
-    // What only a collective in flight needs goes now.
-    std::vector<ChunkState>().swap(a.chunks);
     m_done(*a.c);
-    release(a);
+    release(c.coll);
   }
   pump();
 }
 
-void CollectiveEngine::release(Active& a) {
+void CollectiveEngine::release(uint32_t index) {
   // No message of a complete collective reaches this engine again: its
-  // lookup entry and rings go (a run of many collectives keeps neither).
+  // lookup entry goes, and its slot serves the next collective submitted.
+  Active& a = *m_colls[index];
   const uint64_t key = a.c->id.key();
   m_by_id.erase(key);
   if (m_last_key == key) m_last_key = ~uint64_t(0);
-  std::vector<RingRole>().swap(a.roles);
-  std::vector<int32_t>().swap(a.after);
+  a.c.reset();
+  a.chunks.clear();
+  m_free_slots.push_back(index);
 }
 
 std::string CollectiveEngine::progress() const {
   std::string out;
   for (const auto& a : m_colls) {
-    if (a->c->done) continue;
+    if (!a->c || a->c->done) continue;
     out +=
         fmt::format("{}{} on communicator {} (#{}): {} of {} chunks done", out.empty() ? "" : "; ",
                     collective_name(a->c->plan().kind()), a->c->id.comm, a->c->id.seq, a->done, a->c->plan().chunks());

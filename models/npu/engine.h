@@ -128,7 +128,7 @@ class CollectiveEngine final : public core::Actor {
   /// Collectives submitted and not yet complete.
   uint32_t in_flight() const { return m_in_flight; }
   /// Collectives submitted so far.
-  uint32_t submitted() const { return static_cast<uint32_t>(m_colls.size()); }
+  uint64_t submitted() const { return m_submitted; }
   /// For a failed run: where the collectives got to.
   std::string progress() const;
 
@@ -166,7 +166,8 @@ class CollectiveEngine final : public core::Actor {
     std::unique_ptr<ChunkPlan> plan;  ///< while in flight
   };
   struct Active {
-    std::shared_ptr<Collective> c;
+    std::shared_ptr<Collective> c;  ///< nullptr: a free slot
+    uint64_t seq = 0;               ///< submission order here
     uint32_t nphases = 0, kmax = 1;
     std::vector<RingRole> roles;  // [phase * kmax + ring]
     std::vector<int32_t> after;   // [phase * kmax + ring]: CollectivePlan::ring_after
@@ -177,8 +178,10 @@ class CollectiveEngine final : public core::Actor {
     bool timing_only = false;
   };
 
-  /// A collective complete here: drop its lookup entry and rings.
-  void release(Active& a);
+  /// A collective complete here: drop its lookup entry and free its slot.
+  void release(uint32_t index);
+  /// Served before y when loading chunks and entering phases (submission order, or its reverse with LIFO).
+  bool served_before(const ChunkRef& x, const ChunkRef& y) const;
   /// The chunk's tasks, made if needed.
   Task* tasks(Active& a, uint32_t chunk);
   /// The task, or nullptr once its chunk (or collective) is done here.
@@ -204,7 +207,9 @@ class CollectiveEngine final : public core::Actor {
   std::function<void(const Collective&)> m_done;
 
   MessagePool m_pool;
-  std::vector<std::unique_ptr<Active>> m_colls;    // by engine index; finished ones keep their slot
+  std::vector<std::unique_ptr<Active>> m_colls;  // by engine index; a finished one's slot is reused
+  std::vector<uint32_t> m_free_slots;            // slots of finished collectives
+  std::vector<uint32_t> m_loading;               // collectives with chunks to load, by submission, from m_loading_head
   std::unordered_map<uint64_t, uint32_t> m_by_id;  // CollectiveId::key() -> engine index (lookups only)
   uint64_t m_last_key = ~uint64_t(0);              // the last key looked up, and its index
   uint32_t m_last_index = 0;
@@ -212,8 +217,9 @@ class CollectiveEngine final : public core::Actor {
   std::vector<std::vector<ChunkRef>> m_waiting;                 // per phase: chunks ready to enter, by (coll, chunk)
   std::vector<TaskRef> m_later;                                 // steps whose results come later (kStepDone), by slot
   std::vector<uint32_t> m_later_free;
+  size_t m_loading_head = 0;
   uint32_t m_in_flight = 0;
-  uint32_t m_first_unloaded = 0;  // collectives before it have every chunk loaded
+  uint64_t m_submitted = 0;
   bool m_lifo = false;
 };
 
