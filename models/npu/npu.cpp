@@ -292,7 +292,6 @@ void Npu::completed(const Collective& c) {
   m_pending.erase(it);
   --m_in_flight;
   completion.set(std::max(completion.get(), c.completion_ps));
-  m_done_event.notify(sc_core::SC_ZERO_TIME);
   if (p.on_done) p.on_done(c);
 }
 

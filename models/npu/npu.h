@@ -6,8 +6,8 @@
 // Collective service: submit(request) starts a collective at the current
 // simulated time and returns its handle; any number may be in flight, on any
 // communicator (models/npu/collective.h). Completion is reported at its
-// simulated time through the handle (done, completion_ps), the optional
-// callback and done_event().
+// simulated time through the handle (done, completion_ps) and the optional
+// callback.
 //
 // Ordering contract (as with NCCL): every member submits the collectives of a
 // communicator in the same order, and members that share several collectives
@@ -110,8 +110,6 @@ class Npu : public core::Module, public core::Actor {
   /// No ACE: the cores' collectives cost nothing but the endpoint delay
   /// (seed 002's Ideal; ace.model ideal), and the workload keeps every SM.
   void set_ideal_endpoint();
-  /// Notified when any collective submitted here completes.
-  const sc_core::sc_event& done_event() const { return m_done_event; }
   /// Collectives submitted here and not complete.
   uint32_t in_flight() const { return m_in_flight; }
   /// For a failed run: what is unfinished.
@@ -172,7 +170,6 @@ class Npu : public core::Module, public core::Actor {
   std::map<uint32_t, uint32_t> m_next_seq;          // per communicator
   std::unordered_map<uint64_t, Pending> m_pending;  // by CollectiveId::key() (lookups only)
   uint32_t m_in_flight = 0;
-  sc_core::sc_event m_done_event;
   Router m_router;
   std::unique_ptr<core::Counter> m_forwarded, m_forwarded_bytes;
 };
