@@ -246,6 +246,7 @@ struct GraphRun::Npu {
   uint64_t last = 0, compute_end = 0;  // the running compute node's end
   uint32_t running = 0;                // and index
   std::vector<bool> done;              // per node
+  std::vector<uint8_t> comp;           // per node: a compute node (read where successors become ready)
   uint32_t first_open = 0;             // the first node not done
   NpuTimes t;
 };
@@ -287,6 +288,8 @@ GraphRun::GraphRun(std::vector<Graph> graphs, Platform& p) : m_graphs(std::move(
       for (uint64_t d : g.nodes[k].deps) n->succ[fill[at(d)]++] = k;
     n->remaining = static_cast<uint32_t>(g.nodes.size());
     n->done.assign(g.nodes.size(), false);
+    n->comp.resize(N);
+    for (size_t k = 0; k < N; ++k) n->comp[k] = g.nodes[k].kind == GraphNode::comp;
     m_npus.push_back(std::move(n));
   }
 }
@@ -298,7 +301,7 @@ void GraphRun::start() {
     Npu& n = *up;
     n.last = m_p.now();
     for (uint32_t k = 0; k < n.indeg.size(); ++k)
-      if (n.indeg[k] == 0) (n.g->nodes[k].kind == GraphNode::comp ? n.ready_comp : n.ready_other).push(k);
+      if (n.indeg[k] == 0) (n.comp[k] ? n.ready_comp : n.ready_other).push(k);
     Npu* np = &n;
     m_p.at(n.id, m_p.now(), [this, np] { pump(*np); });
   }
@@ -387,8 +390,7 @@ void GraphRun::finished(Npu& n, uint32_t k) {
   n.done[k] = true;
   while (n.first_open < n.done.size() && n.done[n.first_open]) ++n.first_open;
   for (uint32_t i = n.succ_first[k]; i < n.succ_first[k + 1]; ++i)
-    if (const uint32_t s = n.succ[i]; --n.indeg[s] == 0)
-      (n.g->nodes[s].kind == GraphNode::comp ? n.ready_comp : n.ready_other).push(s);
+    if (const uint32_t s = n.succ[i]; --n.indeg[s] == 0) (n.comp[s] ? n.ready_comp : n.ready_other).push(s);
 }
 
 void GraphRun::ahead(uint64_t horizon_ps, const std::function<void(uint32_t, uint32_t)>& f) const {
