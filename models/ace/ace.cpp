@@ -236,7 +236,7 @@ void Ace::admit(uint32_t coll, const npu::Collective& c) {
 
 void Ace::completed(const npu::Collective& c) {
   ++interrupts;
-  npu::CollectiveCompletion cpl{c.id.key()};
+  npu::CollectiveCompletion cpl{c.id.key(), c.tag};
   const std::string refused = npu::write_block(irq, &cpl, sizeof cpl);
   if (!refused.empty())
     throw std::logic_error(fmt::format("{}: the NPU refused the completion interrupt ({})", name(), refused));

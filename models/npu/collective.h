@@ -165,6 +165,7 @@ struct Collective {
   uint64_t submitted_ps = 0;
   bool done = false;
   uint64_t completion_ps = 0;  ///< the last chunk's result in memory
+  uint32_t tag = 0;            ///< the submitting endpoint's record of it (its completion names it too)
   const CollectivePlan& plan() const { return *request.plan; }
 };
 

@@ -230,7 +230,14 @@ CollectiveHandle Npu::submit(const CollectiveRequest& r, CompletionFn on_done) {
   c->request = r;
   c->id = CollectiveId{r.comm, m_next_seq[r.comm]++};
   c->submitted_ps = now();
-  m_pending.emplace(c->id.key(), Pending{c, std::move(on_done)});
+  if (m_free_tags.empty()) {
+    c->tag = static_cast<uint32_t>(m_pending.size());
+    m_pending.emplace_back();
+  } else {
+    c->tag = m_free_tags.back();
+    m_free_tags.pop_back();
+  }
+  m_pending[c->tag] = Pending{c, std::move(on_done)};
   ++m_in_flight;
   if (m_engine) {
     m_engine->submit(c);
@@ -275,21 +282,21 @@ void Npu::irq(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   }
   CollectiveCompletion cpl;
   std::memcpy(&cpl, gp.get_data_ptr(), sizeof cpl);
-  auto it = m_pending.find(cpl.id);
-  if (it == m_pending.end()) {
+  if (cpl.tag >= m_pending.size() || !m_pending[cpl.tag].c || m_pending[cpl.tag].c->id.key() != cpl.id) {
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
   ++interrupts;
   gp.set_response_status(tlm::TLM_OK_RESPONSE);
-  completed(*it->second.c);
+  completed(*m_pending[cpl.tag].c);
 }
 
 void Npu::completed(const Collective& c) {
-  auto it = m_pending.find(c.id.key());
-  if (it == m_pending.end()) throw std::logic_error(fmt::format("{}: completion of an unknown collective", name()));
-  Pending p = std::move(it->second);
-  m_pending.erase(it);
+  if (c.tag >= m_pending.size() || m_pending[c.tag].c.get() != &c)
+    throw std::logic_error(fmt::format("{}: completion of an unknown collective", name()));
+  Pending p = std::move(m_pending[c.tag]);
+  m_pending[c.tag] = Pending{};
+  m_free_tags.push_back(c.tag);
   --m_in_flight;
   completion.set(std::max(completion.get(), c.completion_ps));
   if (p.on_done) p.on_done(c);
@@ -297,7 +304,8 @@ void Npu::completed(const Collective& c) {
 
 std::string Npu::progress() const {
   std::vector<const Collective*> open;
-  for (const auto& [key, p] : m_pending) open.push_back(p.c.get());
+  for (const Pending& p : m_pending)
+    if (p.c) open.push_back(p.c.get());
   std::sort(open.begin(), open.end(),
             [](const Collective* a, const Collective* b) { return a->id.key() < b->id.key(); });
   std::string out;

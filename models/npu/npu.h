@@ -57,7 +57,8 @@ struct CollectiveCommand {
 };
 /// What the ACE writes to the NPU's interrupt target (address 0).
 struct CollectiveCompletion {
-  uint64_t id = 0;  ///< CollectiveId::key()
+  uint64_t id = 0;   ///< CollectiveId::key()
+  uint32_t tag = 0;  ///< Collective::tag
 };
 
 using GpInitiator = tlm::tlm_initiator_socket<32, tlm::tlm_base_protocol_types, 1, sc_core::SC_ZERO_OR_MORE_BOUND>;
@@ -165,10 +166,11 @@ class Npu : public core::Module, public core::Actor {
   core::ActionQueue& m_actions;
   MessagePool m_forwarding;  // messages for other NPUs, until they are complete here
   std::unique_ptr<core::Module> m_attached;
-  std::unique_ptr<Cores> m_cores;                   // the NPU cores' backend (no ACE)
-  std::unique_ptr<CollectiveEngine> m_engine;       // its engine (no ACE)
-  std::map<uint32_t, uint32_t> m_next_seq;          // per communicator
-  std::unordered_map<uint64_t, Pending> m_pending;  // by CollectiveId::key() (lookups only)
+  std::unique_ptr<Cores> m_cores;              // the NPU cores' backend (no ACE)
+  std::unique_ptr<CollectiveEngine> m_engine;  // its engine (no ACE)
+  std::map<uint32_t, uint32_t> m_next_seq;     // per communicator
+  std::vector<Pending> m_pending;              // by Collective::tag; an empty c: a free record
+  std::vector<uint32_t> m_free_tags;
   uint32_t m_in_flight = 0;
   Router m_router;
   std::unique_ptr<core::Counter> m_forwarded, m_forwarded_bytes;

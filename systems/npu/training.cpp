@@ -299,7 +299,7 @@ void TrainingRun::collective(const training::Call& call, std::function<void()> d
                           0, grp.size());
   }
   npu::CollectiveRequest req{p[gi][rank], r.address, grp.id, !m_data};
-  m_sys.npus[call.npu]->submit(req, [done](const npu::Collective&) { done(); });
+  m_sys.npus[call.npu]->submit(req, [done = std::move(done)](const npu::Collective&) { done(); });
 }
 
 std::string TrainingRun::name_of_record(const CollectiveRecord& r) const {
@@ -332,7 +332,7 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
   const uint32_t id = collectives::ndim::p2p_id(m_sys.fabric, src, dst);
   if (!m_data) {
     m_sys.npus[npu]->submit(npu::CollectiveRequest{it->second[npu == src ? 0 : 1], 0, id, true},
-                            [done](const npu::Collective&) { done(); });
+                            [done = std::move(done)](const npu::Collective&) { done(); });
     return;
   }
   // --data: one buffer per transfer (the same address at both ends), seeded
