@@ -4,6 +4,7 @@
 // hand-checked workloads against a platform whose collectives take a fixed time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <queue>
@@ -53,13 +54,14 @@ class FakePlatform final : public Platform {
       log.push_back(
           fmt::format("{}{}:{}@{}-{}", comm_name(c.comm), pass_name(c.pass), c.layer, issue / 1000, end / 1000));
   }
-  void run() {
-    while (!m_q.empty()) {
+  void run(uint64_t until_ps = UINT64_MAX) {
+    while (!m_q.empty() && m_q.top().t <= until_ps) {
       Ev e = m_q.top();
       m_q.pop();
       m_now = e.t;
       e.fn();
     }
+    if (until_ps != UINT64_MAX) m_now = std::max(m_now, until_ps);
   }
   std::vector<Call> calls;
   std::vector<std::string> log;
@@ -229,6 +231,48 @@ TEST(TrainingLoop, DataParallelOverlapsWeightGradientsWithTheBackwardPass) {
     EXPECT_EQ(c.dims, std::vector<uint32_t>{0});
   }
   EXPECT_EQ(p.calls.size(), 2u * 2u * 2u);  // layers x iterations x NPUs
+}
+
+TEST(TrainingLoop, ReadsItsScheduleAhead) {
+  // The workload of the test above: program fwd 0 (10 ns), fwd 1 (40), wg 1 (70), its all-reduce issued, ig 1
+  // (60), wg 0 (30), its all-reduce issued; collectives take 50 ns and 5 ns of update.
+  test::TempDir dir;
+  Workload w = parse_astra_text(dir.file("w.txt",
+                                         "DATA\n2\n"
+                                         "l0 -1 10 NONE 0 20 NONE 0 30 ALLREDUCE 100 5\n"
+                                         "l1 -1 40 NONE 0 60 NONE 0 70 ALLREDUCE 100 5\n"));
+  FakePlatform p(2, {2}, 50);
+  TrainingLoop loop(w, p, 2);
+  using Seen = std::vector<std::string>;
+  auto ahead = [&](uint64_t ns) {
+    Seen seen;
+    loop.ahead(ns * 1000, [&](uint32_t npu, uint32_t layer, uint32_t pass) {
+      seen.push_back(fmt::format("npu{}:{}:{}", npu, layer, pass_name(pass)));
+    });
+    return seen;
+  };
+  // At the start only compute counts, into the second iteration too: l1's all-reduce is 10 + 40 + 70 ns away,
+  // l0's 210, the second iteration's 330 and 420.
+  EXPECT_EQ(ahead(119), Seen{});
+  EXPECT_EQ(ahead(120), (Seen{"npu0:1:wg", "npu1:1:wg"}));
+  EXPECT_EQ(ahead(330), (Seen{"npu0:1:wg", "npu0:0:wg", "npu0:1:wg", "npu1:1:wg", "npu1:0:wg", "npu1:1:wg"}));
+  EXPECT_EQ(ahead(1000000).size(), 8u);  // two per iteration and NPU, and no more
+  EXPECT_FALSE(loop.computing());
+  EXPECT_EQ(loop.steps_taken(), 0u);
+  // At 130 ns: l1's all-reduce is in flight (issued at 120) and ig 1 runs until 180; l0's is issued after
+  // the 50 ns left of it and 30 ns of wg 0.
+  loop.start();
+  p.run(130000);
+  EXPECT_TRUE(loop.computing());
+  EXPECT_GT(loop.steps_taken(), 0u);
+  EXPECT_EQ(ahead(0), (Seen{"npu0:1:wg", "npu1:1:wg"}));
+  EXPECT_EQ(ahead(79), (Seen{"npu0:1:wg", "npu1:1:wg"}));
+  EXPECT_EQ(ahead(80), (Seen{"npu0:1:wg", "npu0:0:wg", "npu1:1:wg", "npu1:0:wg"}));
+  p.run();
+  ASSERT_TRUE(loop.done());
+  EXPECT_EQ(loop.times(0).end, 530000u);  // reading ahead changes nothing
+  EXPECT_EQ(ahead(1000000), Seen{});
+  EXPECT_FALSE(loop.computing());
 }
 
 TEST(TrainingLoop, HybridBlocksOnForwardAndInputGradientCollectives) {

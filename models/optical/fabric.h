@@ -135,7 +135,7 @@ class Plane : public core::Module {
 /// the last reconfiguration plus what is queued (seed 003 §3.3: the last
 /// window's traffic matrix estimates the next one); `schedule`, what is
 /// queued only, to which the planner adds the traffic the job's schedule
-/// will offer before the next re-plan (its execution graph, read ahead:
+/// will offer before the next re-plan (its execution graph or training loop, read ahead:
 /// the predictability the seed leaves for future work). With `schedule` the
 /// epochs go on while the planner reports the job progressing, so circuits
 /// are planned before the traffic that needs them arrives.

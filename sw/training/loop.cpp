@@ -32,6 +32,8 @@ struct TrainingLoop::Npu {
   uint64_t wait_since = 0;
   uint32_t outstanding = 0;  // collectives in flight
   uint64_t busy_since = 0;
+  bool computing = false;
+  uint64_t compute_end = 0;  // of the running compute step
   bool finished = false;
   NpuTimes t;
 };
@@ -235,7 +237,12 @@ void TrainingLoop::step(Npu& n) {
         n.t.compute += end - start;
         n.t.layer_compute[op.layer][op.pass] += end - start;
         m_p.computed(n.id, op.layer, op.pass, start, end);
-        m_p.at(n.id, end, [this, &n] { step(n); });
+        n.computing = true;
+        n.compute_end = end;
+        m_p.at(n.id, end, [this, &n] {
+          n.computing = false;
+          step(n);
+        });
         return;
       }
       case OpKind::issue:
@@ -256,6 +263,42 @@ void TrainingLoop::step(Npu& n) {
     }
     if (n.pc >= len) n.pc = 0;
   }
+}
+
+void TrainingLoop::ahead(uint64_t horizon_ps, const std::function<void(uint32_t, uint32_t, uint32_t)>& f) const {
+  const std::vector<Op>& program = m_program->ops;
+  const uint64_t now = m_p.now();
+  for (const auto& up : m_npus) {
+    const Npu& n = *up;
+    for (uint32_t l = 0; l < n.issued.size(); ++l)
+      for (uint32_t q = 0; q < 3; ++q)
+        if (n.done[l][q] < n.issued[l][q]) f(n.id, l, q);
+    if (n.finished) continue;
+    uint64_t t = n.computing ? n.compute_end - now : 0;  // compute ahead of the step, from now
+    for (size_t pc = n.pc, it = n.iteration; it < m_iterations && t <= horizon_ps;) {
+      const Op& op = program[pc];
+      if (op.kind == OpKind::compute)
+        t += m_p.compute_ps(n.id, m_w.layers[op.layer].pass[op.pass]);
+      else if (op.kind == OpKind::issue && !m_dims[op.layer][op.pass].empty())
+        f(n.id, op.layer, op.pass);
+      else if (op.kind == OpKind::iteration_end)
+        ++it;
+      if (++pc == program.size()) pc = 0;
+    }
+  }
+}
+
+uint64_t TrainingLoop::steps_taken() const {
+  const uint64_t len = m_program->ops.size();
+  uint64_t s = 0;
+  for (const auto& n : m_npus) s += n->finished ? len * m_iterations + 1 : n->iteration * len + n->pc;
+  return s;
+}
+
+bool TrainingLoop::computing() const {
+  for (const auto& n : m_npus)
+    if (n->computing) return true;
+  return false;
 }
 
 void TrainingLoop::issue(Npu& n, uint32_t layer, uint32_t pass) {

@@ -109,6 +109,17 @@ class TrainingLoop {
   std::string progress() const;
   /// Share of the program steps every NPU has taken, 0..1 (for an ETA).
   double fraction_done() const;
+  /// The schedule read ahead (an optical control plane's traffic estimate,
+  /// as GraphRun::ahead): for every NPU, f(npu, layer, pass) for each
+  /// collective it has issued and not had back, then for each it will issue
+  /// whose issue lies within `horizon_ps` of now when only the compute before
+  /// it is counted (the running one for what is left of it; no waiting for
+  /// collectives or peers), into the following iterations too.
+  void ahead(uint64_t horizon_ps, const std::function<void(uint32_t npu, uint32_t layer, uint32_t pass)>& f) const;
+  /// Program steps taken so far, over every NPU (grows while the run progresses).
+  uint64_t steps_taken() const;
+  /// Whether some NPU is computing.
+  bool computing() const;
 
  private:
   struct Npu;

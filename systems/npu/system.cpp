@@ -642,8 +642,8 @@ void System::configure_optical(const std::vector<optical::Demand>& demand) {
       }
       if (plane->plans_ahead() && !m_forecast)
         throw core::ConfigError(
-            fmt::format("{}.estimate: schedule reads the job's execution graph ahead; this workload has none (an "
-                        "op graph or a Chakra trace has one: --workload FILE)",
+            fmt::format("{}.estimate: schedule reads the job's schedule ahead; a single collective has none (a "
+                        "training workload, an op graph or a Chakra trace has one: --workload FILE)",
                         plane->name()));
       plane->set_planner([this, d, degree, seen = uint64_t(0)](optical::CircuitFabric& p,
                                                                const std::vector<optical::Demand>& measured) mutable {

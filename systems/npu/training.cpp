@@ -58,6 +58,14 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
                      [&](uint32_t npu, uint32_t k) { node_demand(npu, m_graph->graphs()[npu].nodes[k], true, out); });
       return System::Progress{m_graph->finished_nodes(), m_graph->computing()};
     });
+  if (m_loop)
+    m_sys.set_forecast([this](uint64_t horizon_ps, std::vector<optical::Demand>& out) {
+      m_loop->ahead(horizon_ps, [&](uint32_t npu, uint32_t layer, uint32_t pass) {
+        const training::Pass& p = m_w.layers[layer].pass[pass];
+        collective_demand(npu, m_loop->dims(layer, pass), p.comm, p.bytes, true, out);
+      });
+      return System::Progress{m_loop->steps_taken(), m_loop->computing()};
+    });
   auto& tr = core::Context::get().trace();
   if (tr.enabled()) {
     m_trace_pid = tr.process("workload");
@@ -155,12 +163,16 @@ void TrainingRun::node_demand(uint32_t npu, const training::GraphNode& node, boo
     }
     return;
   }
+  collective_demand(npu, node_dims(node), node.comm, node.bytes, own_only, out);
+}
+
+void TrainingRun::collective_demand(uint32_t npu, const std::vector<uint32_t>& dims, training::Comm comm,
+                                    uint64_t bytes, bool own_only, std::vector<optical::Demand>& out) {
   const uint32_t es = core::dtype_bytes(m_dtype);
-  const std::vector<uint32_t> dims = node_dims(node);
   const Groups& g = groups(dims);
   const uint32_t gi = g.of_npu[npu];
-  const npu::CollectiveKind kind = kind_of(node.comm);
-  uint64_t elems = (node.bytes + es - 1) / es;
+  const npu::CollectiveKind kind = kind_of(comm);
+  uint64_t elems = (bytes + es - 1) / es;
   if (kind != npu::CollectiveKind::allreduce)
     elems = (elems + g.groups[gi].size() - 1) / g.groups[gi].size() * g.groups[gi].size();
   m_sys.optical_demand(g.groups[gi], plans(mask_of(dims), g, kind, elems)[gi], 1, out,

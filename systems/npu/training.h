@@ -78,6 +78,9 @@ class TrainingRun final : public training::Platform {
   /// bytes to its peer; a collective's messages at every member of its group
   /// (`own_only`: at `npu` alone).
   void node_demand(uint32_t npu, const training::GraphNode& node, bool own_only, std::vector<optical::Demand>& out);
+  /// What `npu` moves in a collective over `dims` (own_only: its own messages; else its whole group's).
+  void collective_demand(uint32_t npu, const std::vector<uint32_t>& dims, training::Comm comm, uint64_t bytes,
+                         bool own_only, std::vector<optical::Demand>& out);
 
   const training::Workload& workload() const { return m_w; }
   const training::TrainingLoop& loop() const { return *m_loop; }
