@@ -74,7 +74,7 @@ std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_
 
 std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, uint16_t seq, const Pair* pairs,
                                    uint32_t n) {
-  std::vector<uint8_t> p = packet(job, host, 0, b, 0, 0, nullptr);
+  std::vector<uint8_t> p = packet(job, host, 0, job.block_base + b, 0, 0, nullptr);
   const uint32_t total = kHeaderBytes + 8 * n;
   p.resize(total);
   put16(p, 2, static_cast<uint16_t>(total));
@@ -331,21 +331,21 @@ void Host::pump() {
       send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(m_job.block_base + b));
       continue;
     }
-    const uint64_t first = m_sparse_first[b], n = m_sparse_first[b + 1] - first;
+    const uint64_t first = m_run.first[b], n = m_run.first[b + 1] - first;
     const uint32_t packets = sparse_packets_of(b);
     for (uint32_t k = 0; k < packets; ++k) {
       const uint64_t at = first + uint64_t(k) * kSparsePairs;
       const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kSparsePairs, first + n - at));
       const uint16_t seq = static_cast<uint16_t>(k | (k + 1 == packets ? kLast : 0));
-      send(sparse_packet(m_job, m_id, static_cast<uint32_t>(b), seq, m_sparse_in.data() + at, count),
-           static_cast<uint32_t>(b));
+      send(sparse_packet(m_job, m_id, static_cast<uint32_t>(b), seq, m_run.input.data() + at, count),
+           static_cast<uint32_t>(m_job.block_base + b));
     }
   }
 }
 
 uint32_t Host::sparse_packets_of(uint64_t b) const {
   // its pairs in the block's range, kSparsePairs a packet, at least one packet
-  const uint64_t n = m_sparse_first[b + 1] - m_sparse_first[b];
+  const uint64_t n = m_run.first[b + 1] - m_run.first[b];
   return static_cast<uint32_t>(std::max<uint64_t>(1, (n + kSparsePairs - 1) / kSparsePairs));
 }
 
@@ -357,22 +357,22 @@ uint64_t Host::sparse_packets() const {
 
 void Host::start_sparse(const Job& job, std::vector<Pair> input) {
   m_job = job;
-  m_sparse_in = std::move(input);
+  m_run.input = std::move(input);
   m_blocks = job.blocks();
-  m_sparse_first.assign(m_blocks + 1, 0);
+  m_run.first.assign(m_blocks + 1, 0);
   uint64_t at = 0;
   for (uint64_t b = 0; b <= m_blocks; ++b) {
     const uint64_t end = std::min<uint64_t>(b * job.block_elems, job.elems);
-    while (at < m_sparse_in.size() && m_sparse_in[at].index < end) {
-      if (at && m_sparse_in[at].index <= m_sparse_in[at - 1].index)
+    while (at < m_run.input.size() && m_run.input[at].index < end) {
+      if (at && m_run.input[at].index <= m_run.input[at - 1].index)
         throw std::logic_error(fmt::format("{}: sparse input not in increasing index order", name()));
       ++at;
     }
-    m_sparse_first[b] = at;
+    m_run.first[b] = at;
   }
-  if (at != m_sparse_in.size())
+  if (at != m_run.input.size())
     throw std::logic_error(fmt::format("{}: a sparse input index beyond {} elements", name(), job.elems));
-  m_sparse_result.assign(m_blocks, {});
+  m_run.result.assign(m_blocks, {});
   m_open.assign(m_blocks, {});
   m_have.assign(m_blocks, 0);
   m_sent = m_received = 0;
@@ -381,7 +381,7 @@ void Host::start_sparse(const Job& job, std::vector<Pair> input) {
 }
 
 std::string Host::sparse_arrived(std::vector<uint8_t>&& p) {
-  const uint32_t reduction = get16(p, 28), b = get32(p, 32);
+  const uint32_t reduction = get16(p, 28), b = get32(p, 32) - m_job.block_base;
   const uint16_t seq = get16(p, 30), from = get16(p, 36), count = get16(p, 42);
   if (reduction != m_job.reduction || from != kFromSwitch || p[40] != (m_job.dtype | 0x80))
     return fmt::format("reduction {} dtype {:#x} from {:#x} (expected {}, {:#x}, from the switch)", reduction, p[40],
@@ -415,7 +415,7 @@ std::string Host::sparse_arrived(std::vector<uint8_t>&& p) {
     }
   }
   std::sort(acc.begin(), acc.end());
-  std::vector<Pair>& r = m_sparse_result[b];
+  std::vector<Pair>& r = m_run.result[b];
   r.reserve(acc.size());
   for (const auto& [off, v] : acc) r.push_back({off, v});
   o = Open{};

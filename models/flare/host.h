@@ -113,7 +113,15 @@ struct Pair {
   uint32_t value = 0;
   bool operator==(const Pair& o) const { return index == o.index && value == o.value; }
 };
-/// A sparse packet of block `b`: `n` pairs (offsets in the block's range) numbered `seq` (| kLast) from `host`.
+/// A host's sparse allreduce: its nonzero elements in index order, where block b's start (first[b]; first[blocks]:
+/// all of them), and its result: block b's pairs (offsets in its range), in offset order.
+struct SparseRun {
+  std::vector<Pair> input;
+  std::vector<uint64_t> first;
+  std::vector<std::vector<Pair>> result;
+};
+/// A sparse packet of block `b` (block id job.block_base + b): `n` pairs (offsets in the block's range) numbered
+/// `seq` (| kLast) from `host`.
 std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, uint16_t seq, const Pair* pairs,
                                    uint32_t n);
 
@@ -150,12 +158,16 @@ class Host : public core::Module, public core::Actor {
   /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.
   void start_sparse(const Job& job, std::vector<Pair> input);
   /// Sparse: the host's nonzero elements, and its result: block b's pairs (offsets in its range), in offset order.
-  const std::vector<Pair>& sparse_input() const { return m_sparse_in; }
+  const std::vector<Pair>& sparse_input() const { return m_run.input; }
   /// Packets this host sends for its sparse vector (after start_sparse).
   uint64_t sparse_packets() const;
-  const std::vector<std::vector<Pair>>& sparse_result() const { return m_sparse_result; }
+  const std::vector<std::vector<Pair>>& sparse_result() const { return m_run.result; }
+  /// The sparse allreduce: its input and result.
+  const SparseRun& sparse_run() const { return m_run; }
+  /// The sparse allreduce just done (the host keeps none of it after).
+  SparseRun take_sparse() { return std::move(m_run); }
   /// Sparse: the first of the host's pairs in block b (b = blocks: all of them).
-  uint64_t sparse_first(uint64_t b) const { return m_sparse_first[b]; }
+  uint64_t sparse_first(uint64_t b) const { return m_run.first[b]; }
   /// A packet the switch sent on this host's port: it arrives `latency` after `p.time_ps`.
   void deliver(pspin::EgressPacket&& p);
 
@@ -186,9 +198,7 @@ class Host : public core::Module, public core::Actor {
   std::vector<std::vector<uint8_t>> m_early;  // ring packets of a later allreduce
   std::string sparse_arrived(std::vector<uint8_t>&& p);
   uint32_t sparse_packets_of(uint64_t block) const;
-  std::vector<Pair> m_sparse_in;
-  std::vector<uint64_t> m_sparse_first;
-  std::vector<std::vector<Pair>> m_sparse_result;
+  SparseRun m_run;
   struct Open {  // a sparse block's result packets so far, by number
     std::vector<std::vector<uint8_t>> packets;
     uint32_t weight = 0;

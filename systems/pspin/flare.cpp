@@ -249,8 +249,12 @@ std::string FlareScenario::headline() const {
 
 std::string FlareScenario::description() const {
   if (m_training)
-    return fmt::format("training workload {} ({}, {}), all-reduces by {} of {}", m_workload, core::dtype_name(m_dtype),
-                       m_params.op.get(), m_handler_name, m_handler_file);
+    return fmt::format(
+        "training workload {} ({}, {}), {}all-reduces by {} of {}", m_workload, core::dtype_name(m_dtype),
+        m_params.op.get(),
+        m_sparse ? fmt::format("sparse ({:g} % nonzero, blocks of {} elements) ", m_density * 100, m_sys->span)
+                 : std::string(),
+        m_handler_name, m_handler_file);
   if (m_sparse)
     return fmt::format(
         "sparse allreduce ({}, {}) of {} elements per host, {:g} % nonzero, blocks of {} elements, "
@@ -274,7 +278,6 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
         "--workload {}: a Flare platform runs an allreduce in the switch, or a training workload file", opt.workload));
   if (training) {
     opt.refuse("bytes", "a training workload's all-reduce sizes come from its file");
-    opt.refuse("sparse", "a training workload's gradients are dense here");
   } else if (opt.kind_options.count("iterations")) {
     throw core::ConfigError("--iterations: only a training workload (--workload FILE) has iterations");
   }
@@ -352,7 +355,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       throw core::ConfigError(fmt::format("flare.span {}: not a multiple of 32 elements", m_sys->span));
     if (m_sys->sparse_format == 1 && (m_sys->entries & (m_sys->entries - 1)))
       throw core::ConfigError(fmt::format("flare.entries {}: the hash table takes a power of 2", m_sys->entries));
-    if (m_job.elems > UINT32_MAX)
+    if (!training && m_job.elems > UINT32_MAX)
       throw core::ConfigError(fmt::format("--bytes {}: a sparse vector has at most 2^32 elements", bytes));
     // A switch numbers the packets it sends for a block in 15 bits: at most one per flush (a flush sends at least a
     // full store's pairs) plus one per 128 pairs, from at most (hosts under it) x span pairs in.
@@ -380,7 +383,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
         throw core::ConfigError(fmt::format("--iterations '{}': expected a whole number >= 1", v));
       iterations = static_cast<uint32_t>(std::stoul(v));
     }
-    m_training = std::make_unique<FlareTraining>(*m_sys, m_job, opt.workload, iterations, m_dtype, m_seed);
+    m_training = std::make_unique<FlareTraining>(*m_sys, m_job, opt.workload, iterations, m_dtype, m_seed,
+                                                 m_sparse ? m_density : 1.0,
+                                                 m_params.block_bytes.get() / core::dtype_bytes(m_dtype));
   }
   // Switch memory: the blocks open at once (up to 2 windows: a host may start
   // the next group while the last one is answered) need a buffer each, at
@@ -403,6 +408,16 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
           "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
           m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
           s.name()));
+    // A sparse training run's switches log 8 bytes per packet they apply: their hosts' packets, expected at the
+    // density (a single allreduce's are counted exactly at load()).
+    if (m_training && m_sparse && i < (m_sys->fat_tree() ? m_sys->leaves.get() : 1u)) {
+      const double log = 8 * m_training->sparse_packets_per_host() * m_sys->hosts_per_leaf();
+      if (log > static_cast<double>(s.host_mem_MiB.get() << 20))
+        throw core::ConfigError(fmt::format(
+            "--sparse {:g}: {}'s order log (about {:.0f} B: 8 per packet applied, every sparse all-reduce of the "
+            "run from its {} hosts) does not fit {}.host_mem_MiB ({} MiB)",
+            m_density, s.name(), log, m_sys->hosts_per_leaf(), s.name(), s.host_mem_MiB.get()));
+    }
     const uint64_t log_bytes = (m_training ? m_training->total_blocks() : m_job.blocks()) * fan_in * 2;
     if (!m_ring && !m_sparse && log_bytes > s.host_mem_MiB.get() << 20)
       throw core::ConfigError(
@@ -454,13 +469,21 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
 uint64_t FlareScenario::host_bytes(std::string& what) const {
   // Inputs and results of every host, and the packets in flight.
   const uint64_t v = m_job.elems * m_job.esize;
-  if (m_training) {  // every all-reduce's inputs and results at every host, kept for the check
-    uint64_t per_iteration = 0;
+  if (m_training) {            // every all-reduce's inputs and results at every host, kept for the check
+    double per_iteration = 0;  // bytes of one host's inputs and results
     for (const training::Layer& l : m_training->workload().layers)
-      for (const training::Pass& p : l.pass) per_iteration += p.comm == training::Comm::none ? 0 : p.bytes;
-    what = fmt::format("{} hosts' inputs and results of every all-reduce ({} B per iteration)", m_job.hosts,
-                       per_iteration);
-    return 2 * per_iteration * m_training->iterations() * m_job.hosts + m_training->total_blocks() * 96;
+      for (const training::Pass& p : l.pass) {
+        if (p.comm == training::Comm::none) continue;
+        // sparse pairs: a host's D x elems, its result up to min(1, hosts x D) x elems, 8 bytes each
+        const double elems = std::ceil(double(p.bytes) / m_job.esize);
+        per_iteration += m_sparse && p.comm == training::Comm::allreduce
+                             ? (m_density + std::min(1.0, m_density * m_job.hosts)) * elems * 8
+                             : 2.0 * double(p.bytes);
+      }
+    what = fmt::format("{} hosts' inputs and results of every all-reduce ({:.0f} B per iteration and host)",
+                       m_job.hosts, per_iteration);
+    return static_cast<uint64_t>(per_iteration * m_training->iterations() * m_job.hosts) +
+           m_training->total_blocks() * 96;
   }
   if (m_sparse) {  // pairs: a host's D x elems, its result up to min(1, hosts x D) x elems
     const double in = m_density * double(m_job.elems) * 8,
@@ -494,6 +517,10 @@ void FlareScenario::load() {
                       m_handler_file));
   }
   const uint64_t bytes = m_job.elems * m_job.esize;
+  if (m_training) {
+    m_training->start();
+    return;
+  }
   for (uint32_t i = 0; m_sparse && i < m_job.hosts; ++i) m_sys->host[i]->start_sparse(m_job, sparse_input(i));
   if (m_sparse) {
     // The hosts' switches log 8 bytes per packet they apply (sparse.c): their hosts' packets, known now, must
@@ -510,10 +537,6 @@ void FlareScenario::load() {
             m_density, sw.name(), packets[i] * 8, packets[i], sw.name(), sw.host_mem_MiB.get()));
     }
   }
-  if (m_training) {
-    m_training->start();
-    return;
-  }
   for (uint32_t i = 0; !m_sparse && i < m_job.hosts; ++i) {
     std::vector<uint8_t> in(bytes);
     core::random_elements(m_dtype, m_seed * 1000003 + i, in.data(), bytes, 0, m_job.hosts);
@@ -522,24 +545,7 @@ void FlareScenario::load() {
 }
 
 std::vector<flare::Pair> FlareScenario::sparse_input(uint32_t host) const {
-  // Nonzero at independent positions with probability D: geometric gaps from the host's own generator.
-  std::mt19937_64 rng(m_seed * 1000003 + host);
-  std::vector<uint64_t> at;
-  const double l = std::log1p(-m_density);
-  auto gap = [&]() -> uint64_t {
-    if (m_density >= 1) return 0;
-    const double u = (double((rng() >> 11) + 1)) * 0x1p-53;  // (0, 1]
-    return static_cast<uint64_t>(std::min(std::floor(std::log(u) / l), double(m_job.elems)));
-  };
-  for (uint64_t e = gap(); e < m_job.elems; e += 1 + gap()) at.push_back(e);
-  std::vector<uint8_t> v(at.size() * m_job.esize);
-  core::random_elements(m_dtype, m_seed * 1000003 + host, v.data(), v.size(), 0, m_job.hosts);
-  std::vector<flare::Pair> out(at.size());
-  for (size_t k = 0; k < at.size(); ++k) {
-    out[k].index = static_cast<uint32_t>(at[k]);
-    std::memcpy(&out[k].value, &v[k * m_job.esize], m_job.esize);
-  }
-  return out;
+  return FlareTraining::sparse_vector(m_job, m_density, m_dtype, m_seed * 1000003 + host);
 }
 
 double FlareScenario::fraction_done() const {
@@ -555,14 +561,22 @@ double FlareScenario::fraction_done() const {
 void FlareScenario::finish() {
   // host0's result (the check compares every host's with the reference); sparse: (index, value) words
   std::vector<uint8_t> pairs;
-  if (m_sparse)
-    for (uint64_t b = 0; b < m_job.blocks(); ++b)
-      for (const flare::Pair& p : m_sys->host[0]->sparse_result()[b]) {
-        const uint32_t w[2] = {static_cast<uint32_t>(b * m_job.block_elems + p.index), p.value};
+  auto sparse_words = [&pairs](const flare::Job& job, const flare::SparseRun& run) {
+    for (uint64_t b = 0; b < run.result.size(); ++b)
+      for (const flare::Pair& p : run.result[b]) {
+        const uint32_t w[2] = {static_cast<uint32_t>(b * job.block_elems + p.index), p.value};
         pairs.insert(pairs.end(), reinterpret_cast<const uint8_t*>(w), reinterpret_cast<const uint8_t*>(w) + 8);
       }
+  };
+  if (m_sparse && !m_training) sparse_words(m_job, m_sys->host[0]->sparse_run());
   // training: host0's result of the last collective
-  if (m_training && !m_training->records().empty()) pairs = m_training->records().back().result[0];
+  if (m_training && !m_training->records().empty()) {
+    const FlareTraining::Record& last = m_training->records().back();
+    if (last.job.sparse)
+      sparse_words(last.job, last.sparse[0]);
+    else
+      pairs = last.result[0];
+  }
   const std::vector<uint8_t>& r = m_sparse || m_training ? pairs : m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
                    std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
@@ -735,19 +749,32 @@ systems::Outcome FlareScenario::check() {
   systems::Outcome out;
   out.checked = true;
   uint64_t bad = 0, bad_order = 0;
-  if (m_sparse) {
-    bad_order = check_sparse(bad);
-  } else if (m_training) {
+  SparseCounts counts;
+  const SparseOrder order = m_sparse ? sparse_order() : SparseOrder();
+  if (m_training) {
     for (FlareTraining::Record& r : m_training->records()) {
-      Vectors in, res;
-      for (uint32_t h = 0; h < r.input.size(); ++h) {
-        in.push_back(&r.input[h]);
-        res.push_back(&r.result[h]);
+      if (r.hosts_done != m_job.hosts) {  // not every host has it
+        r.mismatched = r.job.elems * m_job.hosts;
+      } else if (r.job.sparse) {
+        std::vector<const flare::SparseRun*> runs;
+        for (const flare::SparseRun& run : r.sparse) runs.push_back(&run);
+        uint64_t wrong = 0;
+        bad_order += check_sparse(r.job, runs, order, wrong, counts);
+        r.mismatched = wrong;
+      } else {
+        Vectors in, res;
+        for (uint32_t h = 0; h < r.input.size(); ++h) {
+          in.push_back(&r.input[h]);
+          res.push_back(&r.result[h]);
+        }
+        r.mismatched = check_dense(r.job, in, res, bad_order);
       }
-      r.mismatched = r.hosts_done == m_job.hosts ? check_dense(r.job, in, res, bad_order)
-                                                 : r.job.elems * m_job.hosts;  // not every host has it
       bad += r.mismatched;
     }
+  } else if (m_sparse) {
+    std::vector<const flare::SparseRun*> runs;
+    for (const auto& h : m_sys->host) runs.push_back(&h->sparse_run());
+    bad_order = check_sparse(m_job, runs, order, bad, counts);
   } else {
     Vectors in, res;
     for (const auto& h : m_sys->host) {
@@ -761,6 +788,11 @@ systems::Outcome FlareScenario::check() {
   bool faults = false;
   for (const auto& s : m_sys->switches) faults = faults || !s->fault_log().empty();
   m_stats.mismatched_elements.set(bad);
+  if (m_sparse) {
+    m_stats.sparse_flushes.set(counts.flushes);
+    m_stats.sparse_pairs_in.set(counts.pairs_in);
+    m_stats.sparse_pairs_out.set(counts.pairs_out);
+  }
   out.verified = bad == 0 && errors == 0 && !faults && !(m_sparse && bad_order);
   if (bad_order && m_sparse)
     m_sys->log(core::Level::warn,
@@ -775,14 +807,14 @@ systems::Outcome FlareScenario::check() {
   return out;
 }
 
-uint64_t FlareScenario::check_sparse(uint64_t& bad) {
+FlareScenario::SparseOrder FlareScenario::sparse_order() const {
   // Each switch's log (sparse.c): 8 bytes at host_mem + position x 8: block, sender | packet number << 16.
   struct Entry {
     uint32_t block = 0, word = 0;
     bool set = false;
   };
   const size_t nsw = m_sys->switches.size();
-  std::vector<std::map<uint32_t, std::vector<uint32_t>>> order(nsw);  // [switch][block]: logged words, in order
+  SparseOrder order(nsw);
   for (size_t i = 0; i < nsw; ++i) {
     std::vector<Entry> log;
     const uint64_t base = m_sys->switches[i]->host_mem_addr.get();
@@ -797,32 +829,36 @@ uint64_t FlareScenario::check_sparse(uint64_t& bad) {
     for (const Entry& e : log)
       if (e.set) order[i][e.block].push_back(e.word);
   }
-  const uint32_t n = m_job.hosts, H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get();
+  return order;
+}
+
+uint64_t FlareScenario::check_sparse(const flare::Job& job, const std::vector<const flare::SparseRun*>& hosts,
+                                     const SparseOrder& order, uint64_t& bad, SparseCounts& counts) {
+  const uint32_t n = job.hosts, H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get();
   const uint32_t S = m_sys->spines.get();
-  uint64_t unusable = 0, flushes = 0, pairs_in = 0, pairs_out = 0;
+  uint64_t unusable = 0;
   // A host's packets of block b, as it sent them.
   auto host_packets = [&](uint32_t h, uint64_t b) {
-    const flare::Host& host = *m_sys->host[h];
-    const uint64_t first = host.sparse_first(b), last = host.sparse_first(b + 1);
-    const uint64_t base = b * m_job.block_elems;
+    const flare::SparseRun& host = *hosts[h];
+    const uint64_t first = host.first[b], last = host.first[b + 1];
+    const uint64_t base = b * job.block_elems;
     Packets out;
     for (uint64_t k = first; k < last; k += flare::kSparsePairs) {
       out.emplace_back();
       for (uint64_t j = k; j < std::min(last, k + flare::kSparsePairs); ++j)
-        out.back().push_back(
-            {static_cast<uint32_t>(host.sparse_input()[j].index - base), host.sparse_input()[j].value});
+        out.back().push_back({static_cast<uint32_t>(host.input[j].index - base), host.input[j].value});
     }
     if (out.empty()) out.emplace_back();
     return out;
   };
   // Switch i's packets of block b, replaying its log over its senders' packets (`from` numbers them).
   auto replay = [&](size_t i, uint64_t b, uint32_t from, const std::vector<Packets>& in, bool& ok) {
-    SparseStore store(m_job, m_sys->sparse_format, m_sys->span, m_sys->entries);
+    SparseStore store(job, m_sys->sparse_format, m_sys->span, m_sys->entries);
     Packets out;
     std::vector<std::vector<uint8_t>> applied(in.size());
     for (size_t c = 0; c < in.size(); ++c) applied[c].assign(in[c].size(), 0);
     size_t count = 0;
-    auto it = order[i].find(static_cast<uint32_t>(b));
+    auto it = order[i].find(static_cast<uint32_t>(job.block_base + b));
     if (it != order[i].end())
       for (uint32_t word : it->second) {
         const uint32_t who = (word & 0xffff) - from, seq = word >> 16, k = seq & (flare::kLast - 1);
@@ -839,10 +875,10 @@ uint64_t FlareScenario::check_sparse(uint64_t& bad) {
     for (const Packets& c : in) all += c.size();
     if (count != all) ok = false;
     store.finish(out);
-    flushes += store.flushes;
+    counts.flushes += store.flushes;
     return out;
   };
-  for (uint64_t b = 0; b < m_job.blocks(); ++b) {
+  for (uint64_t b = 0; b < job.blocks(); ++b) {
     bool ok = true;
     std::vector<Packets> sent(n);  // what each host sent of block b
     for (uint32_t h = 0; h < n; ++h) sent[h] = host_packets(h, b);
@@ -853,7 +889,7 @@ uint64_t FlareScenario::check_sparse(uint64_t& bad) {
       std::vector<Packets> up(L);
       for (uint32_t l = 0; l < L; ++l)
         up[l] = replay(l, b, l * H, std::vector<Packets>(sent.begin() + l * H, sent.begin() + (l + 1) * H), ok);
-      top = replay(L + b % S, b, 0, up, ok);
+      top = replay(L + (job.block_base + b) % S, b, 0, up, ok);
     }
     if (!ok) ++unusable;
     // Packets' pairs into a result: the first of an offset stored, the others combined, in order.
@@ -861,14 +897,14 @@ uint64_t FlareScenario::check_sparse(uint64_t& bad) {
       for (const auto& pk : packets)
         for (const flare::Pair& p : pk) {
           auto [at, fresh] = acc.emplace(p.index, p.value);
-          if (!fresh) at->second = combine(m_job, at->second, p.value);
+          if (!fresh) at->second = combine(job, at->second, p.value);
         }
     };
     // What every host does with the result packets.
     std::map<uint32_t, uint32_t> want;
     reduce_into(want, top);
     // Integers: the order does not matter, so also the plain reduction of the inputs (independent of the replay).
-    if (m_job.dtype == kInt32 && m_job.op != kUser) {
+    if (job.dtype == kInt32 && job.op != kUser) {
       std::map<uint32_t, uint32_t> plain;
       for (const Packets& packets : sent) reduce_into(plain, packets);
       if (plain != want) {  // the elements that differ (either has one the other lacks, or other bits)
@@ -879,22 +915,19 @@ uint64_t FlareScenario::check_sparse(uint64_t& bad) {
         for (const auto& [off, v] : want) bad += !plain.count(off);
       }
     }
-    pairs_out += want.size();
+    counts.pairs_out += want.size();
     std::vector<flare::Pair> expect;
     expect.reserve(want.size());
     for (const auto& [off, v] : want) expect.push_back({off, v});
-    for (const auto& h : m_sys->host) {
-      const std::vector<flare::Pair>& got = h->sparse_result()[b];
+    for (const flare::SparseRun* h : hosts) {
+      const std::vector<flare::Pair>& got = h->result[b];
       if (got == expect) continue;
       size_t same = 0;
       for (size_t k = 0; k < std::min(got.size(), expect.size()); ++k) same += got[k] == expect[k];
       bad += std::max(got.size(), expect.size()) - same;
     }
   }
-  for (const auto& h : m_sys->host) pairs_in += h->sparse_input().size();
-  m_stats.sparse_flushes.set(flushes);
-  m_stats.sparse_pairs_in.set(pairs_in);
-  m_stats.sparse_pairs_out.set(pairs_out);
+  for (const flare::SparseRun* h : hosts) counts.pairs_in += h->input.size();
   return unusable;
 }
 
@@ -1007,11 +1040,16 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
       host_based += r.job.kind != flare::Collective::allreduce;
     out.line(
         "collectives",
-        fmt::format("{} of {} B in all, one at a time per host: {} all-reduces {} ({}), {}-byte blocks, window "
-                    "{}{}{}",
+        fmt::format("{} of {} B in all, one at a time per host: {} all-reduces {} ({}), {}, window {}{}{}",
                     m_stats.collectives.get(), m_stats.collective_bytes.get(), m_stats.collectives.get() - host_based,
-                    m_ring ? "on the host ring through the switches" : "in the switches", m_params.algorithm.get(),
-                    m_params.block_bytes.get(), m_job.window, m_job.stagger ? ", staggered" : "",
+                    m_ring ? "on the host ring through the switches" : "in the switches",
+                    m_sparse ? fmt::format("sparse, {:g} % nonzero: {} pairs in, {} out at a host, {} flushes",
+                                           m_density * 100, m_stats.sparse_pairs_in.get(),
+                                           m_stats.sparse_pairs_out.get(), m_stats.sparse_flushes.get())
+                             : m_params.algorithm.get(),
+                    m_sparse ? fmt::format("blocks of {} elements", m_sys->span)
+                             : fmt::format("{}-byte blocks", m_params.block_bytes.get()),
+                    m_job.window, m_job.stagger ? ", staggered" : "",
                     host_based ? fmt::format("; {} host-based (reduce-scatter, all-gather, all-to-all), "
                                              "through the switches",
                                              host_based)

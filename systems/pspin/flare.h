@@ -202,7 +202,16 @@ class FlareScenario : public systems::Scenario {
   std::vector<std::map<uint64_t, const std::vector<uint8_t>*>> m_logged;  // [switch][host address]: a log write
   std::unique_ptr<FlareTraining> m_training;
   std::string m_workload;
-  uint64_t check_sparse(uint64_t& bad);  // the sparse reference; returns the blocks whose log is unusable
+  // The switches' sparse order logs (sparse.c): [switch][block id] the words logged, in order.
+  using SparseOrder = std::vector<std::map<uint32_t, std::vector<uint32_t>>>;
+  SparseOrder sparse_order() const;
+  struct SparseCounts {
+    uint64_t flushes = 0, pairs_in = 0, pairs_out = 0;
+  };
+  // The sparse reference of one allreduce (every host's run); counts the wrong elements into `bad`, returns the
+  // blocks whose log is unusable.
+  uint64_t check_sparse(const flare::Job& job, const std::vector<const flare::SparseRun*>& hosts,
+                        const SparseOrder& order, uint64_t& bad, SparseCounts& counts);
   std::unique_ptr<FlareSystem> m_sys;
   FlareParams m_params;
   FlareStats m_stats;

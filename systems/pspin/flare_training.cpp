@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <stdexcept>
 
 #include "models/core/param.h"
@@ -10,8 +14,14 @@
 namespace fabricvp::pspin {
 
 FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std::string& file, uint32_t iterations,
-                             core::Dtype dtype, uint64_t seed)
-    : m_sys(sys), m_job(job), m_iterations(iterations), m_dtype(dtype), m_seed(seed) {
+                             core::Dtype dtype, uint64_t seed, double density, uint32_t dense_block_elems)
+    : m_sys(sys),
+      m_job(job),
+      m_iterations(iterations),
+      m_dtype(dtype),
+      m_seed(seed),
+      m_density(density),
+      m_dense_block_elems(dense_block_elems) {
   m_w = training::load_workload(file);
   m_loop = std::make_unique<training::TrainingLoop>(m_w, *this, iterations);
   // All-reduces in the switches (or the host ring: flare.algorithm=ring); the other collectives host-based, their
@@ -25,8 +35,21 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
       if (ps.comm == training::Comm::none || m_loop->dims(li, p).empty()) continue;
       flare::Job j = job;
       j.elems = std::max<uint64_t>(1, (ps.bytes + job.esize - 1) / job.esize);
-      if (ps.comm == training::Comm::allreduce) blocks += j.blocks();
+      if (ps.comm == training::Comm::allreduce) {
+        blocks += j.blocks();
+        if (job.sparse && j.elems > UINT32_MAX)
+          throw core::ConfigError(
+              fmt::format("{}: layer {} ({}), its {} ALLREDUCE of {} elements: a sparse vector "
+                          "has at most 2^32 elements",
+                          file, l.name, li, training::pass_name(p), j.elems));
+        if (job.sparse)
+          m_sparse_packets += static_cast<double>(iterations) *
+                              (static_cast<double>(j.blocks()) +
+                               density * static_cast<double>(j.elems) / static_cast<double>(flare::kSparsePairs));
+      }
       if (ps.comm == training::Comm::allreduce && !job.ring) continue;
+      j.sparse = false;
+      j.block_elems = dense_block_elems;
       if (const std::string why = flare::host_based_limits(j); !why.empty())
         throw core::ConfigError(fmt::format("{}: layer {} ({}), its {} {}: {}", file, l.name, li,
                                             training::pass_name(p), training::comm_name(ps.comm), why));
@@ -72,6 +95,8 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
     r.job.block_base =
         last_in_switch ? last_in_switch->block_base + static_cast<uint32_t>(last_in_switch->blocks()) : 0;
     if (call.comm != training::Comm::allreduce) {  // host-based, a whole segment per host (as the NPUs round)
+      r.job.sparse = false;
+      r.job.block_elems = m_dense_block_elems;
       r.job.ring = true;
       r.job.kind = call.comm == training::Comm::reducescatter ? flare::Collective::reducescatter
                    : call.comm == training::Comm::allgather   ? flare::Collective::allgather
@@ -80,6 +105,7 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
     }
     r.input.resize(m_job.hosts);
     r.result.resize(m_job.hosts);
+    if (r.job.sparse) r.sparse.resize(m_job.hosts);
     m_records.push_back(std::move(r));
   }
   Record& r = m_records.at(k);
@@ -100,17 +126,47 @@ void FlareTraining::start_next(uint32_t h) {
   hs.current = k;
   hs.done = std::move(done);
   const Record& r = m_records[k];
+  const uint64_t seed = (m_seed * 1000003 + h) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull);
+  if (r.job.sparse) {
+    m_sys.host[h]->start_sparse(r.job, sparse_vector(r.job, m_density, m_dtype, seed));
+    return;
+  }
   std::vector<uint8_t> in(r.job.input_elems() * r.job.esize);
-  core::random_elements(m_dtype, (m_seed * 1000003 + h) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull), in.data(),
-                        in.size(), 0, m_job.hosts);
+  core::random_elements(m_dtype, seed, in.data(), in.size(), 0, m_job.hosts);
   m_sys.host[h]->start(r.job, std::move(in));
+}
+
+std::vector<flare::Pair> FlareTraining::sparse_vector(const flare::Job& job, double density, core::Dtype dtype,
+                                                      uint64_t seed) {
+  // Nonzero at independent positions with probability D: geometric gaps from the host's own generator.
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> at;
+  const double l = std::log1p(-density);
+  auto gap = [&]() -> uint64_t {
+    if (density >= 1) return 0;
+    const double u = (double((rng() >> 11) + 1)) * 0x1p-53;  // (0, 1]
+    return static_cast<uint64_t>(std::min(std::floor(std::log(u) / l), double(job.elems)));
+  };
+  for (uint64_t e = gap(); e < job.elems; e += 1 + gap()) at.push_back(e);
+  std::vector<uint8_t> v(at.size() * job.esize);
+  core::random_elements(dtype, seed, v.data(), v.size(), 0, job.hosts);
+  std::vector<flare::Pair> out(at.size());
+  for (size_t k = 0; k < at.size(); ++k) {
+    out[k].index = static_cast<uint32_t>(at[k]);
+    std::memcpy(&out[k].value, &v[k * job.esize], job.esize);
+  }
+  return out;
 }
 
 void FlareTraining::host_done(uint32_t h) {
   HostState& hs = m_hosts[h];
   Record& r = m_records[hs.current];
-  r.input[h] = m_sys.host[h]->take_input();
-  r.result[h] = m_sys.host[h]->take_result();
+  if (r.job.sparse) {
+    r.sparse[h] = m_sys.host[h]->take_sparse();
+  } else {
+    r.input[h] = m_sys.host[h]->take_input();
+    r.result[h] = m_sys.host[h]->take_result();
+  }
   ++r.hosts_done;
   r.end_ps = std::max(r.end_ps, now());
   hs.busy = false;

@@ -8,8 +8,10 @@
 // whole segment per host). A host runs its collectives one at a time, in
 // the order the loop issues them (every host issues the same sequence); the
 // allreduces in the switches number their blocks one after the other
-// (flare::Job::block_base). Every collective's inputs and results are kept
-// for the run's check (FlareScenario::check). docs/flare.md.
+// (flare::Job::block_base). With a density (--sparse D) the all-reduces are
+// sparse (flare/sparse.c): every host's gradient has a share D of nonzero
+// elements, drawn anew for each all-reduce. Every collective's inputs and
+// results are kept for the run's check (FlareScenario::check). docs/flare.md.
 #pragma once
 
 #include <deque>
@@ -29,9 +31,11 @@ class FlareSystem;
 
 class FlareTraining : public training::Platform {
  public:
-  /// `job`: the settings every allreduce shares (dtype, op, blocks, window, stagger, ring, fan-in).
+  /// `job`: the settings every allreduce shares (dtype, op, blocks, window, stagger, ring, fan-in; job.sparse:
+  /// the all-reduces are sparse, with `density` of each host's elements nonzero); `dense_block_elems`: the
+  /// elements of a packet of the host-based collectives.
   FlareTraining(FlareSystem& sys, const flare::Job& job, const std::string& file, uint32_t iterations,
-                core::Dtype dtype, uint64_t seed);
+                core::Dtype dtype, uint64_t seed, double density, uint32_t dense_block_elems);
   ~FlareTraining() override;
 
   uint32_t npus() const override { return m_job.hosts; }
@@ -53,6 +57,7 @@ class FlareTraining : public training::Platform {
     uint64_t issue_ps = UINT64_MAX, end_ps = 0;  ///< first host issued, last host had its result
     uint32_t hosts_done = 0;
     std::vector<std::vector<uint8_t>> input, result;  ///< per host
+    std::vector<flare::SparseRun> sparse;             ///< per host: a sparse all-reduce's pairs
     uint64_t mismatched = 0;
   };
   std::vector<Record>& records() { return m_records; }
@@ -62,6 +67,13 @@ class FlareTraining : public training::Platform {
   uint32_t iterations() const { return m_iterations; }
   /// Blocks of every allreduce of the run, summed (each switch logs them).
   uint64_t total_blocks() const { return m_total_blocks; }
+  /// Sparse: the packets a host sends for every all-reduce of the run, expected at the density (every block
+  /// one at least, then one per flare::kSparsePairs pairs).
+  double sparse_packets_per_host() const { return m_sparse_packets; }
+  /// The nonzero elements of host `host`'s input of the sparse all-reduce `job`, from `seed` (the single
+  /// allreduce's too).
+  static std::vector<flare::Pair> sparse_vector(const flare::Job& job, double density, core::Dtype dtype,
+                                                uint64_t seed);
 
  private:
   void start_next(uint32_t host);
@@ -73,6 +85,9 @@ class FlareTraining : public training::Platform {
   uint32_t m_iterations;
   core::Dtype m_dtype;
   uint64_t m_seed;
+  double m_density;
+  uint32_t m_dense_block_elems;
+  double m_sparse_packets = 0;
   std::vector<Record> m_records;
   struct HostState {
     std::deque<std::pair<uint32_t, std::function<void()>>> queue;  // record, the loop's callback

@@ -108,8 +108,8 @@ const cli::Command run_cmd([](CLI::App& app) {
        "Flare: the user operator (-p flare.op=user), a C file defining uint32_t flare_user_op(uint32_t, "
        "uint32_t) on the elements' words"},
       {"sparse",
-       "Flare: sparse vectors, this share of each host's elements nonzero (0 < D <= 1), reduced by the sparse kernel "
-       "(-p flare.sparse_format=array|hash|twolevel)"},
+       "Flare: sparse vectors (with --workload FILE: the all-reduces' gradients), this share of each host's "
+       "elements nonzero (0 < D <= 1), reduced by the sparse kernel (-p flare.sparse_format=array|hash|twolevel)"},
       {"hh", "PsPIN switch: header handler symbol (default: the one symbol ending in _hh, if any)"},
       {"ph", "PsPIN switch: payload handler symbol (default: the one symbol ending in _ph)"},
       {"th", "PsPIN switch: completion handler symbol (default: the one symbol ending in _th, if any)"},
