@@ -144,164 +144,227 @@ Host::Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double
       m_q(q),
       m_to_switch(std::move(to_switch)) {}
 
+Host::Run& Host::add_run(const Job& job) {
+  for (const auto& run : m_runs)
+    if (run->job.reduction == job.reduction)
+      throw std::logic_error(fmt::format("{}: reduction {} started while one is still here", name(), job.reduction));
+  m_runs.push_back(std::make_unique<Run>());
+  Run& r = *m_runs.back();
+  r.job = job;
+  r.blocks = job.blocks();
+  r.have.assign(r.blocks, 0);
+  r.offset = job.stagger ? static_cast<uint32_t>(uint64_t(m_id) * job.window / job.hosts) : 0;
+  return r;
+}
+
+Host::Run* Host::find(uint32_t reduction) {
+  for (const auto& run : m_runs)
+    if (run->job.reduction == reduction && !run->finished) return run.get();
+  return nullptr;
+}
+
 void Host::start(const Job& job, std::vector<uint8_t> input) {
   if (input.size() != job.input_elems() * job.esize)
     throw std::logic_error(
         fmt::format("{}: {} bytes of input for {} elements", name(), input.size(), job.input_elems()));
   if (job.kind != Collective::allreduce && (!job.ring || job.sparse || job.elems % job.hosts))
     throw std::logic_error(fmt::format("{}: a host-based collective of whole segments only", name()));
-  m_job = job;
-  m_input = std::move(input);
-  m_result.assign(m_input.size(), 0);
-  m_blocks = job.blocks();
-  m_have.assign(m_blocks, 0);
-  m_sent = m_received = 0;
-  m_offset = job.stagger ? static_cast<uint32_t>(uint64_t(m_id) * job.window / job.hosts) : 0;
+  Run& r = add_run(job);
+  r.input = std::move(input);
+  r.result.assign(r.input.size(), 0);
   if (!job.ring) {
     pump();
     return;
   }
-  start_host_based();
+  start_host_based(r);
   // what a neighbour already sent of this one
-  std::vector<std::vector<uint8_t>> early;
+  std::vector<std::vector<uint8_t>> early, later;
   early.swap(m_early);
-  for (auto& q : early) arrived(std::move(q), true);
+  for (auto& q : early)
+    if (get16(q, 28) == job.reduction)
+      arrived(std::move(q), true);
+    else
+      later.push_back(std::move(q));
+  for (auto& q : later) m_early.push_back(std::move(q));
 }
 
-void Host::start_host_based() {
-  const uint32_t n = m_job.hosts;
-  m_ring_packets = m_ring_received = 0;
-  if (m_job.kind == Collective::alltoall) {
+void Host::start_host_based(Run& r) {
+  const uint32_t n = r.job.hosts;
+  r.ring_packets = r.ring_received = 0;
+  if (r.job.kind == Collective::alltoall) {
     // Own segment in place; then segment j to host j, peers in turn from the next host on.
-    m_result.assign(m_job.elems * m_job.esize, 0);
-    const size_t es = m_job.esize;
-    std::memcpy(&m_result[seg_first(m_id) * es], &m_input[seg_first(m_id) * es],
-                (seg_first(m_id + 1) - seg_first(m_id)) * es);
-    m_ring_got.assign(n, {});
+    r.result.assign(r.job.elems * r.job.esize, 0);
+    const size_t es = r.job.esize;
+    std::memcpy(&r.result[seg_first(r, m_id) * es], &r.input[seg_first(r, m_id) * es],
+                (seg_first(r, m_id + 1) - seg_first(r, m_id)) * es);
+    r.ring_got.assign(n, {});
     for (uint32_t j = 0; j < n; ++j)
       if (j != m_id) {
-        m_ring_got[j].assign(seg_packets(m_id), 0);
-        m_ring_packets += m_ring_got[j].size();
+        r.ring_got[j].assign(seg_packets(r, m_id), 0);
+        r.ring_packets += r.ring_got[j].size();
       }
-    for (uint32_t r = 1; r < n; ++r) {
-      const uint32_t j = (m_id + r) % n;
-      for (uint32_t p = 0; p < seg_packets(j); ++p) {
-        const uint64_t first = seg_first(j) + uint64_t(p) * m_job.block_elems;
-        const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(j + 1) - first));
-        peer_send(j, p, r << 20 | p, first, count, m_input.data());
+    for (uint32_t d = 1; d < n; ++d) {
+      const uint32_t j = (m_id + d) % n;
+      for (uint32_t p = 0; p < seg_packets(r, j); ++p) {
+        const uint64_t first = seg_first(r, j) + uint64_t(p) * r.job.block_elems;
+        const uint32_t count =
+            static_cast<uint32_t>(std::min<uint64_t>(r.job.block_elems, seg_first(r, j + 1) - first));
+        peer_send(r, j, p, d << 20 | p, first, count, r.input.data());
       }
     }
-    if (done()) completed();
+    if (r.complete()) completed(r);
     return;
   }
   // The ring, in place on the result: all-reduce = steps [0, 2 (n - 1)), reduce-scatter the first n - 1,
   // all-gather the last n - 1; alone, their segments are shifted by one so that host i ends (reduce-scatter)
   // or starts (all-gather) with segment i. The first step sends at once.
-  m_t0 = m_job.kind == Collective::allgather ? n - 1 : 0;
-  m_t1 = m_job.kind == Collective::reducescatter ? n - 1 : 2 * (n - 1);
-  m_shift = m_job.kind == Collective::allreduce ? 0 : n - 1;
-  if (m_job.kind == Collective::allgather) {
-    m_result.assign(m_job.elems * m_job.esize, 0);
-    std::memcpy(&m_result[seg_first(m_id) * m_job.esize], m_input.data(), m_input.size());
+  r.t0 = r.job.kind == Collective::allgather ? n - 1 : 0;
+  r.t1 = r.job.kind == Collective::reducescatter ? n - 1 : 2 * (n - 1);
+  r.shift = r.job.kind == Collective::allreduce ? 0 : n - 1;
+  if (r.job.kind == Collective::allgather) {
+    r.result.assign(r.job.elems * r.job.esize, 0);
+    std::memcpy(&r.result[seg_first(r, m_id) * r.job.esize], r.input.data(), r.input.size());
   } else {
-    m_result = m_input;
+    r.result = r.input;
   }
-  m_ring_got.assign(m_t1 - m_t0, {});
-  for (uint32_t t = m_t0; t < m_t1; ++t) {
-    m_ring_got[t - m_t0].assign(seg_packets(ring_receives(t)), 0);
-    m_ring_packets += m_ring_got[t - m_t0].size();
+  r.ring_got.assign(r.t1 - r.t0, {});
+  for (uint32_t t = r.t0; t < r.t1; ++t) {
+    r.ring_got[t - r.t0].assign(seg_packets(r, ring_receives(r, t)), 0);
+    r.ring_packets += r.ring_got[t - r.t0].size();
   }
-  for (uint32_t p = 0; p < seg_packets(ring_sends(m_t0)); ++p) ring_send(m_t0, p);
-  if (done()) completed();
+  for (uint32_t p = 0; p < seg_packets(r, ring_sends(r, r.t0)); ++p) ring_send(r, r.t0, p);
+  if (r.complete()) completed(r);
 }
 
-uint32_t Host::seg_packets(uint32_t s) const {
-  const uint64_t n = seg_first(s + 1) - seg_first(s);
-  return static_cast<uint32_t>((n + m_job.block_elems - 1) / m_job.block_elems);
+uint32_t Host::seg_packets(const Run& r, uint32_t s) const {
+  const uint64_t n = seg_first(r, s + 1) - seg_first(r, s);
+  return static_cast<uint32_t>((n + r.job.block_elems - 1) / r.job.block_elems);
 }
 
-uint32_t Host::ring_sends(uint32_t t) const {
-  const uint32_t n = m_job.hosts, rs = n - 1;
-  return ((t < rs ? (m_id + n - t % n) % n : (m_id + 1 + n - (t - rs) % n) % n) + m_shift) % n;
+uint32_t Host::ring_sends(const Run& r, uint32_t t) const {
+  const uint32_t n = r.job.hosts, rs = n - 1;
+  return ((t < rs ? (m_id + n - t % n) % n : (m_id + 1 + n - (t - rs) % n) % n) + r.shift) % n;
 }
 
-uint32_t Host::ring_receives(uint32_t t) const {
-  const uint32_t n = m_job.hosts, rs = n - 1;
-  return ((t < rs ? (m_id + 2 * n - t - 1) % n : (m_id + n - (t - rs) % n) % n) + m_shift) % n;
+uint32_t Host::ring_receives(const Run& r, uint32_t t) const {
+  const uint32_t n = r.job.hosts, rs = n - 1;
+  return ((t < rs ? (m_id + 2 * n - t - 1) % n : (m_id + n - (t - rs) % n) % n) + r.shift) % n;
 }
 
-void Host::ring_send(uint32_t t, uint32_t p) {
-  const uint32_t s = ring_sends(t);
-  const uint64_t first = seg_first(s) + uint64_t(p) * m_job.block_elems;
-  const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first));
-  peer_send((m_id + 1) % m_job.hosts, t << 20 | p, t << 20 | p, first, count, m_result.data());
+void Host::ring_send(Run& r, uint32_t t, uint32_t p) {
+  const uint32_t s = ring_sends(r, t);
+  const uint64_t first = seg_first(r, s) + uint64_t(p) * r.job.block_elems;
+  const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(r.job.block_elems, seg_first(r, s + 1) - first));
+  peer_send(r, (m_id + 1) % r.job.hosts, t << 20 | p, t << 20 | p, first, count, r.result.data());
 }
 
-void Host::peer_send(uint32_t dst, uint32_t block, uint32_t msg, uint64_t first, uint32_t count, const uint8_t* data) {
-  std::vector<uint8_t> q = packet(m_job, m_id, dst, block, first, count, data);
+void Host::peer_send(const Run& r, uint32_t dst, uint32_t block, uint32_t msg, uint64_t first, uint32_t count,
+                     const uint8_t* data) {
+  std::vector<uint8_t> q = packet(r.job, m_id, dst, block, first, count, data);
   put16(q, 22, kPeerPort);
   send(std::move(q), kPeerMessage | msg);
 }
 
-std::string Host::alltoall_arrived(const std::vector<uint8_t>& p) {
+std::string Host::alltoall_arrived(Run& r, const std::vector<uint8_t>& p) {
   const uint32_t k = get32(p, 32);
   const uint16_t from = get16(p, 36), count = get16(p, 42);
-  if (get16(p, 28) != m_job.reduction || from >= m_job.hosts || from == m_id)
+  if (get16(p, 28) != r.job.reduction || from >= r.job.hosts || from == m_id)
     return fmt::format("reduction {} from host {}", get16(p, 28), from);
-  if (k >= m_ring_got[from].size()) return fmt::format("packet {} from host {}", k, from);
-  if (m_ring_got[from][k]) return fmt::format("packet {} from host {} a second time", k, from);
+  if (k >= r.ring_got[from].size()) return fmt::format("packet {} from host {}", k, from);
+  if (r.ring_got[from][k]) return fmt::format("packet {} from host {} a second time", k, from);
   // sender `from`'s segment m_id, packet k -> this host's segment `from`
-  const uint64_t at = uint64_t(k) * m_job.block_elems, seg = seg_first(m_id + 1) - seg_first(m_id);
-  if (count != std::min<uint64_t>(m_job.block_elems, seg - at) ||
-      p.size() != kHeaderBytes + size_t(count) * m_job.esize)
+  const uint64_t at = uint64_t(k) * r.job.block_elems, seg = seg_first(r, m_id + 1) - seg_first(r, m_id);
+  if (count != std::min<uint64_t>(r.job.block_elems, seg - at) ||
+      p.size() != kHeaderBytes + size_t(count) * r.job.esize)
     return fmt::format("packet {} from host {} with {} elements in {} bytes", k, from, count, p.size());
-  std::memcpy(&m_result[(seg_first(from) + at) * m_job.esize], &p[kHeaderBytes], size_t(count) * m_job.esize);
-  m_ring_got[from][k] = 1;
-  ++m_ring_received;
-  if (done()) completed();
+  std::memcpy(&r.result[(seg_first(r, from) + at) * r.job.esize], &p[kHeaderBytes], size_t(count) * r.job.esize);
+  r.ring_got[from][k] = 1;
+  ++r.ring_received;
+  if (r.complete()) completed(r);
   return {};
 }
 
-std::string Host::ring_arrived(const std::vector<uint8_t>& p) {
-  if (m_job.kind == Collective::alltoall) return alltoall_arrived(p);
+std::string Host::ring_arrived(Run& r, const std::vector<uint8_t>& p) {
+  if (r.job.kind == Collective::alltoall) return alltoall_arrived(r, p);
   const uint32_t field = get32(p, 32), t = field >> 20, k = field & 0xfffff;
   const uint16_t from = get16(p, 36), count = get16(p, 42);
-  if (get16(p, 28) != m_job.reduction || from != (m_id + m_job.hosts - 1) % m_job.hosts)
+  if (get16(p, 28) != r.job.reduction || from != (m_id + r.job.hosts - 1) % r.job.hosts)
     return fmt::format("reduction {} from host {}", get16(p, 28), from);
-  if (t < m_t0 || t >= m_t1 || k >= m_ring_got[t - m_t0].size()) return fmt::format("step {} packet {}", t, k);
-  if (m_ring_got[t - m_t0][k]) return fmt::format("step {} packet {} a second time", t, k);
-  const uint32_t s = ring_receives(t);
-  const uint64_t first = seg_first(s) + uint64_t(k) * m_job.block_elems;
-  if (count != std::min<uint64_t>(m_job.block_elems, seg_first(s + 1) - first) ||
-      p.size() != kHeaderBytes + size_t(count) * m_job.esize)
+  if (t < r.t0 || t >= r.t1 || k >= r.ring_got[t - r.t0].size()) return fmt::format("step {} packet {}", t, k);
+  if (r.ring_got[t - r.t0][k]) return fmt::format("step {} packet {} a second time", t, k);
+  const uint32_t s = ring_receives(r, t);
+  const uint64_t first = seg_first(r, s) + uint64_t(k) * r.job.block_elems;
+  if (count != std::min<uint64_t>(r.job.block_elems, seg_first(r, s + 1) - first) ||
+      p.size() != kHeaderBytes + size_t(count) * r.job.esize)
     return fmt::format("step {} packet {} with {} elements in {} bytes", t, k, count, p.size());
-  uint8_t* mine = &m_result[first * m_job.esize];
+  uint8_t* mine = &r.result[first * r.job.esize];
   const uint8_t* in = &p[kHeaderBytes];
-  if (t < m_job.hosts - 1) {  // reduce-scatter: op(own, received), as the switch kernels do
-    const uint32_t es = m_job.esize;
+  if (t < r.job.hosts - 1) {  // reduce-scatter: op(own, received), as the switch kernels do
+    const uint32_t es = r.job.esize;
     for (uint32_t e = 0; e < count; ++e) {
       uint32_t a = 0, b = 0;  // little endian: a 16-bit element in the low bits
       std::memcpy(&a, mine + es * e, es);
       std::memcpy(&b, in + es * e, es);
-      const uint32_t r = combine(m_job, a, b);
-      std::memcpy(mine + es * e, &r, es);
+      const uint32_t sum = combine(r.job, a, b);
+      std::memcpy(mine + es * e, &sum, es);
     }
   } else {  // all-gather: store
-    std::memcpy(mine, in, size_t(count) * m_job.esize);
+    std::memcpy(mine, in, size_t(count) * r.job.esize);
   }
-  m_ring_got[t - m_t0][k] = 1;
-  ++m_ring_received;
-  if (t + 1 < m_t1) ring_send(t + 1, k);  // what it just received goes on
-  if (done()) completed();
+  r.ring_got[t - r.t0][k] = 1;
+  ++r.ring_received;
+  if (t + 1 < r.t1) ring_send(r, t + 1, k);  // what it just received goes on
+  if (r.complete()) completed(r);
   return {};
 }
 
-void Host::completed() {
-  if (m_job.ring && m_job.kind == Collective::reducescatter)  // its own segment
-    m_result = std::vector<uint8_t>(m_result.begin() + static_cast<ptrdiff_t>(seg_first(m_id) * m_job.esize),
-                                    m_result.begin() + static_cast<ptrdiff_t>(seg_first(m_id + 1) * m_job.esize));
+void Host::completed(Run& r) {
+  if (r.job.ring && r.job.kind == Collective::reducescatter)  // its own segment
+    r.result = std::vector<uint8_t>(r.result.begin() + static_cast<ptrdiff_t>(seg_first(r, m_id) * r.job.esize),
+                                    r.result.begin() + static_cast<ptrdiff_t>(seg_first(r, m_id + 1) * r.job.esize));
+  r.finished = true;
   completion_ps.set(m_q.time());
-  if (m_on_done) m_q.at(m_q.time(), m_on_done);
+  if (m_on_done) m_q.at(m_q.time(), [this, reduction = r.job.reduction] { m_on_done(reduction); });
+}
+
+Host::Finished Host::take(uint32_t reduction) {
+  for (auto it = m_runs.begin(); it != m_runs.end(); ++it)
+    if ((*it)->job.reduction == reduction && (*it)->finished) {
+      Finished f{std::move((*it)->input), std::move((*it)->result), std::move((*it)->sparse)};
+      m_runs.erase(it);
+      return f;
+    }
+  throw std::logic_error(fmt::format("{}: no finished reduction {} to take", name(), reduction));
+}
+
+bool Host::done() const {
+  for (const auto& run : m_runs)
+    if (!run->finished) return false;
+  return true;
+}
+
+uint32_t Host::in_flight() const {
+  uint64_t n = 0;
+  for (const auto& run : m_runs)
+    if (!run->job.ring) n += run->sent - run->received;
+  return static_cast<uint32_t>(n);
+}
+
+uint64_t Host::blocks_received() const {
+  uint64_t n = 0;
+  for (const auto& run : m_runs) n += run->job.ring ? run->ring_received : run->received;
+  return n;
+}
+
+uint64_t Host::blocks_expected() const {
+  uint64_t n = 0;
+  for (const auto& run : m_runs) n += run->job.ring ? run->ring_packets : run->blocks;
+  return n;
+}
+
+const Host::Run& Host::last() const {
+  static const Run kNone;
+  return m_runs.empty() ? kNone : *m_runs.back();
 }
 
 void Host::send(std::vector<uint8_t>&& bytes, uint32_t msg) {
@@ -315,82 +378,86 @@ void Host::send(std::vector<uint8_t>&& bytes, uint32_t msg) {
   m_to_switch(std::move(p));
 }
 
-uint64_t Host::block_at(uint64_t position) const {
-  const uint64_t w = m_job.window;
+uint64_t Host::block_at(const Run& r, uint64_t position) const {
+  const uint64_t w = r.job.window;
   const uint64_t base = position / w * w;
-  const uint64_t group = std::min<uint64_t>(w, m_blocks - base);
-  return base + (position - base + m_offset) % group;
+  const uint64_t group = std::min<uint64_t>(w, r.blocks - base);
+  return base + (position - base + r.offset) % group;
 }
 
 void Host::pump() {
-  while (m_sent < m_blocks && m_sent - m_received < m_job.window) {
-    const uint64_t b = block_at(m_sent);
-    ++m_sent;
-    peak_in_flight.note_max(m_sent - m_received);
-    if (!m_job.sparse) {
-      send(block_packet(m_job, m_id, b, m_input.data()), static_cast<uint32_t>(m_job.block_base + b));
-      continue;
-    }
-    const uint64_t first = m_run.first[b], n = m_run.first[b + 1] - first;
-    const uint32_t packets = sparse_packets_of(b);
-    for (uint32_t k = 0; k < packets; ++k) {
-      const uint64_t at = first + uint64_t(k) * kSparsePairs;
-      const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kSparsePairs, first + n - at));
-      const uint16_t seq = static_cast<uint16_t>(k | (k + 1 == packets ? kLast : 0));
-      send(sparse_packet(m_job, m_id, static_cast<uint32_t>(b), seq, m_run.input.data() + at, count),
-           static_cast<uint32_t>(m_job.block_base + b));
+  // The host's window bounds its blocks in flight over all its in-network collectives: the earliest started
+  // sends first, a later one when the earlier have nothing left to send.
+  uint64_t in_flight = this->in_flight();
+  for (const auto& run : m_runs) {
+    Run& r = *run;
+    if (r.job.ring) continue;
+    while (r.sent < r.blocks && in_flight < r.job.window) {
+      const uint64_t b = block_at(r, r.sent);
+      ++r.sent;
+      peak_in_flight.note_max(++in_flight);
+      if (!r.job.sparse) {
+        send(block_packet(r.job, m_id, b, r.input.data()), static_cast<uint32_t>(r.job.block_base + b));
+        continue;
+      }
+      const uint64_t first = r.sparse.first[b], n = r.sparse.first[b + 1] - first;
+      const uint32_t packets = sparse_packets_of(r, b);
+      for (uint32_t k = 0; k < packets; ++k) {
+        const uint64_t at = first + uint64_t(k) * kSparsePairs;
+        const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kSparsePairs, first + n - at));
+        const uint16_t seq = static_cast<uint16_t>(k | (k + 1 == packets ? kLast : 0));
+        send(sparse_packet(r.job, m_id, static_cast<uint32_t>(b), seq, r.sparse.input.data() + at, count),
+             static_cast<uint32_t>(r.job.block_base + b));
+      }
     }
   }
 }
 
-uint32_t Host::sparse_packets_of(uint64_t b) const {
+uint32_t Host::sparse_packets_of(const Run& r, uint64_t b) const {
   // its pairs in the block's range, kSparsePairs a packet, at least one packet
-  const uint64_t n = m_run.first[b + 1] - m_run.first[b];
+  const uint64_t n = r.sparse.first[b + 1] - r.sparse.first[b];
   return static_cast<uint32_t>(std::max<uint64_t>(1, (n + kSparsePairs - 1) / kSparsePairs));
 }
 
 uint64_t Host::sparse_packets() const {
+  const Run& r = last();
   uint64_t total = 0;
-  for (uint64_t b = 0; b < m_blocks; ++b) total += sparse_packets_of(b);
+  for (uint64_t b = 0; b < r.blocks; ++b) total += sparse_packets_of(r, b);
   return total;
 }
 
 void Host::start_sparse(const Job& job, std::vector<Pair> input) {
-  m_job = job;
-  m_run.input = std::move(input);
-  m_blocks = job.blocks();
-  m_run.first.assign(m_blocks + 1, 0);
+  Run& r = add_run(job);
+  r.sparse.input = std::move(input);
+  r.sparse.first.assign(r.blocks + 1, 0);
   uint64_t at = 0;
-  for (uint64_t b = 0; b <= m_blocks; ++b) {
+  for (uint64_t b = 0; b <= r.blocks; ++b) {
     const uint64_t end = std::min<uint64_t>(b * job.block_elems, job.elems);
-    while (at < m_run.input.size() && m_run.input[at].index < end) {
-      if (at && m_run.input[at].index <= m_run.input[at - 1].index)
+    while (at < r.sparse.input.size() && r.sparse.input[at].index < end) {
+      if (at && r.sparse.input[at].index <= r.sparse.input[at - 1].index)
         throw std::logic_error(fmt::format("{}: sparse input not in increasing index order", name()));
       ++at;
     }
-    m_run.first[b] = at;
+    r.sparse.first[b] = at;
   }
-  if (at != m_run.input.size())
+  if (at != r.sparse.input.size())
     throw std::logic_error(fmt::format("{}: a sparse input index beyond {} elements", name(), job.elems));
-  m_run.result.assign(m_blocks, {});
-  m_open.assign(m_blocks, {});
-  m_have.assign(m_blocks, 0);
-  m_sent = m_received = 0;
-  m_offset = job.stagger ? static_cast<uint32_t>(uint64_t(m_id) * job.window / job.hosts) : 0;
+  r.sparse.result.assign(r.blocks, {});
+  r.open.assign(r.blocks, {});
   pump();
 }
 
-std::string Host::sparse_arrived(std::vector<uint8_t>&& p) {
-  const uint32_t reduction = get16(p, 28), b = get32(p, 32) - m_job.block_base;
+std::string Host::sparse_arrived(Run& r, std::vector<uint8_t>&& p) {
+  const uint32_t reduction = get16(p, 28), b = get32(p, 32) - r.job.block_base;
   const uint16_t seq = get16(p, 30), from = get16(p, 36), count = get16(p, 42);
-  if (reduction != m_job.reduction || from != kFromSwitch || p[40] != (m_job.dtype | 0x80))
+  if (reduction != r.job.reduction || from != kFromSwitch || p[40] != (r.job.dtype | 0x80))
     return fmt::format("reduction {} dtype {:#x} from {:#x} (expected {}, {:#x}, from the switch)", reduction, p[40],
-                       from, m_job.reduction, m_job.dtype | 0x80);
-  if (b >= m_blocks) return fmt::format("block {} of {}", b, m_blocks);
-  if (m_have[b]) return fmt::format("block {} after its last packet", b);
+                       from, r.job.reduction, r.job.dtype | 0x80);
+  if (b >= r.blocks) return fmt::format("block {} of {}", b, r.blocks);
+  if (r.have[b]) return fmt::format("block {} after its last packet", b);
   if (count > kSparsePairs || p.size() != kHeaderBytes + size_t(count) * 8)
     return fmt::format("block {} with {} pairs in {} bytes", b, count, p.size());
-  Open& o = m_open[b];
+  Run::Open& o = r.open[b];
   const uint32_t k = seq & (kLast - 1);
   if (o.packets.size() <= k) o.packets.resize(k + 1);
   if (!o.packets[k].empty()) return fmt::format("block {} packet {} a second time", b, k);
@@ -400,28 +467,28 @@ std::string Host::sparse_arrived(std::vector<uint8_t>&& p) {
   if (o.weight < kUnit) return {};
   // complete: reduce its packets in their order (first occurrence of an offset stored, the others combined)
   std::vector<std::pair<uint32_t, uint32_t>> acc;  // offset, value
-  std::vector<uint32_t> where(m_job.block_elems, UINT32_MAX);
+  std::vector<uint32_t> where(r.job.block_elems, UINT32_MAX);
   for (const auto& q : o.packets) {
     if (q.empty()) return fmt::format("block {}: a packet missing at its weight", b);
     for (uint32_t i = 0; i < get16(q, 42); ++i) {
       const uint32_t off = get32(q, kHeaderBytes + 8 * i), v = get32(q, kHeaderBytes + 8 * i + 4);
-      if (off >= m_job.block_elems) return fmt::format("block {}: offset {} beyond its range", b, off);
+      if (off >= r.job.block_elems) return fmt::format("block {}: offset {} beyond its range", b, off);
       if (where[off] == UINT32_MAX) {
         where[off] = static_cast<uint32_t>(acc.size());
         acc.emplace_back(off, v);
       } else {
-        acc[where[off]].second = combine(m_job, acc[where[off]].second, v);
+        acc[where[off]].second = combine(r.job, acc[where[off]].second, v);
       }
     }
   }
   std::sort(acc.begin(), acc.end());
-  std::vector<Pair>& r = m_run.result[b];
-  r.reserve(acc.size());
-  for (const auto& [off, v] : acc) r.push_back({off, v});
-  o = Open{};
-  m_have[b] = 1;
-  ++m_received;
-  if (done()) completed();
+  std::vector<Pair>& res = r.sparse.result[b];
+  res.reserve(acc.size());
+  for (const auto& [off, v] : acc) res.push_back({off, v});
+  o = Run::Open{};
+  r.have[b] = 1;
+  ++r.received;
+  if (r.complete()) completed(r);
   pump();
   return {};
 }
@@ -451,35 +518,39 @@ void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
     bytes_received += p.size();
   }
   std::string why;
+  Run* run = p.size() < kHeaderBytes ? nullptr : find(get16(p, 28));
   if (p.size() < kHeaderBytes) {
     why = fmt::format("{} bytes, shorter than the headers", p.size());
-  } else if (get16(p, 22) == kPeerPort && (!m_job.ring || done() || get16(p, 28) != m_job.reduction)) {
+  } else if (get16(p, 22) == kPeerPort && (!run || !run->job.ring)) {
     m_early.push_back(std::move(p));  // a later host-based collective's, from a host already there
     return;
+  } else if (!run) {
+    why = fmt::format("reduction {} from {:#x}: no such collective in flight here", get16(p, 28), get16(p, 36));
   } else if (get16(p, 22) == kPeerPort) {
-    why = ring_arrived(p);
+    why = ring_arrived(*run, p);
     if (why.empty()) return;
-  } else if (m_job.sparse) {
-    why = sparse_arrived(std::move(p));
+  } else if (run->job.sparse) {
+    why = sparse_arrived(*run, std::move(p));
     if (why.empty()) return;
   } else {
-    const uint32_t reduction = get16(p, 28), b = get32(p, 32) - m_job.block_base;
+    Run& r = *run;
+    const uint32_t reduction = get16(p, 28), b = get32(p, 32) - r.job.block_base;
     const uint16_t from = get16(p, 36), count = get16(p, 42);
-    const uint64_t first = uint64_t(b) * m_job.block_elems;
-    if (reduction != m_job.reduction || from != kFromSwitch)
-      why = fmt::format("reduction {} from {:#x} (expected {} from the switch)", reduction, from, m_job.reduction);
-    else if (b >= m_blocks)
-      why = fmt::format("block {} of {}", b, m_blocks);
-    else if (m_have[b])
+    const uint64_t first = uint64_t(b) * r.job.block_elems;
+    if (reduction != r.job.reduction || from != kFromSwitch)
+      why = fmt::format("reduction {} from {:#x} (expected {} from the switch)", reduction, from, r.job.reduction);
+    else if (b >= r.blocks)
+      why = fmt::format("block {} of {}", b, r.blocks);
+    else if (r.have[b])
       why = fmt::format("block {} a second time", b);
-    else if (count != std::min<uint64_t>(m_job.block_elems, m_job.elems - first) ||
-             p.size() != kHeaderBytes + size_t(count) * m_job.esize)
+    else if (count != std::min<uint64_t>(r.job.block_elems, r.job.elems - first) ||
+             p.size() != kHeaderBytes + size_t(count) * r.job.esize)
       why = fmt::format("block {} with {} elements in {} bytes", b, count, p.size());
     if (why.empty()) {
-      std::memcpy(&m_result[first * m_job.esize], &p[kHeaderBytes], size_t(count) * m_job.esize);
-      m_have[b] = 1;
-      ++m_received;
-      if (done()) completed();
+      std::memcpy(&r.result[first * r.job.esize], &p[kHeaderBytes], size_t(count) * r.job.esize);
+      r.have[b] = 1;
+      ++r.received;
+      if (r.complete()) completed(r);
       pump();
       return;
     }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -147,40 +148,46 @@ class Host : public core::Module, public core::Actor {
        core::ActionQueue& q, std::function<void(pspin::Packet)> to_switch);
 
   /// Start the allreduce (host-based: the job's collective) now on `input` (job.input_elems() x job.esize
-  /// bytes). A host runs one at a time: the next starts after the previous is done (a host-based packet of the
-  /// next that arrives before is kept for it).
+  /// bytes). A host runs any number at once, told apart by their reduction ids (a host-based packet of one
+  /// not started here yet is kept for it); its `window` bounds its blocks in flight over all of its in-network
+  /// ones, the earliest started sending first.
   void start(const Job& job, std::vector<uint8_t> input);
-  /// Called (from the host's action queue, at the completion time) when an allreduce is done here.
-  void on_done(std::function<void()> fn) { m_on_done = std::move(fn); }
-  /// The result of the allreduce just done (the host keeps none after).
-  std::vector<uint8_t> take_result() { return std::move(m_result); }
-  std::vector<uint8_t> take_input() { return std::move(m_input); }
   /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.
   void start_sparse(const Job& job, std::vector<Pair> input);
+  /// Called (from the host's action queue, at the completion time) when a collective is done here, with its
+  /// reduction id.
+  void on_done(std::function<void(uint32_t reduction)> fn) { m_on_done = std::move(fn); }
+  /// What a finished collective leaves: its input and result (sparse: its pairs).
+  struct Finished {
+    std::vector<uint8_t> input, result;
+    SparseRun sparse;
+  };
+  /// Take a finished collective's input and result (the host keeps nothing of it after).
+  Finished take(uint32_t reduction);
+
+  // The collective started last, kept after it is done (a single allreduce's check reads it here).
+  const std::vector<uint8_t>& result() const { return last().result; }
+  const std::vector<uint8_t>& input() const { return last().input; }
   /// Sparse: the host's nonzero elements, and its result: block b's pairs (offsets in its range), in offset order.
-  const std::vector<Pair>& sparse_input() const { return m_run.input; }
+  const std::vector<Pair>& sparse_input() const { return last().sparse.input; }
+  const std::vector<std::vector<Pair>>& sparse_result() const { return last().sparse.result; }
+  const SparseRun& sparse_run() const { return last().sparse; }
+  /// Sparse: the first of the host's pairs in block b (b = blocks: all of them).
+  uint64_t sparse_first(uint64_t b) const { return last().sparse.first[b]; }
   /// Packets this host sends for its sparse vector (after start_sparse).
   uint64_t sparse_packets() const;
-  const std::vector<std::vector<Pair>>& sparse_result() const { return m_run.result; }
-  /// The sparse allreduce: its input and result.
-  const SparseRun& sparse_run() const { return m_run; }
-  /// The sparse allreduce just done (the host keeps none of it after).
-  SparseRun take_sparse() { return std::move(m_run); }
-  /// Sparse: the first of the host's pairs in block b (b = blocks: all of them).
-  uint64_t sparse_first(uint64_t b) const { return m_run.first[b]; }
   /// A packet the switch sent on this host's port: it arrives `latency` after `p.time_ps`.
   void deliver(pspin::EgressPacket&& p);
 
-  bool done() const { return m_job.ring ? m_ring_received == m_ring_packets : m_received == m_blocks; }
-  const std::vector<uint8_t>& result() const { return m_result; }
-  const std::vector<uint8_t>& input() const { return m_input; }
-  /// Ring packets kept for an allreduce that never came (counted as protocol errors by the check).
+  /// Every collective started here is done.
+  bool done() const;
+  /// Host-based packets kept for a collective that never came (counted as protocol errors by the check).
   uint64_t kept_packets() const { return m_early.size(); }
-  /// Blocks sent and not answered, now.
-  uint32_t in_flight() const { return static_cast<uint32_t>(m_sent - m_received); }
-  /// Blocks (ring: packets) received, and how many it takes.
-  uint64_t blocks_received() const { return m_job.ring ? m_ring_received : m_received; }
-  uint64_t blocks_expected() const { return m_job.ring ? m_ring_packets : m_blocks; }
+  /// Blocks sent and not answered, now (all collectives).
+  uint32_t in_flight() const;
+  /// Blocks (host-based: packets) received, and how many it takes (all collectives started here).
+  uint64_t blocks_received() const;
+  uint64_t blocks_expected() const;
 
   void act(uint32_t what, uint64_t arg) override;
 
@@ -189,45 +196,55 @@ class Host : public core::Module, public core::Actor {
   core::Value<uint64_t> completion_ps;
 
  private:
-  uint64_t block_at(uint64_t position) const;  // the block sent position-th
+  /// One collective here.
+  struct Run {
+    Job job;
+    std::vector<uint8_t> input, result;
+    std::vector<uint8_t> have;  // per block: its result arrived
+    uint64_t blocks = 0, sent = 0, received = 0;
+    uint32_t offset = 0;  // stagger offset in a group
+    SparseRun sparse;
+    struct Open {  // a sparse block's result packets so far, by number
+      std::vector<std::vector<uint8_t>> packets;
+      uint32_t weight = 0;
+    };
+    std::vector<Open> open;  // by block
+    // the host-based collectives: the ring's steps [t0, t1) (segments shifted by shift), or all-to-all
+    uint32_t t0 = 0, t1 = 0, shift = 0;
+    std::vector<std::vector<uint8_t>> ring_got;  // [step - t0][packet]; all-to-all: [sender][packet]
+    uint64_t ring_packets = 0, ring_received = 0;
+    bool finished = false;
+    bool complete() const { return job.ring ? ring_received == ring_packets : received == blocks; }
+  };
+  Run& add_run(const Job& job);
+  Run* find(uint32_t reduction);  // the collective in flight with this reduction id, or nullptr
+  const Run& last() const;
+  uint64_t block_at(const Run& r, uint64_t position) const;  // the block sent position-th
   void pump();
   void arrived(std::vector<uint8_t>&& bytes, bool kept = false);
   void send(std::vector<uint8_t>&& bytes, uint32_t msg);
-  void completed();
-  std::function<void()> m_on_done;
-  std::vector<std::vector<uint8_t>> m_early;  // ring packets of a later allreduce
-  std::string sparse_arrived(std::vector<uint8_t>&& p);
-  uint32_t sparse_packets_of(uint64_t block) const;
-  SparseRun m_run;
-  struct Open {  // a sparse block's result packets so far, by number
-    std::vector<std::vector<uint8_t>> packets;
-    uint32_t weight = 0;
-  };
-  std::vector<Open> m_open;  // by block
-  // the host-based collectives: the ring's steps [m_t0, m_t1) (segments shifted by m_shift), or all-to-all
-  uint64_t seg_first(uint32_t s) const { return uint64_t(s) * m_job.elems / m_job.hosts; }
-  uint32_t seg_packets(uint32_t s) const;
-  uint32_t ring_sends(uint32_t step) const;     // the segment sent at a step
-  uint32_t ring_receives(uint32_t step) const;  // the segment received at a step
-  void ring_send(uint32_t step, uint32_t p);
-  std::string ring_arrived(const std::vector<uint8_t>& p);
-  void start_host_based();
+  void completed(Run& r);
+  std::function<void(uint32_t)> m_on_done;
+  std::vector<std::unique_ptr<Run>> m_runs;   // in the order they started; a finished one until taken
+  std::vector<std::vector<uint8_t>> m_early;  // host-based packets of collectives not started here yet
+  std::string sparse_arrived(Run& r, std::vector<uint8_t>&& p);
+  uint32_t sparse_packets_of(const Run& r, uint64_t block) const;
+  uint64_t seg_first(const Run& r, uint32_t s) const { return uint64_t(s) * r.job.elems / r.job.hosts; }
+  uint32_t seg_packets(const Run& r, uint32_t s) const;
+  uint32_t ring_sends(const Run& r, uint32_t step) const;     // the segment sent at a step
+  uint32_t ring_receives(const Run& r, uint32_t step) const;  // the segment received at a step
+  void ring_send(Run& r, uint32_t step, uint32_t p);
+  std::string ring_arrived(Run& r, const std::vector<uint8_t>& p);
+  void start_host_based(Run& r);
   /// A host-based packet of elements [first, first + count) of `data` to host `dst` (Flare header block
   /// `block`, PsPIN message kPeerMessage | msg).
-  void peer_send(uint32_t dst, uint32_t block, uint32_t msg, uint64_t first, uint32_t count, const uint8_t* data);
-  std::string alltoall_arrived(const std::vector<uint8_t>& p);
-  uint32_t m_t0 = 0, m_t1 = 0, m_shift = 0;
-  std::vector<std::vector<uint8_t>> m_ring_got;  // [step - m_t0][packet]; all-to-all: [sender][packet]
-  uint64_t m_ring_packets = 0, m_ring_received = 0;
+  void peer_send(const Run& r, uint32_t dst, uint32_t block, uint32_t msg, uint64_t first, uint32_t count,
+                 const uint8_t* data);
+  std::string alltoall_arrived(Run& r, const std::vector<uint8_t>& p);
 
   uint32_t m_id, m_port;
   core::ActionQueue& m_q;
   std::function<void(pspin::Packet)> m_to_switch;
-  Job m_job;
-  std::vector<uint8_t> m_input, m_result;
-  std::vector<uint8_t> m_have;  // per block: its result arrived
-  uint64_t m_blocks = 0, m_sent = 0, m_received = 0;
-  uint32_t m_offset = 0;                   // stagger offset in a group
   std::vector<std::vector<uint8_t>> m_rx;  // packets on their way here, by slot
   std::vector<uint32_t> m_rx_free;
 };

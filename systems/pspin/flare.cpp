@@ -932,6 +932,7 @@ uint64_t FlareScenario::check_sparse(const flare::Job& job, const std::vector<co
 }
 
 void FlareScenario::report(const systems::Outcome&) {
+  if (m_training) m_training->write_collectives_csv((fs::path(m_out_dir) / "collectives.csv").string());
   uint64_t end = 0, up = 0, down = 0;
   for (const auto& h : m_sys->host) {
     end = std::max(end, h->completion_ps.get());
@@ -1040,7 +1041,7 @@ void FlareScenario::summarize(const systems::Outcome& outcome, systems::Summary&
       host_based += r.job.kind != flare::Collective::allreduce;
     out.line(
         "collectives",
-        fmt::format("{} of {} B in all, one at a time per host: {} all-reduces {} ({}), {}, window {}{}{}",
+        fmt::format("{} of {} B in all, overlapping at a host: {} all-reduces {} ({}), {}, window {}{}{}",
                     m_stats.collectives.get(), m_stats.collective_bytes.get(), m_stats.collectives.get() - host_based,
                     m_ring ? "on the host ring through the switches" : "in the switches",
                     m_sparse ? fmt::format("sparse, {:g} % nonzero: {} pairs in, {} out at a host, {} flushes",

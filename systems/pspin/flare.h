@@ -187,7 +187,10 @@ class FlareScenario : public systems::Scenario {
   void report(const systems::Outcome& outcome) override;
   void summarize(const systems::Outcome& outcome, systems::Summary& out) override;
   void tables(systems::Summary& out) override;
-  std::vector<std::string> outputs() const override { return {"result.bin"}; }
+  std::vector<std::string> outputs() const override {
+    if (m_training) return {"result.bin", "collectives.csv"};
+    return {"result.bin"};
+  }
   int topology(const std::string& platform, uint32_t sources, nlohmann::json& json) override;
 
  private:

@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "models/core/output_file.h"
 #include "models/core/param.h"
 #include "systems/pspin/flare.h"
 
@@ -59,7 +60,8 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
     throw core::ConfigError(fmt::format("{} x {} iterations: {} blocks, more than the 2^31 block ids of a run", file,
                                         iterations, m_total_blocks));
   m_hosts.resize(job.hosts);
-  for (uint32_t h = 0; h < job.hosts; ++h) sys.host[h]->on_done([this, h] { host_done(h); });
+  for (uint32_t h = 0; h < job.hosts; ++h)
+    sys.host[h]->on_done([this, h](uint32_t reduction) { host_done(h, reduction); });
 }
 
 FlareTraining::~FlareTraining() = default;  // (the hosts may be gone: no callback runs after the simulation)
@@ -114,18 +116,10 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
         fmt::format("host{} issued collective {} as layer {} pass {}, another host as layer {} pass {}", call.npu, k,
                     call.layer, call.pass, r.layer, r.pass));
   r.issue_ps = std::min(r.issue_ps, now());
-  hs.queue.emplace_back(k, std::move(done));
-  if (!hs.busy) start_next(call.npu);
-}
-
-void FlareTraining::start_next(uint32_t h) {
-  HostState& hs = m_hosts[h];
-  auto [k, done] = std::move(hs.queue.front());
-  hs.queue.pop_front();
-  hs.busy = true;
-  hs.current = k;
-  hs.done = std::move(done);
-  const Record& r = m_records[k];
+  const uint32_t h = call.npu;
+  if (!hs.in_flight.emplace(r.job.reduction, std::make_pair(k, std::move(done))).second)
+    throw core::ConfigError(
+        fmt::format("host{}: more than 65535 collectives in flight (their reduction ids repeat)", h));
   const uint64_t seed = (m_seed * 1000003 + h) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull);
   if (r.job.sparse) {
     m_sys.host[h]->start_sparse(r.job, sparse_vector(r.job, m_density, m_dtype, seed));
@@ -158,21 +152,41 @@ std::vector<flare::Pair> FlareTraining::sparse_vector(const flare::Job& job, dou
   return out;
 }
 
-void FlareTraining::host_done(uint32_t h) {
+void FlareTraining::host_done(uint32_t h, uint32_t reduction) {
   HostState& hs = m_hosts[h];
-  Record& r = m_records[hs.current];
+  auto it = hs.in_flight.find(reduction);
+  if (it == hs.in_flight.end())
+    throw std::logic_error(fmt::format("host{}: reduction {} done, which it did not start", h, reduction));
+  auto [k, done] = std::move(it->second);
+  hs.in_flight.erase(it);
+  Record& r = m_records[k];
+  flare::Host::Finished f = m_sys.host[h]->take(reduction);
   if (r.job.sparse) {
-    r.sparse[h] = m_sys.host[h]->take_sparse();
+    r.sparse[h] = std::move(f.sparse);
   } else {
-    r.input[h] = m_sys.host[h]->take_input();
-    r.result[h] = m_sys.host[h]->take_result();
+    r.input[h] = std::move(f.input);
+    r.result[h] = std::move(f.result);
   }
   ++r.hosts_done;
   r.end_ps = std::max(r.end_ps, now());
-  hs.busy = false;
-  std::function<void()> done = std::move(hs.done);
-  if (!hs.queue.empty()) start_next(h);
   done();
+}
+
+void FlareTraining::write_collectives_csv(const std::string& path) const {
+  core::OutputFile f(path, "collectives CSV");
+  f << "iteration,layer,name,pass,kind,bytes,simulated_bytes,hosts,issue_ps,end_ps,duration_ps,where,blocks,"
+       "mismatched_elements\n";
+  for (const Record& r : m_records) {
+    const training::Pass& p = m_w.layers[r.layer].pass[r.pass];
+    f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.iteration, r.layer, m_w.layers[r.layer].name,
+                     training::pass_name(r.pass), training::comm_name(p.comm), r.bytes, r.job.elems * r.job.esize,
+                     r.hosts_done, r.issue_ps, r.end_ps, r.end_ps - r.issue_ps,
+                     r.job.ring     ? "host-based"
+                     : r.job.sparse ? "switches (sparse)"
+                                    : "switches",
+                     r.job.ring ? 0 : r.job.blocks(), r.mismatched);
+  }
+  f.close();
 }
 
 }  // namespace fabricvp::pspin

@@ -5,8 +5,10 @@
 // through them (ring); reduce-scatter and all-gather run host-based as the
 // ring's halves and all-to-all directly between the hosts, the switches
 // forwarding their packets (flare::Collective; their sizes rounded up to a
-// whole segment per host). A host runs its collectives one at a time, in
-// the order the loop issues them (every host issues the same sequence); the
+// whole segment per host). A host starts each collective when the loop
+// issues it (every host issues the same sequence), so several may be in
+// flight at once, told apart by their reduction ids; its window bounds its
+// blocks in flight over all of them (flare::Host). The
 // allreduces in the switches number their blocks one after the other
 // (flare::Job::block_base). With a density (--sparse D) the all-reduces are
 // sparse (flare/sparse.c): every host's gradient has a share D of nonzero
@@ -14,8 +16,8 @@
 // results are kept for the run's check (FlareScenario::check). docs/flare.md.
 #pragma once
 
-#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +67,9 @@ class FlareTraining : public training::Platform {
   const training::Workload& workload() const { return m_w; }
   const training::TrainingLoop& loop() const { return *m_loop; }
   uint32_t iterations() const { return m_iterations; }
+  /// Every collective of the run: when it was issued (first host) and done (last host), where it ran, its
+  /// mismatched elements (after the check).
+  void write_collectives_csv(const std::string& path) const;
   /// Blocks of every allreduce of the run, summed (each switch logs them).
   uint64_t total_blocks() const { return m_total_blocks; }
   /// Sparse: the packets a host sends for every all-reduce of the run, expected at the density (every block
@@ -76,8 +81,7 @@ class FlareTraining : public training::Platform {
                                                 uint64_t seed);
 
  private:
-  void start_next(uint32_t host);
-  void host_done(uint32_t host);
+  void host_done(uint32_t host, uint32_t reduction);
   FlareSystem& m_sys;
   flare::Job m_job;
   training::Workload m_w;
@@ -90,11 +94,8 @@ class FlareTraining : public training::Platform {
   double m_sparse_packets = 0;
   std::vector<Record> m_records;
   struct HostState {
-    std::deque<std::pair<uint32_t, std::function<void()>>> queue;  // record, the loop's callback
-    uint32_t calls = 0;                                            // collectives it issued
-    bool busy = false;
-    uint32_t current = 0;
-    std::function<void()> done;
+    uint32_t calls = 0;                                                        // collectives it issued
+    std::map<uint32_t, std::pair<uint32_t, std::function<void()>>> in_flight;  // reduction -> record, callback
   };
   std::vector<HostState> m_hosts;
   uint64_t m_total_blocks = 0;
