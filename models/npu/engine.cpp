@@ -74,7 +74,7 @@ void CollectiveEngine::submit(std::shared_ptr<Collective> c) {
   e.c = std::move(c);
   m_by_id.emplace(key, index);
   ++m_in_flight;
-  if (!e.chunks.empty()) m_loading.push_back(index);
+  if (!e.chunks.empty()) m_loading.emplace_back(index, e.seq);
   m_backend.admit(index, *e.c);
   // Messages that came before it was submitted here.
   auto early = m_early.find(key);
@@ -109,6 +109,11 @@ void CollectiveEngine::deliver(Message& m) {
 void CollectiveEngine::send(uint32_t msg, uint64_t ready) { m_actions.post(ready, *this, kSend, msg); }
 
 void CollectiveEngine::act(uint32_t what, uint64_t arg) {
+  // No call of this engine is on the stack here: the slots released so far may serve new collectives.
+  if (!m_released.empty()) {
+    m_free_slots.insert(m_free_slots.end(), m_released.begin(), m_released.end());
+    m_released.clear();
+  }
   switch (what) {
     case kArrive: on_message(static_cast<uint32_t>(arg)); return;
     case kSend: {
@@ -201,9 +206,10 @@ void CollectiveEngine::pump() {
     uint32_t i = 0;
     bool any = false;
     while (m_loading_head < m_loading.size()) {
-      i = m_lifo ? m_loading.back() : m_loading[m_loading_head];
+      const auto [slot, seq] = m_lifo ? m_loading.back() : m_loading[m_loading_head];
+      i = slot;
       const Active& a = *m_colls[i];
-      if (a.next_load < a.chunks.size()) {
+      if (a.c && a.seq == seq && a.next_load < a.chunks.size()) {
         any = true;
         break;
       }
@@ -464,7 +470,7 @@ void CollectiveEngine::release(uint32_t index) {
   if (m_last_key == key) m_last_key = ~uint64_t(0);
   a.c.reset();
   a.chunks.clear();
-  m_free_slots.push_back(index);
+  m_released.push_back(index);
 }
 
 std::string CollectiveEngine::progress() const {

@@ -208,8 +208,13 @@ class CollectiveEngine final : public core::Actor {
 
   MessagePool m_pool;
   std::vector<std::unique_ptr<Active>> m_colls;  // by engine index; a finished one's slot is reused
-  std::vector<uint32_t> m_free_slots;            // slots of finished collectives
-  std::vector<uint32_t> m_loading;               // collectives with chunks to load, by submission, from m_loading_head
+  // Slots of finished collectives. A slot freed while the engine's calls are on the stack (a step that
+  // finishes its collective inside receive()) is reused only from the next action on, so that no TaskRef of
+  // the finished collective can resolve to a new one's task.
+  std::vector<uint32_t> m_free_slots, m_released;
+  // Collectives with chunks to load, by submission, from m_loading_head: (slot, seq); an entry whose slot now
+  // holds another collective is one fully loaded.
+  std::vector<std::pair<uint32_t, uint64_t>> m_loading;
   std::unordered_map<uint64_t, uint32_t> m_by_id;  // CollectiveId::key() -> engine index (lookups only)
   uint64_t m_last_key = ~uint64_t(0);              // the last key looked up, and its index
   uint32_t m_last_index = 0;

@@ -375,6 +375,29 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       if (p->source()) throw core::ConfigError(fmt::format("{}: only with --sparse D (sparse vectors)", p->name()));
   }
   m_job.fan_in = m_sys->hosts_per_leaf();
+  // Switch memory: the blocks open at once (up to 2 windows: a host may start
+  // the next group while the last one is answered) need a buffer each, at
+  // every switch.
+  for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
+    const Switch& s = *m_sys->switches[i];
+    const Switch& first = *m_sys->switches[0];
+    if (s.nclusters() != first.nclusters() || s.isa.get() != first.isa.get())
+      throw core::ConfigError(fmt::format("{}: {} clusters, isa {}; {} has {}, {}: the switches run one handler file",
+                                          s.name(), s.nclusters(), s.isa.get(), first.name(), first.nclusters(),
+                                          first.isa.get()));
+    const uint32_t slot_bytes = buffer_bytes(i);
+    const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
+    // Sparse blocks are larger: unless given, the window is what the switch's scratchpads hold.
+    if (m_sparse && !m_params.window.source() && slots >= 2)
+      m_job.window = static_cast<uint32_t>(std::min<uint64_t>(m_job.window, slots / 2));
+    if (!m_ring && 2 * uint64_t(m_job.window) > slots)
+      throw core::ConfigError(fmt::format(
+          "flare.window {}: up to {} blocks are open at once, {} holds {} block buffers ({} clusters x {} KiB "
+          "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
+          m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
+          s.name()));
+  }
+  // The training run takes the job as it is now (the sparse window above).
   if (training) {
     uint32_t iterations = 1;
     if (auto it = opt.kind_options.find("iterations"); it != opt.kind_options.end()) {
@@ -387,27 +410,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                                                  m_sparse ? m_density : 1.0,
                                                  m_params.block_bytes.get() / core::dtype_bytes(m_dtype));
   }
-  // Switch memory: the blocks open at once (up to 2 windows: a host may start
-  // the next group while the last one is answered) need a buffer each, at
-  // every switch; each switch logs 2 bytes per contribution per block.
+  // Each switch logs 2 bytes per contribution per block (dense), 8 per packet applied (sparse).
   for (uint32_t i = 0; i < m_sys->switches.size(); ++i) {
     const Switch& s = *m_sys->switches[i];
-    const Switch& first = *m_sys->switches[0];
-    if (s.nclusters() != first.nclusters() || s.isa.get() != first.isa.get())
-      throw core::ConfigError(fmt::format("{}: {} clusters, isa {}; {} has {}, {}: the switches run one handler file",
-                                          s.name(), s.nclusters(), s.isa.get(), first.name(), first.nclusters(),
-                                          first.isa.get()));
-    const uint32_t slot_bytes = buffer_bytes(i), fan_in = m_sys->fan_in(i);
-    const uint64_t slots = uint64_t(s.nclusters()) * (s.scratchpad_KiB.get() * 1024u / slot_bytes);
-    // Sparse blocks are larger: unless given, the window is what the switch's scratchpads hold.
-    if (m_sparse && !m_params.window.source() && slots >= 2)
-      m_job.window = static_cast<uint32_t>(std::min<uint64_t>(m_job.window, slots / 2));
-    if (!m_ring && 2 * uint64_t(m_job.window) > slots)
-      throw core::ConfigError(fmt::format(
-          "flare.window {}: up to {} blocks are open at once, {} holds {} block buffers ({} clusters x {} KiB "
-          "of scratchpad / {} B): lower the window or raise {}.scratchpad_KiB",
-          m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
-          s.name()));
+    const uint32_t fan_in = m_sys->fan_in(i);
     // A sparse training run's switches log 8 bytes per packet they apply: their hosts' packets, expected at the
     // density (a single allreduce's are counted exactly at load()).
     if (m_training && m_sparse && i < (m_sys->fat_tree() ? m_sys->leaves.get() : 1u)) {
