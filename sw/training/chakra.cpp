@@ -236,6 +236,7 @@ void write_chakra(const std::string& path, const Graph& g) {
 // ---- execution -----------------------------------------------------------------
 
 struct GraphRun::Npu {
+  GraphRun* run = nullptr;  // (callbacks capture the NPU and a node: small enough for std::function to hold)
   uint32_t id = 0;
   const Graph* g = nullptr;
   std::vector<uint32_t> indeg;
@@ -255,6 +256,7 @@ GraphRun::GraphRun(std::vector<Graph> graphs, Platform& p) : m_graphs(std::move(
   const uint32_t D = static_cast<uint32_t>(p.dim_sizes().size());
   for (uint32_t i = 0; i < m_graphs.size(); ++i) {
     auto n = std::make_unique<Npu>();
+    n->run = this;
     n->id = i;
     n->g = &m_graphs[i];
     const Graph& g = m_graphs[i];
@@ -332,11 +334,12 @@ void GraphRun::pump(Npu& n) {
       ++n.outstanding;
       Npu* np = &n;
       const bool send = gn.kind == GraphNode::send;
-      m_p.p2p(n.id, send ? n.id : gn.peer, send ? gn.peer : n.id, gn.bytes, [this, np, k] {
-        account(*np);
+      m_p.p2p(n.id, send ? n.id : gn.peer, send ? gn.peer : n.id, gn.bytes, [np, k] {
+        GraphRun& r = *np->run;
+        r.account(*np);
         --np->outstanding;
-        finished(*np, k);
-        pump(*np);
+        r.finished(*np, k);
+        r.pump(*np);
       });
       continue;
     }
@@ -374,11 +377,12 @@ void GraphRun::pump(Npu& n) {
     n.running = k;
     m_p.computed(n.id, k, kFwd, start, end);
     Npu* np = &n;
-    m_p.at(n.id, end, [this, np, k] {
-      account(*np);
+    m_p.at(n.id, end, [np, k] {
+      GraphRun& r = *np->run;
+      r.account(*np);
       np->computing = false;
-      finished(*np, k);
-      pump(*np);
+      r.finished(*np, k);
+      r.pump(*np);
     });
   }
   if (n.remaining == 0 && n.outstanding == 0 && !n.computing) n.t.end = m_p.now();

@@ -343,8 +343,23 @@ void TrainingRun::p2p(uint32_t npu, uint32_t src, uint32_t dst, uint64_t bytes, 
   if (npu == src) ++m_p2p;
   const uint32_t id = collectives::ndim::p2p_id(m_sys.fabric, src, dst);
   if (!m_data) {
+    // The workload's callback waits in a slot: the completion captures its index, small enough for
+    // std::function to hold without an allocation (there is a transfer per op-graph edge and GPU pair).
+    uint32_t slot;
+    if (m_p2p_free.empty()) {
+      slot = static_cast<uint32_t>(m_p2p_done.size());
+      m_p2p_done.push_back(std::move(done));
+    } else {
+      slot = m_p2p_free.back();
+      m_p2p_free.pop_back();
+      m_p2p_done[slot] = std::move(done);
+    }
     m_sys.npus[npu]->submit(npu::CollectiveRequest{it->second[npu == src ? 0 : 1], 0, id, true},
-                            [done = std::move(done)](const npu::Collective&) { done(); });
+                            [this, slot](const npu::Collective&) {
+                              std::function<void()> fn = std::move(m_p2p_done[slot]);
+                              m_p2p_free.push_back(slot);
+                              fn();
+                            });
     return;
   }
   // --data: one buffer per transfer (the same address at both ends), seeded

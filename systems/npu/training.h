@@ -172,6 +172,8 @@ class TrainingRun final : public training::Platform {
   std::unordered_map<P2pKey, std::array<std::shared_ptr<const npu::CollectivePlan>, 2>, P2pKeyHash>
       m_p2p_plans;  // sender's, receiver's (looked up per transfer)
   uint64_t m_p2p = 0;
+  std::vector<std::function<void()>> m_p2p_done;  // timing-only transfers' callbacks, by slot
+  std::vector<uint32_t> m_p2p_free;
   /// A transfer is one message (not collective.chunks): the fabric is one
   /// optical or electrical plane, a single hop with nothing to pipeline.
   bool m_p2p_whole = false;
