@@ -150,7 +150,16 @@ void CollectiveEngine::act(uint32_t what, uint64_t arg) {
 
 CollectiveEngine::Task* CollectiveEngine::tasks(Active& a, uint32_t chunk) {
   ChunkState& cs = a.chunks[chunk];
-  if (!cs.tasks) cs.tasks = std::make_unique<Task[]>(size_t(a.nphases) * a.kmax);
+  if (!cs.tasks) {
+    const size_t n = size_t(a.nphases) * a.kmax;
+    if (n < m_spare_tasks.size() && !m_spare_tasks[n].empty()) {
+      cs.tasks = std::move(m_spare_tasks[n].back());
+      m_spare_tasks[n].pop_back();
+      std::fill_n(cs.tasks.get(), n, Task{});
+    } else {
+      cs.tasks = std::make_unique<Task[]>(n);
+    }
+  }
   return cs.tasks.get();
 }
 
@@ -448,6 +457,12 @@ void CollectiveEngine::chunk_done(ChunkRef c) {
   Active& a = *m_colls[c.coll];
   ChunkState& cs = a.chunks[c.chunk];
   cs.plan.reset();
+  // Its task array serves a later chunk of the same shape (an op graph runs a collective per transfer).
+  const size_t n = size_t(a.nphases) * a.kmax;
+  if (n <= kSpareTasksMax) {
+    if (m_spare_tasks.size() <= n) m_spare_tasks.resize(n + 1);
+    m_spare_tasks[n].push_back(std::move(cs.tasks));
+  }
   cs.tasks.reset();
   ++a.done;
   a.completion = std::max(a.completion, now());

@@ -215,6 +215,8 @@ class CollectiveEngine final : public core::Actor {
   // Collectives with chunks to load, by submission, from m_loading_head: (slot, seq); an entry whose slot now
   // holds another collective is one fully loaded.
   std::vector<std::pair<uint32_t, uint64_t>> m_loading;
+  static constexpr size_t kSpareTasksMax = 64;
+  std::vector<std::vector<std::unique_ptr<Task[]>>> m_spare_tasks;  // finished chunks' task arrays, by size
   std::unordered_map<uint64_t, uint32_t> m_by_id;  // CollectiveId::key() -> engine index (lookups only)
   uint64_t m_last_key = ~uint64_t(0);              // the last key looked up, and its index
   uint32_t m_last_index = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory_resource>
 #include <stdexcept>
 
 namespace fabricvp::npu {
@@ -226,7 +227,10 @@ CollectiveHandle Npu::submit(const CollectiveRequest& r, CompletionFn on_done) {
     throw core::ConfigError(fmt::format("{}: a {}-byte {} at address {} does not fit {}.size_mib ({} MiB)", name(),
                                         bytes, collective_name(r.plan->kind()), r.address, memory.name(),
                                         memory.size_mib.get()));
-  auto c = std::make_shared<Collective>();
+  // From a pool: an op graph submits a collective per point-to-point transfer. The pool is never freed (a
+  // handle may outlive every NPU).
+  static auto* const pool = new std::pmr::unsynchronized_pool_resource();
+  auto c = std::allocate_shared<Collective>(std::pmr::polymorphic_allocator<Collective>(pool));
   c->request = r;
   c->id = CollectiveId{r.comm, m_next_seq[r.comm]++};
   c->submitted_ps = now();
