@@ -195,13 +195,21 @@ TEST(TrainingWorkload, YamlFormHasTheSameContent) {
   }
 }
 
+namespace {
+/// Two data-parallel layers: fwd 10 and 40 ns, ig 20 and 60, wg 30 and 70, each weight-gradient all-reduce with
+/// 5 ns of update.
+Workload two_layers(const test::TempDir& dir) {
+  return parse_astra_text(dir.file("w.txt",
+                                   "DATA\n2\n"
+                                   "l0 -1 10 NONE 0 20 NONE 0 30 ALLREDUCE 100 5\n"
+                                   "l1 -1 40 NONE 0 60 NONE 0 70 ALLREDUCE 100 5\n"));
+}
+}  // namespace
+
 TEST(TrainingLoop, DataParallelOverlapsWeightGradientsWithTheBackwardPass) {
   test::TempDir dir;
   // Two layers; every collective takes 50 ns, updates 5 ns.
-  Workload w = parse_astra_text(dir.file("w.txt",
-                                         "DATA\n2\n"
-                                         "l0 -1 10 NONE 0 20 NONE 0 30 ALLREDUCE 100 5\n"
-                                         "l1 -1 40 NONE 0 60 NONE 0 70 ALLREDUCE 100 5\n"));
+  Workload w = two_layers(dir);
   FakePlatform p(2, {2}, 50);
   TrainingLoop loop(w, p, 2);
   loop.start();
@@ -237,10 +245,7 @@ TEST(TrainingLoop, ReadsItsScheduleAhead) {
   // The workload of the test above: program fwd 0 (10 ns), fwd 1 (40), wg 1 (70), its all-reduce issued, ig 1
   // (60), wg 0 (30), its all-reduce issued; collectives take 50 ns and 5 ns of update.
   test::TempDir dir;
-  Workload w = parse_astra_text(dir.file("w.txt",
-                                         "DATA\n2\n"
-                                         "l0 -1 10 NONE 0 20 NONE 0 30 ALLREDUCE 100 5\n"
-                                         "l1 -1 40 NONE 0 60 NONE 0 70 ALLREDUCE 100 5\n"));
+  Workload w = two_layers(dir);
   FakePlatform p(2, {2}, 50);
   TrainingLoop loop(w, p, 2);
   using Seen = std::vector<std::string>;
