@@ -13,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -660,6 +661,13 @@ TEST(Flare, ATrainingWorkloadsOtherCollectivesRunHostBasedThroughTheSwitches) {
     EXPECT_LT(span["conv2"].first, span["fc"].second) << comm;
     EXPECT_GT(span["conv2"].second, span["conv2"].first) << comm;
   }
+  // The Perfetto trace: host0's collectives track has a span per collective (3 layers x 2 iterations).
+  ASSERT_EQ(run("ALLGATHER", kPlatform + " -p flare.stagger=true --trace", "traced")["verified"], true);
+  const nlohmann::json trace = fabricvp::test::load_json(dir / "traced" + "/trace.json");
+  std::multiset<std::string> host0;  // the layers of host0's collective spans
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("cat", "") == "collective" && e["tid"] == 2) host0.insert(e["args"]["layer"].get<std::string>());
+  EXPECT_EQ(host0, (std::multiset<std::string>{"conv1", "conv1", "conv2", "conv2", "fc", "fc"}));
   // With the all-reduces on the host ring too, and through a fat tree (16 hosts, 4 leaves, 2 spines).
   EXPECT_EQ(run("ALLTOALL", kPlatform + " -p flare.algorithm=ring", "ring")["verified"], true);
   const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml -p sys.hosts=16 -p " +

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/core/config.h"
+#include "models/core/context.h"
 
 namespace fabricvp::training {
 
@@ -263,6 +264,30 @@ void TrainingLoop::step(Npu& n) {
     }
     if (n.pc >= len) n.pc = 0;
   }
+}
+
+Tracks::Tracks(uint32_t npus, const char* unit) {
+  auto& tr = core::Context::get().trace();
+  if (!tr.enabled()) return;
+  m_pid = tr.process("workload");
+  for (uint32_t n = 0; n < npus; ++n) {
+    tr.thread(m_pid, 2 * n + 1, fmt::format("{}{} compute", unit, n));
+    tr.thread(m_pid, 2 * n + 2, fmt::format("{}{} collectives", unit, n));
+  }
+}
+
+void Tracks::compute(uint32_t npu, const char* name, const std::string& node, uint64_t start, uint64_t end) const {
+  auto& tr = core::Context::get().trace();
+  if (m_pid && tr.in_window(start, end))
+    tr.span(m_pid, 2 * npu + 1, name, "compute", start, end - start, fmt::format(R"("node":"{}")", node));
+}
+
+void Tracks::collective(const Call& call, const std::string& layer, uint64_t issue, uint64_t end) const {
+  auto& tr = core::Context::get().trace();
+  if (m_pid && tr.in_window(issue, end))
+    tr.span(m_pid, 2 * call.npu + 2, fmt::format("{} {}", pass_name(call.pass), comm_name(call.comm)).c_str(),
+            "collective", issue, end - issue,
+            fmt::format(R"("layer":"{}","bytes":{},"iteration":{})", layer, call.bytes, call.iteration));
 }
 
 void TrainingLoop::ahead(uint64_t horizon_ps, const std::function<void(uint32_t, uint32_t, uint32_t)>& f) const {

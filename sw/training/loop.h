@@ -91,6 +91,20 @@ struct NpuTimes {
   std::vector<std::array<uint64_t, 3>> layer_compute, layer_exposed, layer_comm;
 };
 
+/// A training run's Perfetto tracks (when tracing is on): process "workload", per NPU (or host: `unit`) a
+/// compute track and a collectives track.
+class Tracks {
+ public:
+  Tracks(uint32_t npus, const char* unit);
+  /// A compute span of `npu` named `name`, for node or layer `node`.
+  void compute(uint32_t npu, const char* name, const std::string& node, uint64_t start, uint64_t end) const;
+  /// A collective's life at one NPU (issue to result), of layer or node `layer`.
+  void collective(const Call& call, const std::string& layer, uint64_t issue, uint64_t end) const;
+
+ private:
+  uint32_t m_pid = 0;  // 0: tracing is off
+};
+
 class TrainingLoop {
  public:
   /// Checks the workload against the platform (throws core::ConfigError).

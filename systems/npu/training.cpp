@@ -66,14 +66,7 @@ TrainingRun::TrainingRun(System& sys, const std::string& file, uint32_t iteratio
       });
       return System::Progress{m_loop->steps_taken(), m_loop->computing()};
     });
-  auto& tr = core::Context::get().trace();
-  if (tr.enabled()) {
-    m_trace_pid = tr.process("workload");
-    for (uint32_t n = 0; n < npus(); ++n) {
-      tr.thread(m_trace_pid, 2 * n + 1, fmt::format("npu{} compute", n));
-      tr.thread(m_trace_pid, 2 * n + 2, fmt::format("npu{} collectives", n));
-    }
-  }
+  m_tracks = std::make_unique<training::Tracks>(npus(), "npu");
 }
 
 TrainingRun::~TrainingRun() = default;
@@ -417,10 +410,9 @@ uint64_t TrainingRun::compute_ps(uint32_t npu, const training::Pass& p) {
 
 void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
   m_sys.npus[npu]->compute.ran(end - start);
-  auto& tr = core::Context::get().trace();
-  if (m_trace_pid && tr.in_window(start, end))
-    tr.span(m_trace_pid, 2 * npu + 1, m_graph ? "compute" : training::pass_name(pass), "compute", start, end - start,
-            fmt::format(R"("node":"{}")", m_graph ? m_graph->graphs()[npu].nodes[layer].name : m_w.layers[layer].name));
+  if (core::Context::get().trace().in_window(start, end))
+    m_tracks->compute(npu, m_graph ? "compute" : training::pass_name(pass),
+                      m_graph ? m_graph->graphs()[npu].nodes[layer].name : m_w.layers[layer].name, start, end);
 }
 
 void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint64_t end) {
@@ -432,12 +424,7 @@ void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint6
     r.end_ps = std::max(r.end_ps, end);
     if (++r.members_done == r.group_size && m_data) check(r);
   }
-  auto& tr = core::Context::get().trace();
-  if (m_trace_pid && tr.in_window(issue, end))
-    tr.span(m_trace_pid, 2 * call.npu + 2,
-            fmt::format("{} {}", training::pass_name(call.pass), training::comm_name(call.comm)).c_str(), "collective",
-            issue, end - issue,
-            fmt::format(R"("layer":"{}","bytes":{},"iteration":{})", name_of(call), call.bytes, call.iteration));
+  if (core::Context::get().trace().in_window(issue, end)) m_tracks->collective(call, name_of(call), issue, end);
 }
 
 uint64_t TrainingRun::seed_of(const CollectiveRecord& r, uint32_t npu) const {

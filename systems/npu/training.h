@@ -187,7 +187,7 @@ class TrainingRun final : public training::Platform {
   std::map<std::pair<uint32_t, uint32_t>, std::array<uint32_t, 2>> m_p2p_k;  // next k at (sender, receiver)
   uint64_t m_p2p_checked = 0;
   void check_p2p(uint32_t src, uint32_t dst, uint32_t k, const P2pData& d);
-  uint32_t m_trace_pid = 0;
+  std::unique_ptr<training::Tracks> m_tracks;
 };
 
 }  // namespace fabricvp::npusys

@@ -60,6 +60,7 @@ FlareTraining::FlareTraining(FlareSystem& sys, const flare::Job& job, const std:
     throw core::ConfigError(fmt::format("{} x {} iterations: {} blocks, more than the 2^31 block ids of a run", file,
                                         iterations, m_total_blocks));
   m_hosts.resize(job.hosts);
+  m_tracks = std::make_unique<training::Tracks>(job.hosts, "host");
   for (uint32_t h = 0; h < job.hosts; ++h)
     sys.host[h]->on_done([this, h](uint32_t reduction) { host_done(h, reduction); });
 }
@@ -170,6 +171,14 @@ void FlareTraining::host_done(uint32_t h, uint32_t reduction) {
   ++r.hosts_done;
   r.end_ps = std::max(r.end_ps, now());
   done();
+}
+
+void FlareTraining::computed(uint32_t host, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
+  m_tracks->compute(host, training::pass_name(pass), m_w.layers[layer].name, start, end);
+}
+
+void FlareTraining::communicated(const training::Call& call, uint64_t issue, uint64_t end) {
+  m_tracks->collective(call, m_w.layers[call.layer].name, issue, end);
 }
 
 void FlareTraining::write_collectives_csv(const std::string& path) const {

@@ -45,6 +45,8 @@ class FlareTraining : public training::Platform {
   uint64_t now() const override;
   void at(uint32_t npu, uint64_t t, std::function<void()> fn) override;
   void collective(const training::Call& call, std::function<void()> done) override;
+  void computed(uint32_t host, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) override;
+  void communicated(const training::Call& call, uint64_t issue, uint64_t end) override;
 
   void start();
   bool done() const;
@@ -93,6 +95,7 @@ class FlareTraining : public training::Platform {
   uint32_t m_dense_block_elems;
   double m_sparse_packets = 0;
   std::vector<Record> m_records;
+  std::unique_ptr<training::Tracks> m_tracks;  // Perfetto: each host's compute and collectives
   struct HostState {
     uint32_t calls = 0;                                                        // collectives it issued
     std::map<uint32_t, std::pair<uint32_t, std::function<void()>>> in_flight;  // reduction -> record, callback
