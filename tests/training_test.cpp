@@ -278,6 +278,15 @@ TEST(TrainingLoop, ReadsItsScheduleAhead) {
   EXPECT_EQ(loop.times(0).end, 530000u);  // reading ahead changes nothing
   EXPECT_EQ(ahead(1000000), Seen{});
   EXPECT_FALSE(loop.computing());
+  // Without compute every step is "now": 1,000 iterations are read two iterations deep, not to their end.
+  Workload idle = parse_astra_text(dir.file("idle.txt",
+                                            "DATA\n2\n"
+                                            "l0 -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 100 0\n"
+                                            "l1 -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 100 0\n"));
+  TrainingLoop long_run(idle, p, 1000);
+  size_t seen = 0;
+  long_run.ahead(0, [&](uint32_t, uint32_t, uint32_t) { ++seen; });
+  EXPECT_EQ(seen, 2u * 2u * 2u);  // NPUs x iterations x all-reduces
 }
 
 TEST(TrainingLoop, HybridBlocksOnForwardAndInputGradientCollectives) {

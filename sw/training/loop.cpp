@@ -300,7 +300,10 @@ void TrainingLoop::ahead(uint64_t horizon_ps, const std::function<void(uint32_t,
         if (n.done[l][q] < n.issued[l][q]) f(n.id, l, q);
     if (n.finished) continue;
     uint64_t t = n.computing ? n.compute_end - now : 0;  // compute ahead of the step, from now
-    for (size_t pc = n.pc, it = n.iteration; it < m_iterations && t <= horizon_ps;) {
+    // At most two iterations' steps: past that the program repeats (a workload with little compute would
+    // otherwise be walked to its end at every re-plan).
+    size_t steps = 2 * program.size();
+    for (size_t pc = n.pc, it = n.iteration; it < m_iterations && t <= horizon_ps && steps-- > 0;) {
       const Op& op = program[pc];
       if (op.kind == OpKind::compute)
         t += m_p.compute_ps(n.id, m_w.layers[op.layer].pass[op.pass]);

@@ -128,7 +128,8 @@ class TrainingLoop {
   /// collective it has issued and not had back, then for each it will issue
   /// whose issue lies within `horizon_ps` of now when only the compute before
   /// it is counted (the running one for what is left of it; no waiting for
-  /// collectives or peers), into the following iterations too.
+  /// collectives or peers), into the following iterations too (at most two
+  /// iterations' steps: the program repeats).
   void ahead(uint64_t horizon_ps, const std::function<void(uint32_t npu, uint32_t layer, uint32_t pass)>& f) const;
   /// Program steps taken so far, over every NPU (grows while the run progresses).
   uint64_t steps_taken() const;
