@@ -663,6 +663,8 @@ TEST(Flare, ATrainingWorkloadsOtherCollectivesRunHostBasedThroughTheSwitches) {
   }
   // The Perfetto trace: host0's collectives track has a span per collective (3 layers x 2 iterations).
   ASSERT_EQ(run("ALLGATHER", kPlatform + " -p flare.stagger=true --trace", "traced")["verified"], true);
+  const nlohmann::json traced = fabricvp::test::load_json(dir / "traced" + "/stats.json");
+  EXPECT_GE(traced["sys"]["host0"]["peak_collectives"].get<uint64_t>(), 2u);  // fc's and conv2's at once
   const nlohmann::json trace = fabricvp::test::load_json(dir / "traced" + "/trace.json");
   std::multiset<std::string> host0;  // the layers of host0's collective spans
   for (const auto& e : trace["traceEvents"])

@@ -136,6 +136,8 @@ Host::Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double
       bytes_received(this, nullptr, "rx.bytes", "bytes",
                      "bytes received from the switch (headers included): the link's downstream traffic"),
       peak_in_flight(this, nullptr, "peak_in_flight", "blocks", "most blocks in flight at once"),
+      peak_collectives(this, nullptr, "peak_collectives", "collectives",
+                       "most collectives in flight at this host at once (a training run's overlap)"),
       protocol_errors(this, nullptr, "protocol_errors", "packets",
                       "packets that were not an expected result (wrong reduction, block or size; a duplicate)"),
       completion_ps(this, nullptr, "completion_ps", "ps", "time the last result arrived"),
@@ -149,6 +151,9 @@ Host::Run& Host::add_run(const Job& job) {
     if (run->job.reduction == job.reduction)
       throw std::logic_error(fmt::format("{}: reduction {} started while one is still here", name(), job.reduction));
   m_runs.push_back(std::make_unique<Run>());
+  uint64_t open = 0;
+  for (const auto& run : m_runs) open += !run->finished;
+  peak_collectives.note_max(open);
   Run& r = *m_runs.back();
   r.job = job;
   r.blocks = job.blocks();

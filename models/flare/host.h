@@ -192,7 +192,7 @@ class Host : public core::Module, public core::Actor {
   void act(uint32_t what, uint64_t arg) override;
 
   core::SerialChannel tx;  ///< the link towards the switch
-  core::Counter packets_received, bytes_received, peak_in_flight, protocol_errors;
+  core::Counter packets_received, bytes_received, peak_in_flight, peak_collectives, protocol_errors;
   core::Value<uint64_t> completion_ps;
 
  private:
