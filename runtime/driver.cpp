@@ -29,18 +29,15 @@ namespace fabricvp::runtime {
 
 namespace {
 
-/// sc_start() to the end. With a progress line, the simulation runs in
-/// slices of simulated time sized to about a quarter of a wall second each,
-/// and the line says how far it is: simulated time reached, its rate, and
-/// where the kind can tell how much is done, the share and an ETA. Slicing
-/// runs the same events in the same order (each slice ends at a time boundary
-/// and stops early when nothing is left), so results and statistics are the
-/// same (a test compares them).
 /// Back the heap with transparent huge pages when it is large (the system's
 /// THP setting is often `madvise`): a simulation of thousands of endpoints
 /// touches its state all over hundreds of MiB, and 4 KiB pages cost a TLB miss
-/// on top of most cache misses. A hint: nothing changes if the kernel refuses.
+/// on top of most cache misses. A hint: nothing changes if the kernel refuses,
+/// and nothing is asked where the administrator set THP to `never`.
 void huge_pages_for_heap() {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string setting;
+  if (!thp || !std::getline(thp, setting) || setting.find("[never]") != std::string::npos) return;
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {  // the heap may be several mappings
@@ -61,6 +58,13 @@ void huge_pages_for_heap() {
   }
 }
 
+/// sc_start() to the end. With a progress line, the simulation runs in
+/// slices of simulated time sized to about a quarter of a wall second each,
+/// and the line says how far it is: simulated time reached, its rate, and
+/// where the kind can tell how much is done, the share and an ETA. Slicing
+/// runs the same events in the same order (each slice ends at a time boundary
+/// and stops early when nothing is left), so results and statistics are the
+/// same (a test compares them).
 void simulate(ProgressLine& progress, const systems::Scenario& sc) {
   if (!progress.enabled()) {
     sc_core::sc_start();

@@ -459,7 +459,7 @@ void CollectiveEngine::chunk_done(ChunkRef c) {
   cs.plan.reset();
   // Its task array serves a later chunk of the same shape (an op graph runs a collective per transfer).
   const size_t n = size_t(a.nphases) * a.kmax;
-  if (n <= kSpareTasksMax) {
+  if (cs.tasks && n <= kSpareTasksMax) {
     if (m_spare_tasks.size() <= n) m_spare_tasks.resize(n + 1);
     m_spare_tasks[n].push_back(std::move(cs.tasks));
   }
