@@ -168,12 +168,8 @@ class Host : public core::Module, public core::Actor {
   // The collective started last, kept after it is done (a single allreduce's check reads it here).
   const std::vector<uint8_t>& result() const { return last().result; }
   const std::vector<uint8_t>& input() const { return last().input; }
-  /// Sparse: the host's nonzero elements, and its result: block b's pairs (offsets in its range), in offset order.
-  const std::vector<Pair>& sparse_input() const { return last().sparse.input; }
-  const std::vector<std::vector<Pair>>& sparse_result() const { return last().sparse.result; }
+  /// Sparse: the host's nonzero elements and its result (SparseRun).
   const SparseRun& sparse_run() const { return last().sparse; }
-  /// Sparse: the first of the host's pairs in block b (b = blocks: all of them).
-  uint64_t sparse_first(uint64_t b) const { return last().sparse.first[b]; }
   /// Packets this host sends for its sparse vector (after start_sparse).
   uint64_t sparse_packets() const;
   /// A packet the switch sent on this host's port: it arrives `latency` after `p.time_ps`.

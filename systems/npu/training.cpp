@@ -410,9 +410,8 @@ uint64_t TrainingRun::compute_ps(uint32_t npu, const training::Pass& p) {
 
 void TrainingRun::computed(uint32_t npu, uint32_t layer, uint32_t pass, uint64_t start, uint64_t end) {
   m_sys.npus[npu]->compute.ran(end - start);
-  if (core::Context::get().trace().in_window(start, end))
-    m_tracks->compute(npu, m_graph ? "compute" : training::pass_name(pass),
-                      m_graph ? m_graph->graphs()[npu].nodes[layer].name : m_w.layers[layer].name, start, end);
+  m_tracks->compute(npu, m_graph ? "compute" : training::pass_name(pass),
+                    m_graph ? m_graph->graphs()[npu].nodes[layer].name : m_w.layers[layer].name, start, end);
 }
 
 void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint64_t end) {
@@ -424,7 +423,8 @@ void TrainingRun::communicated(const training::Call& call, uint64_t issue, uint6
     r.end_ps = std::max(r.end_ps, end);
     if (++r.members_done == r.group_size && m_data) check(r);
   }
-  if (core::Context::get().trace().in_window(issue, end)) m_tracks->collective(call, name_of(call), issue, end);
+  if (core::Context::get().trace().in_window(issue, end))  // (name_of makes a string)
+    m_tracks->collective(call, name_of(call), issue, end);
 }
 
 uint64_t TrainingRun::seed_of(const CollectiveRecord& r, uint32_t npu) const {
