@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -361,6 +363,44 @@ TEST(RiscvBanks, ConflictsWaitForTheBankAndAreCounted) {
   EXPECT_EQ(banks.stall_cycles(), 1u + 2u + 2u);
   // far in the future the old history is gone
   EXPECT_EQ(banks.access(0, 100000, 1), 100000u);
+}
+
+// The banks against a plain reference: per bank the set of busy cycles,
+// cycles more than 255 before the latest taken forgotten (free). Accesses
+// come out of order, as cores running in turns make them: each core runs a
+// few hundred cycles ahead of the others.
+TEST(RiscvBanks, OutOfOrderAccessesMatchAPlainReference) {
+  constexpr unsigned kBanks = 4, kWindow = 256;
+  riscv::Banks banks(kBanks, 4);
+  std::vector<std::set<uint64_t>> busy(kBanks);
+  std::vector<uint64_t> next_free(kBanks, 0);
+  uint64_t conflicts = 0, stalls = 0;
+  std::mt19937_64 rng(7);
+  uint64_t now = 0;
+  for (int i = 0; i < 200000; ++i) {
+    if (rng() % 64 == 0) now += rng() % 300;  // the next core's turn, or a jump ahead
+    const uint64_t cycle = now + rng() % 700;
+    const uint32_t offset = static_cast<uint32_t>(rng() % 64) * 4;
+    const unsigned hold = rng() % 4 == 0 ? 2 : 1;
+    const unsigned b = (offset / 4) % kBanks;
+    auto& s = busy[b];
+    const uint64_t base = next_free[b] > kWindow ? next_free[b] - kWindow : 0;
+    auto is_busy = [&](uint64_t c) { return c >= base && s.count(c) > 0; };
+    uint64_t t = cycle;
+    while (t < next_free[b] && (is_busy(t) || (hold == 2 && is_busy(t + 1)))) ++t;
+    for (unsigned k = 0; k < hold; ++k) s.insert(t + k);
+    next_free[b] = std::max(next_free[b], t + hold);
+    const uint64_t keep = next_free[b] > kWindow ? next_free[b] - kWindow : 0;
+    s.erase(s.begin(), s.lower_bound(keep));
+    if (t != cycle) {
+      ++conflicts;
+      stalls += t - cycle;
+    }
+    ASSERT_EQ(banks.access(offset, cycle, hold), t) << "access " << i << " at cycle " << cycle;
+  }
+  EXPECT_EQ(banks.conflicts(), conflicts);
+  EXPECT_EQ(banks.stall_cycles(), stalls);
+  EXPECT_GT(conflicts, 2000u);  // the accesses do contend
 }
 
 TEST(RiscvHart, RunsFromMemoryWithTheCycleModel) {

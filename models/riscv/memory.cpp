@@ -16,43 +16,10 @@ Banks::Banks(unsigned count, unsigned word_bytes) : count_(count), mask_(0), shi
   while ((1u << shift_) < word_bytes) ++shift_;
 }
 
-bool Banks::is_busy(Bank& b, uint64_t cycle) {
-  if (cycle < b.base || cycle >= b.base + kWindow) return false;
-  const uint64_t i = cycle % kWindow;
-  return (b.busy[i / 64] >> (i % 64)) & 1;
-}
-
-void Banks::set_busy(Bank& b, uint64_t cycle) {
-  if (cycle < b.base) return;  // older than the history kept: no record needed
-  if (cycle >= b.base + kWindow) {
-    // Slide the window so that `cycle` is its newest cycle, forgetting the
-    // cycles that fall out of it.
-    const uint64_t new_base = cycle - kWindow + 1;
-    if (new_base - b.base >= kWindow) {
-      std::fill(std::begin(b.busy), std::end(b.busy), 0);
-    } else {
-      // Clear the cycles [base, new_base) a word at a time (the ring of bits may wrap).
-      uint64_t n = new_base - b.base, i = b.base % kWindow;
-      while (n) {
-        const uint64_t bit = i % 64, take = std::min<uint64_t>(n, 64 - bit);
-        const uint64_t mask = take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1) << bit;
-        b.busy[i / 64] &= ~mask;
-        n -= take;
-        i = (i + take) % kWindow;
-      }
-    }
-    b.base = new_base;
-  }
-  const uint64_t i = cycle % kWindow;
-  b.busy[i / 64] |= uint64_t{1} << (i % 64);
-}
-
-uint64_t Banks::access(uint32_t offset, uint64_t cycle, unsigned hold) {
-  const uint32_t word = offset >> shift_;
-  Bank& b = banks_[mask_ || count_ == 1 ? word & mask_ : word % count_];
-  ++accesses_;
+uint64_t Banks::access_past(Bank& b, uint64_t cycle, unsigned hold) {
+  // Before the latest cycle the bank has taken: the first `hold` free cycles
+  // from `cycle` on (cycles older than the window count as free).
   uint64_t t = cycle;
-  // Cycles from next_free on were never taken: no search needed there.
   while (t < b.next_free) {
     bool free = true;
     for (unsigned k = 0; k < hold; ++k) {
@@ -64,7 +31,10 @@ uint64_t Banks::access(uint32_t offset, uint64_t cycle, unsigned hold) {
     if (free) break;
     ++t;
   }
-  for (unsigned k = 0; k < hold; ++k) set_busy(b, t + k);
+  // A cycle older than the window is not recorded (it would be forgotten at once).
+  const uint64_t base = window_base(b);
+  for (unsigned k = 0; k < hold; ++k)
+    if (t + k >= base) set_busy(b, t + k);
   b.next_free = std::max(b.next_free, t + hold);
   if (t != cycle) {
     ++conflicts_;

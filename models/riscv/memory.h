@@ -20,7 +20,8 @@ class Hart;
 /// Word-interleaved memory banks with per-cycle arbitration: an access to a
 /// bank busy at the requested cycle waits for the first free one. Cores are
 /// served in the order the simulation runs them, which is deterministic.
-/// Busy cycles are kept in a sliding window of kWindow cycles per bank.
+/// Each bank remembers its busy cycles over the kWindow cycles up to the
+/// latest it has taken; older ones count as free.
 class Banks {
  public:
   Banks(unsigned count, unsigned word_bytes);
@@ -28,7 +29,16 @@ class Banks {
   /// An access to byte `offset` (from the region's base) wanted at `cycle`,
   /// holding the bank for `hold` cycles (1 for a load or store, 2 for an AMO's
   /// read-modify-write). Returns the cycle at which the bank serves it.
-  uint64_t access(uint32_t offset, uint64_t cycle, unsigned hold);
+  uint64_t access(uint32_t offset, uint64_t cycle, unsigned hold) {
+    const uint32_t word = offset >> shift_;
+    Bank& b = banks_[mask_ || count_ == 1 ? word & mask_ : word % count_];
+    ++accesses_;
+    if (cycle < b.next_free) return access_past(b, cycle, hold);
+    // At or after every cycle the bank has taken: free, no search.
+    for (unsigned k = 0; k < hold; ++k) set_busy(b, cycle + k);
+    b.next_free = cycle + hold;
+    return cycle;
+  }
 
   unsigned count() const { return count_; }
   uint64_t accesses() const { return accesses_; }
@@ -36,14 +46,34 @@ class Banks {
   uint64_t stall_cycles() const { return stall_cycles_; }
 
  private:
-  static constexpr unsigned kWindow = 256;  // cycles of history per bank (power of two)
+  static constexpr unsigned kWindow = 256;  // cycles of history per bank
+  // The busy bits are kept per aligned 64-cycle epoch in a ring of kEpochs
+  // words, each tagged with its epoch: a word is cleared when a newer epoch
+  // takes it, so nothing slides. kEpochs x 64 covers the window (which spans
+  // at most 5 epochs) with no two of its epochs sharing a word.
+  static constexpr unsigned kEpochs = 8;
   struct Bank {
-    uint64_t base = 0;       // cycle of bit 0 of busy
     uint64_t next_free = 0;  // every cycle from here on is free (the latest taken + 1)
-    uint64_t busy[kWindow / 64] = {};
+    uint64_t epoch[kEpochs] = {};
+    uint64_t busy[kEpochs] = {};
   };
-  bool is_busy(Bank& b, uint64_t cycle);
-  void set_busy(Bank& b, uint64_t cycle);
+  // The oldest cycle remembered: the window ends at the latest cycle taken.
+  static uint64_t window_base(const Bank& b) { return b.next_free > kWindow ? b.next_free - kWindow : 0; }
+  static bool is_busy(const Bank& b, uint64_t cycle) {
+    if (cycle < window_base(b) || cycle >= b.next_free) return false;
+    const uint64_t e = cycle >> 6, w = e % kEpochs;
+    return b.epoch[w] == e && ((b.busy[w] >> (cycle & 63)) & 1);
+  }
+  // Marks `cycle` busy; next_free is raised by the caller afterwards.
+  static void set_busy(Bank& b, uint64_t cycle) {
+    const uint64_t e = cycle >> 6, w = e % kEpochs;
+    if (b.epoch[w] != e) {  // an older epoch's word, out of the window by now
+      b.epoch[w] = e;
+      b.busy[w] = 0;
+    }
+    b.busy[w] |= uint64_t{1} << (cycle & 63);
+  }
+  uint64_t access_past(Bank& b, uint64_t cycle, unsigned hold);
 
   unsigned count_;
   unsigned mask_;  // count_ - 1 when count_ is a power of two (then no division), else 0
