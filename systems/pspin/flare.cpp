@@ -690,18 +690,15 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
       for (const HostWrite& w : m_sys->switches[i]->host_write_log()) m_logged[i][w.addr] = &w.data;
   }
   const auto& logged = m_logged;
-  // The contributions to block b at switch i, in the order it applied them (`from` numbers them), or in
-  // order if it logged none; the tree variant: the fixed tree.
-  auto reduce = [&](size_t i, uint64_t b, uint32_t from, uint32_t count,
-                    const std::function<uint32_t(uint32_t k)>& value) {
-    if (m_tree) {
-      std::vector<uint32_t> v(count);
-      for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
-      for (uint32_t d = 1; d < count; d *= 2)
-        for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(job, v[k], v[k + d]);
-      return v[0];
-    }
-    std::vector<uint32_t> order(count), buf(count, 0);
+  // The order switch i applied block b's `count` contributions in (`from` numbers them) and the buffer each
+  // went to, decoded once per block; in order, one buffer, if it logged none (exact for integers).
+  struct Order {
+    std::vector<uint32_t> who, buf;
+  };
+  auto order_of = [&](size_t i, uint64_t b, uint32_t from, uint32_t count, Order& o) {
+    o.who.assign(count, 0);
+    o.buf.assign(count, 0);
+    if (m_tree) return;  // the fixed tree: no log needed
     auto it = logged[i].find(m_sys->switches[i]->host_mem_addr.get() + (job.block_base + b) * count * 2);
     bool perm = it != logged[i].end() && it->second->size() == size_t(count) * 2;
     std::vector<uint8_t> seen(count, 0);
@@ -709,23 +706,35 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
       uint16_t entry;
       std::memcpy(&entry, it->second->data() + 2 * k, 2);
       const uint32_t who = m_multi ? entry & 0xfffu : entry;
-      buf[k] = m_multi ? entry >> 12 : 0;
-      perm = who >= from && who - from < count && !seen[who - from]++ && buf[k] < m_sys->buffers;
-      order[k] = who - from;
+      o.buf[k] = m_multi ? entry >> 12 : 0;
+      perm = who >= from && who - from < count && !seen[who - from]++ && o.buf[k] < m_sys->buffers;
+      o.who[k] = who - from;
     }
-    if (!perm) {  // no usable log: the contributions in order, one buffer (exact for integers)
+    if (!perm) {
       ++bad_order;
       for (uint32_t k = 0; k < count; ++k) {
-        order[k] = k;
-        buf[k] = 0;
+        o.who[k] = k;
+        o.buf[k] = 0;
       }
     }
-    // Each buffer applies its contributions in order, the first copied; then buffer 0 takes the others in turn.
-    std::vector<uint32_t> acc(m_sys->buffers);
-    std::vector<uint8_t> used(m_sys->buffers, 0);
+  };
+  // One element's reduction in that order: each buffer applies its contributions in turn, the first
+  // copied, then buffer 0 takes the others in turn; the tree variant: the fixed tree.
+  std::vector<uint32_t> v, acc(m_sys->buffers);
+  std::vector<uint8_t> used(m_sys->buffers);
+  auto reduce = [&](const Order& o, auto&& value) {
+    const uint32_t count = static_cast<uint32_t>(o.who.size());
+    if (m_tree) {
+      v.resize(count);
+      for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
+      for (uint32_t d = 1; d < count; d *= 2)
+        for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(job, v[k], v[k + d]);
+      return v[0];
+    }
+    std::fill(used.begin(), used.end(), 0);
     for (uint32_t k = 0; k < count; ++k) {
-      const uint32_t j = buf[k];
-      acc[j] = used[j]++ ? combine(job, acc[j], value(order[k])) : value(order[k]);
+      const uint32_t j = o.buf[k];
+      acc[j] = used[j]++ ? combine(job, acc[j], value(o.who[k])) : value(o.who[k]);
     }
     uint32_t first = 0;
     while (!used[first]) ++first;
@@ -735,17 +744,21 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
     return result;
   };
   const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
+  std::vector<Order> leaf(m_sys->fat_tree() ? L : 0);
+  Order top;
+  std::vector<uint32_t> partial(L);
   for (uint64_t b = 0; b < job.blocks(); ++b) {
     const uint64_t first = b * job.block_elems, last = std::min<uint64_t>(first + job.block_elems, job.elems);
+    if (!m_sys->fat_tree()) {
+      order_of(0, b, 0, n, top);
+      for (uint64_t e = first; e < last; ++e) compare(e, reduce(top, [&](uint32_t k) { return input(k, e); }));
+      continue;
+    }
+    for (uint32_t l = 0; l < L; ++l) order_of(l, b, l * H, H, leaf[l]);
+    order_of(L + (job.block_base + b) % S, b, 0, L, top);
     for (uint64_t e = first; e < last; ++e) {
-      if (!m_sys->fat_tree()) {
-        compare(e, reduce(0, b, 0, n, [&](uint32_t k) { return input(k, e); }));
-        continue;
-      }
-      std::vector<uint32_t> partial(L);
-      for (uint32_t l = 0; l < L; ++l)
-        partial[l] = reduce(l, b, l * H, H, [&](uint32_t k) { return input(l * H + k, e); });
-      compare(e, reduce(L + (job.block_base + b) % S, b, 0, L, [&](uint32_t k) { return partial[k]; }));
+      for (uint32_t l = 0; l < L; ++l) partial[l] = reduce(leaf[l], [&](uint32_t k) { return input(l * H + k, e); });
+      compare(e, reduce(top, [&](uint32_t k) { return partial[k]; }));
     }
   }
   return bad;
@@ -806,7 +819,7 @@ systems::Outcome FlareScenario::check() {
                bad_order);
   else if (bad_order)
     m_sys->log(core::Level::warn,
-               "{} reductions without an order log in their switch's host memory: their reference takes the "
+               "{} blocks without an order log in their switch's host memory: their reference takes the "
                "contributions in order",
                bad_order);
   m_stats.verified.set(out.verified);
