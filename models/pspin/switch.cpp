@@ -497,15 +497,30 @@ void Switch::to_l1(Cluster& c, Task* t) {
   });
 }
 
+Core* Switch::first_free(Cluster& c, uint64_t now_cycle, uint64_t before) {
+  // An idle core's hart may have run ahead of now (its last handler ended later in the quantum): it is free
+  // from max(now, its cycle). The earliest, the lowest index among equals.
+  Core* best = nullptr;
+  uint64_t best_at = before;
+  for (Core* k : c.m_cores)
+    if (k->m_state == Core::State::Idle) {
+      const uint64_t at = std::max(now_cycle, k->m_hart->cycle());
+      if (at < best_at) {
+        best = k;
+        best_at = at;
+      }
+    }
+  return best;
+}
+
 void Switch::wake(Cluster& c) {
   const uint64_t now_cycle = ps_cycle(core::ActionQueue::now());
-  for (Core* k : c.m_cores) {
-    if (c.m_ready.empty()) break;
-    if (k->m_state == Core::State::Idle) {
-      Task* t = c.m_ready.front();
-      c.m_ready.pop_front();
-      start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
-    }
+  while (!c.m_ready.empty()) {
+    Core* k = first_free(c, now_cycle, UINT64_MAX);
+    if (!k) break;
+    Task* t = c.m_ready.front();
+    c.m_ready.pop_front();
+    start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
   }
   post_quantum(c, core::ActionQueue::now());
 }
@@ -593,19 +608,22 @@ void Switch::run_cluster(Cluster& c) {
       }
       handle_stop(*k, stop);
     }
-    // an idle core takes the next ready task at once (FCFS)
-    if (k->m_state == Core::State::Idle && !c.m_ready.empty()) {
-      Task* t = c.m_ready.front();
-      c.m_ready.pop_front();
-      start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
-      if (k->m_hart->cycle() < until) {
-        // run it in this quantum too
-        const riscv::Stop stop = k->m_hart->run(until);
-        if (stop != riscv::Stop::Limit) handle_stop(*k, stop);
-      }
-    }
-    if (k->m_state == Core::State::Running) busy = true;
   }
+  // The ready tasks go to the cores that are free first (FCFS), those free within this quantum running in it.
+  while (!c.m_ready.empty()) {
+    Core* k = first_free(c, now_cycle, until);
+    if (!k) break;
+    Task* t = c.m_ready.front();
+    c.m_ready.pop_front();
+    start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
+    for (riscv::Hart& h = *k->m_hart; k->m_state == Core::State::Running && h.cycle() < until;) {
+      const riscv::Stop stop = h.run(std::min(until, k->m_start_cycle + watchdog_cycles.get()));
+      if (stop != riscv::Stop::Limit) handle_stop(*k, stop);
+      if (stop == riscv::Stop::Limit) break;  // the quantum's end, or the watchdog's (the next quantum stops it)
+    }
+  }
+  for (Core* k : c.m_cores)
+    if (k->m_state == Core::State::Running) busy = true;
   c.bank_conflicts.set(c.m_banks->conflicts());
   c.bank_stall_cycles.set(c.m_banks->stall_cycles());
   if (busy) post_quantum(c, cycle_ps(until));

@@ -276,6 +276,8 @@ class Switch : public core::Module {
   bool place(Task* t);
   void to_l1(Cluster& c, Task* t);
   void wake(Cluster& c);
+  /// The idle core of `c` free first from `now_cycle` on, if before cycle `before`.
+  Core* first_free(Cluster& c, uint64_t now_cycle, uint64_t before);
   void post_quantum(Cluster& c, uint64_t t_ps);
   void run_cluster(Cluster& c);
   void start(Core& core, Task* t, uint64_t cycle);
