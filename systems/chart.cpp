@@ -70,7 +70,7 @@ if d["logy"]:
 if d["categories"]:
     c = d["categories"]
     ax.set_xticks(range(len(c)))
-    ax.set_xticklabels(c, rotation=30 if len(c) > 6 else 0, ha="right" if len(c) > 6 else "center")
+    ax.set_xticklabels(c, rotation=30 if len(c) > 5 else 0, ha="right" if len(c) > 5 else "center")
 if d["xticks"]:
     # Labels closer than 3.5 % of the axis to the previous one would overlap: drop them.
     pos = lambda v: math.log(v) if d["logx"] and v > 0 else v

@@ -6,14 +6,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness.h"
+#include "models/pspin/input_buffer.h"
 
 using fabricvp::test::sh;
 using fabricvp::test::TempDir;
@@ -431,6 +434,115 @@ void init_handlers(handler_fn *hh, handler_fn *ph, handler_fn *th, void **m) {
   for (int c = 0; c < 4; ++c)
     total += word(file_bytes(dir / ("o/l1/cluster" + std::to_string(c) + ".bin")), kScratchpad);
   EXPECT_EQ(total, 32);  // one per packet, each into the scratchpad of the cluster that ran it
+}
+
+}  // namespace
+
+namespace {
+
+// The input-buffer model's closed forms (docs/flare.md): 16 ports in step onto 4 clusters of 8 cores, each
+// block's 16 packets to its home cluster, which serves them in two turns: packet j waits floor(j / 8) x s, so
+// s / 2 on average; staggered by one block, each step's packets spread over the clusters and none waits.
+TEST(PspinInputBuffer, TheModelHasTheClosedFormsOfFig5) {
+  fabricvp::pspin::InputBufferModel m;
+  m.ports = 16;
+  m.messages = 64;
+  m.gap_ps = 81920;  // 1 KiB at 100 Gbit/s
+  m.clusters = 4;
+  m.cores = 8;
+  m.period_ps = 1000;
+  m.place_cycles = 16;
+  m.ready_cycles = 52;
+  m.service_cycles = 111;
+  auto r = m.solve();
+  EXPECT_DOUBLE_EQ(r.mean_wait_ps, 111 * 1000 / 2.0);
+  EXPECT_FALSE(r.spills);
+  EXPECT_EQ(r.peak_cluster_tasks, 16u);
+  m.stagger = 1;
+  r = m.solve();
+  EXPECT_DOUBLE_EQ(r.mean_wait_ps, 0.0);
+  EXPECT_EQ(r.peak_cluster_tasks, 8u);  // 4 packets a step, two steps' worth on the cores
+  // Little's law: the mean occupancy is the arrival rate times the mean residence (no waiting here: a packet
+  // stays from its arrival to the next clock edge, then ready_cycles + service_cycles); the run's ends
+  // (filling, draining) make the time average a little lower.
+  const double rate = 16.0 / 81920.0;
+  double edge = 0;
+  for (uint32_t j = 1; j <= 64; ++j) edge += double((j * 81920 + 999) / 1000 * 1000 - j * 81920);
+  const double residence = edge / 64 + (52 + 111) * 1000.0;
+  EXPECT_NEAR(r.mean_packets, rate * residence, 0.03 * rate * residence);
+  EXPECT_LT(r.mean_packets, rate * residence);
+  // A cluster that may hold fewer tasks than a block's packets sends the rest elsewhere: not modeled.
+  m.stagger = 0;
+  m.hers_per_cluster = 12;
+  EXPECT_TRUE(m.solve().spills);
+  m.cores = 0;
+  EXPECT_THROW(m.solve(), std::invalid_argument);
+}
+
+// The switch against the model: a constant-service handler, 16 ports at line rate (--ports), in step and
+// staggered, on PsPIN's 4 clusters of 8 cores. The model takes the measured tau; its mean occupancy, peak and
+// wait equal the simulation's.
+TEST(PspinInputBuffer, TheSimulatedBufferIsTheModels) {
+  TempDir dir;
+  const std::string common = " --handlers " + kKernels +
+                             "service.c --define SERVICE_CYCLES=100 --ports 16 --packets 16 --messages 64 "
+                             "--packet-bytes 1024 -p sys.switch0.ports=16 -p sys.switch0.port_Gbps=100";
+  nlohmann::json s[2];
+  for (int st = 0; st < 2; ++st) {
+    const std::string out = dir / ("o" + std::to_string(st));
+    const auto r = sh("run " + kPlatform + common + " --stagger " + std::to_string(st) + " -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("input buffer"), std::string::npos) << r.out;
+    s[st] = fabricvp::test::load_json(out + "/stats.json");
+    const auto& w = s[st]["workload"];
+    const auto& sw = s[st]["sys"]["switch0"];
+    EXPECT_EQ(w["ph_cycles_mean"].get<double>(), 103.0);
+    EXPECT_NEAR(sw["l2_mean_packets"].get<double>(), w["model_l2_mean_packets"].get<double>(),
+                0.01 * w["model_l2_mean_packets"].get<double>());
+    EXPECT_EQ(sw["l2_peak_packets"], w["model_l2_peak_packets"]);
+    EXPECT_NEAR(w["wait_ns"].get<double>(), w["model_wait_ns"].get<double>(), 0.5);
+  }
+  EXPECT_NEAR(s[0]["workload"]["wait_ns"].get<double>(), (100 + 3 + 8) / 2.0, 0.5);  // (tau + dispatch) / 2
+  EXPECT_LT(s[1]["sys"]["switch0"]["l2_mean_packets"].get<double>(),
+            0.8 * s[0]["sys"]["switch0"]["l2_mean_packets"].get<double>());
+}
+
+TEST(PspinInputBuffer, BadPortAndDefineOptionsAreClearErrors) {
+  TempDir dir;
+  const std::string h = " --handlers " + kKernels + "service.c";
+  auto r = sh("run " + kPlatform + h + " --stagger 1 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--stagger staggers the ports: give --ports"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --ports 3 --packets 16 -p sys.switch0.ports=4 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--ports 3: must divide --packets 16"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --ports 4 --packets 16 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--ports 4: sys.switch0 has 1 port(s) (-p sys.switch0.ports=4)"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --ports 1 --packet-gap-ns 5 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--packet-gap-ns with --ports"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --define 'X=1;true' -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--define 'X=1;true': expected NAME or NAME=VALUE"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --define SERVICE_CYCLES=abc -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("does not compile"), std::string::npos) << r.out;
+}
+
+TEST(PspinInputBuffer, TheExperimentPrintsModelAndSimulation) {
+  TempDir dir;
+  const auto r = sh("experiment flare-buffers --quick -o " + (dir / "x"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = fabricvp::test::load_json(dir / "x/flare-buffers.json");
+  ASSERT_EQ(j["points"].size(), 6u);  // 2 switches x 3 port orders
+  for (const auto& p : j["points"]) {
+    EXPECT_NEAR(p["l2_mean_packets"].get<double>(), p["model_l2_mean_packets"].get<double>(),
+                0.01 * p["model_l2_mean_packets"].get<double>())
+        << p;
+    EXPECT_EQ(p["l2_peak_packets"], p["model_l2_peak_packets"]) << p;
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "x/flare-buffers.png"));
 }
 
 }  // namespace

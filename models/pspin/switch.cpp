@@ -153,9 +153,15 @@ Switch::Switch(const sc_core::sc_module_name& nm)
       host_writes(this, nullptr, "host_writes", "", "writes to host memory (direct and DMA)"),
       host_write_bytes(this, nullptr, "host_write_bytes", "B", "bytes written to host memory"),
       l2_peak_bytes(this, nullptr, "l2_peak_bytes", "B", "peak occupancy of the L2 packet buffer"),
+      l2_peak_packets(this, nullptr, "l2_peak_packets", "packets",
+                      "most packets in the L2 packet buffer at once (the input buffer: arrived, not yet fed back)"),
       handler_faults(this, nullptr, "handler_faults", "", "handlers ended by a fault"),
       watchdog_kills(this, nullptr, "watchdog_kills", "", "handlers stopped by the watchdog"),
       tasks_total(this, nullptr, "tasks", "", "handler executions (header, payload and completion)"),
+      l2_mean_bytes(this, nullptr, "l2_mean_bytes", "B",
+                    "time average of the L2 packet buffer's occupancy, first arrival to last feedback"),
+      l2_mean_packets(this, nullptr, "l2_mean_packets", "packets",
+                      "time average of the packets in the L2 packet buffer, first arrival to last feedback"),
       lat_min_ps(this, nullptr, "latency_min_ps", "ps", "packet latency, arrival to feedback: minimum"),
       lat_max_ps(this, nullptr, "latency_max_ps", "ps", "packet latency, arrival to feedback: maximum"),
       lat_sum_ps(this, nullptr, "latency_sum_ps", "ps", "packet latency, arrival to feedback: sum over packets"),
@@ -367,6 +373,7 @@ void Switch::admit(size_t i, uint32_t p, uint64_t since) {
   // Into L2, or wait for space (pause); then the port takes its next packet.
   const Packet& pk = m_packets[i];
   const uint32_t need = round_up(static_cast<uint32_t>(pk.bytes.size()), kGranule);
+  l2_advance(core::ActionQueue::now());
   auto at = m_l2_alloc->alloc(need);
   if (!at) {
     if (l2_full.get() == "drop") {
@@ -382,7 +389,9 @@ void Switch::admit(size_t i, uint32_t p, uint64_t since) {
   }
   pause_ps += core::ActionQueue::now() - since;
   m_ports[p]->pause_ps += core::ActionQueue::now() - since;
+  ++m_l2_packets;
   l2_peak_bytes.note_max(m_l2_alloc->used());
+  l2_peak_packets.note_max(m_l2_packets);
   trace_counter("l2_packet_buffer_bytes", core::ActionQueue::now(), m_l2_alloc->used());
   ++packets_in;
   ++m_ports[p]->packets_in;
@@ -776,10 +785,25 @@ void Switch::feedback(Task* t, uint64_t t_ps) {
   if (feedbacks.get() == 1 || lat < lat_min_ps.get()) lat_min_ps.set(lat);
   lat_max_ps.note_max(lat);
   lat_sum_ps += lat;
+  l2_advance(t_ps);
   m_l2_alloc->free(t->l2_addr - kL2PacketBase, t->l2_alloc);
+  --m_l2_packets;
+  const double span = double(m_last_feedback_ps - std::min(m_first_arrival_ps, m_last_feedback_ps));
+  if (span > 0) {
+    l2_mean_bytes.set(m_l2_byte_ps / span);
+    l2_mean_packets.set(m_l2_packet_ps / span);
+  }
   if (m_release_packets) std::vector<uint8_t>().swap(m_packets[t->packet].bytes);  // injected: its copy is done with
   trace_counter("l2_packet_buffer_bytes", t_ps, m_l2_alloc->used());
   if (!m_l2_retry.empty()) retry_l2();
+}
+
+void Switch::l2_advance(uint64_t t_ps) {
+  // The occupancy integrated up to t_ps, before it changes (admissions and feedbacks come in time order).
+  const double dt = double(t_ps - m_l2_since_ps);
+  m_l2_byte_ps += double(m_l2_alloc->used()) * dt;
+  m_l2_packet_ps += double(m_l2_packets) * dt;
+  m_l2_since_ps = t_ps;
 }
 
 void Switch::trace_counter(const char* counter, uint64_t t_ps, double v) {

@@ -211,7 +211,8 @@ class Switch : public core::Module {
 
   // ---- statistics
   core::Counter packets_in, bytes_in, packets_dropped, pause_ps, feedbacks, packets_out, bytes_out, host_writes,
-      host_write_bytes, l2_peak_bytes, handler_faults, watchdog_kills, tasks_total;
+      host_write_bytes, l2_peak_bytes, l2_peak_packets, handler_faults, watchdog_kills, tasks_total;
+  core::Value<double> l2_mean_bytes, l2_mean_packets;
   core::Counter lat_min_ps, lat_max_ps, lat_sum_ps;
 
   /// Loads the handler program (code into program memory, data into L2).
@@ -351,6 +352,10 @@ class Switch : public core::Module {
   std::function<void(EgressPacket&&)> m_egress_sink;
   uint64_t m_host_free_ps = 0;
   uint64_t m_last_feedback_ps = 0, m_first_arrival_ps = UINT64_MAX;
+  // the L2 packet buffer's occupancy integrated over time (byte-ps, packet-ps) up to m_l2_since_ps
+  void l2_advance(uint64_t t_ps);
+  double m_l2_byte_ps = 0, m_l2_packet_ps = 0;
+  uint64_t m_l2_since_ps = 0, m_l2_packets = 0;
   std::vector<uint64_t> m_feedback_times;
   uint64_t m_feedbacks_expected = 0;
   bool m_terminated = false;

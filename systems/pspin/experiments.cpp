@@ -83,6 +83,89 @@ int flare_single(const ExperimentOptions& opt) {
   return 0;
 }
 
+// flare-buffers: the input buffer (L2 packets) for ports in step or staggered, one cluster or hierarchical
+// FCFS, against the input-buffer model (sweeps/experiments/flare-buffers.yaml, docs/flare.md).
+int flare_buffers(const ExperimentOptions& opt) {
+  const systems::SweepResult r = systems::run_experiment_sweep(opt);
+  const std::vector<std::string> clusters = systems::values_of(r.spec, "sys.switch0.clusters");
+  const std::vector<std::string> cores = systems::values_of(r.spec, "sys.switch0.cores_per_cluster");
+  const std::vector<std::string> stagger = systems::values_of(r.spec, "--stagger");
+  const std::vector<std::string> service = systems::values_of(r.spec, "--define");
+  if (clusters.size() != cores.size() || r.jobs.size() != clusters.size() * stagger.size() * service.size())
+    throw core::ConfigError(
+        fmt::format("{}: flare-buffers takes the axes (clusters, cores_per_cluster) zipped x --stagger x --define only",
+                    r.spec.file));
+  fmt::print(
+      "A PsPIN switch's input buffer: 16 ports at 100 Gbit/s, 1 KiB packets back to back, 256 blocks of one packet "
+      "per port,\na payload handler of constant service time tau (sw/handlers/kernels/service.c); measured and "
+      "model (models/pspin/input_buffer.h)\n{:>10} {:>9} {:>5} {:>14} {:>12} {:>14} {:>12} {:>12} {:>11}\n",
+      "switch", "ports", "tau", "L2 mean pkts", "model", "L2 peak pkts", "model", "wait ns", "model");
+  nlohmann::json out = {
+      {"experiment", "flare-buffers"},
+      {"platform", "pspin-switch.yaml"},
+      {"definition",
+       "l2_mean_packets: time average of the packets in the L2 packet buffer (arrived, not yet fed back), first "
+       "arrival to last feedback; wait_ns: mean wait of a packet for a free core; model_*: the input-buffer model "
+       "with the measured tau"}};
+  systems::Chart chart{"PsPIN switch input buffer per scheduling and port order (seed 004, Fig. 5)", "",
+                       "packets in the L2 buffer, time average", "handler tau, simulated or model"};
+  chart.bars = true;
+  std::vector<systems::Series> sim(service.size()), mod(service.size());
+  size_t i = 0;
+  for (size_t c = 0; c < clusters.size(); ++c)
+    for (size_t s = 0; s < stagger.size(); ++s)
+      for (size_t v = 0; v < service.size(); ++v, ++i) {
+        const nlohmann::json& res = r.jobs[i].result;
+        const nlohmann::json& w = res["workload"];
+        if (!w["verified"].get<bool>()) throw std::runtime_error("unverified run in the flare-buffers experiment");
+        if (!w.contains("model_l2_mean_packets"))
+          throw std::runtime_error(
+              fmt::format("flare-buffers point {}: the run computed no input-buffer model "
+                          "(it needs --ports and a payload handler only)",
+                          i));
+        const nlohmann::json& sw = res["sys"]["switch0"];
+        const std::string layout =
+            clusters[c] == "1" ? fmt::format("1 x {}", cores[c]) : fmt::format("{} x {}", clusters[c], cores[c]);
+        const std::string ports = stagger[s] == "0" ? std::string("in step") : "stagger " + stagger[s];
+        const double tau = w["ph_cycles_mean"].get<double>();
+        const double mean = sw["l2_mean_packets"].get<double>(), mmean = w["model_l2_mean_packets"].get<double>();
+        const uint64_t peak = sw["l2_peak_packets"].get<uint64_t>(), mpeak = w["model_l2_peak_packets"].get<uint64_t>();
+        fmt::print("{:>10} {:>10} {:>5.0f} {:>14.1f} {:>12.1f} {:>14} {:>12} {:>12.1f} {:>11.1f}\n", layout, ports, tau,
+                   mean, mmean, peak, mpeak, w["wait_ns"].get<double>(), w["model_wait_ns"].get<double>());
+        out["points"].push_back({{"clusters", std::stoul(clusters[c])},
+                                 {"cores_per_cluster", std::stoul(cores[c])},
+                                 {"stagger", std::stoul(stagger[s])},
+                                 {"ph_cycles_mean", tau},
+                                 {"l2_mean_packets", mean},
+                                 {"model_l2_mean_packets", mmean},
+                                 {"l2_peak_packets", peak},
+                                 {"model_l2_peak_packets", mpeak},
+                                 {"wait_ns", w["wait_ns"]},
+                                 {"model_wait_ns", w["model_wait_ns"]}});
+        if (v == 0)
+          chart.categories.push_back((clusters[c] == "1" ? std::string("FCFS, ") : std::string("hier. FCFS, ")) +
+                                     ports);
+        const double x = double(chart.categories.size() - 1);
+        sim[v].label = fmt::format("tau {:.0f}", tau);
+        mod[v].label = fmt::format("tau {:.0f} (model)", tau);
+        sim[v].x.push_back(x);
+        sim[v].y.push_back(mean);
+        mod[v].x.push_back(x);
+        mod[v].y.push_back(mmean);
+      }
+  fmt::print(
+      "\nHierarchical FCFS sends a block's packets to its home cluster: ports in step deliver them together, and "
+      "the cluster's\ncores take them in turns (each waits floor(j / cores) x tau); ports staggered by one block "
+      "spread every step over the\nclusters and nothing waits while the cores keep up; staggered by a multiple of "
+      "the clusters, they meet again.\ndocs/flare.md has the closed forms.\n");
+  for (size_t v = 0; v < service.size(); ++v) {
+    chart.series.push_back(std::move(sim[v]));
+    chart.series.push_back(std::move(mod[v]));
+  }
+  systems::save_result(opt, out, chart);
+  return 0;
+}
+
 // flare-scale: up to 512 cores at 400 Gbit/s ports: line rate or not, per kernel and data type
 // (sweeps/experiments/flare-scale.yaml).
 int flare_scale(const ExperimentOptions& opt) {
@@ -285,6 +368,12 @@ const bool training_registered = systems::register_experiment(
 const bool fattree_registered = systems::register_experiment(
     {"flare-fattree", "seed 004: Flare on the 64-host fat tree against the host ring: time and bytes on the wire",
      flare_fattree});
+
+const bool buffers_registered = systems::register_experiment(
+    {"flare-buffers",
+     "seed 004: a PsPIN switch's input buffer, ports in step or staggered, one cluster or hierarchical FCFS, with "
+     "the input-buffer model",
+     flare_buffers});
 
 const bool scale_registered = systems::register_experiment(
     {"flare-scale", "seed 004: Flare on a switch of up to 512 cores at 400 Gbit/s: line rate per kernel and dtype",

@@ -36,6 +36,10 @@ std::vector<Packet> generate(const GeneratorOptions& o) {
     throw core::ConfigError(fmt::format("--messages {}: message ids have 10 bits (at most 1024)", o.messages));
   if (o.fill != "zero" && o.fill != "seq" && o.fill != "random")
     throw core::ConfigError(fmt::format("--fill {}: expected zero, seq or random", o.fill));
+  if (o.ports && o.packets % o.ports)
+    throw core::ConfigError(
+        fmt::format("--ports {}: must divide --packets {} (each port sends the same count)", o.ports, o.packets));
+  if (!o.ports && o.stagger) throw core::ConfigError("--stagger staggers the ports: give --ports");
   std::mt19937_64 rng(o.seed);
   std::vector<Packet> out;
   uint64_t t = 0;
@@ -70,7 +74,22 @@ std::vector<Packet> generate(const GeneratorOptions& o) {
       out.push_back(std::move(p));
     }
   }
-  return out;
+  if (!o.ports) return out;
+  // Each port's packets in the order it sends them: from message p x stagger on, packets p, p + ports, ...
+  std::vector<Packet> by_port;
+  by_port.reserve(out.size());
+  const uint32_t per_port = o.packets / o.ports;
+  for (uint32_t j = 0; j < o.messages; ++j)
+    for (uint32_t p = 0; p < o.ports; ++p) {
+      const uint32_t m = static_cast<uint32_t>((j + uint64_t(p) * o.stagger) % o.messages);
+      for (uint32_t r = 0; r < per_port; ++r) {
+        Packet q = out[size_t(m) * o.packets + p + r * o.ports];
+        q.port = p;
+        q.offered_ps = 0;
+        by_port.push_back(std::move(q));
+      }
+    }
+  return by_port;
 }
 
 std::vector<Packet> read_pcap(const std::string& path, uint32_t per_message, double gap_ns, double message_gap_ns) {

@@ -1,10 +1,13 @@
 #include "systems/pspin/scenario.h"
 #include "models/core/output_file.h"
+#include "models/pspin/input_buffer.h"
 
 #include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -47,6 +50,31 @@ double to_double(const std::map<std::string, std::string>& o, const char* key, d
   if (used != it->second.size() || !(v >= 0))
     throw core::ConfigError(fmt::format("--{} '{}': expected a number >= 0", key, it->second));
   return v;
+}
+
+// --define NAME[=VALUE][,NAME[=VALUE]...]: -D flags for the handlers' compiler. Names are C identifiers and
+// values plain tokens (letters, digits, _ . + -): they go into a command line.
+std::string defines(const std::string& list) {
+  std::string out;
+  size_t at = 0;
+  while (at < list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string d = list.substr(at, comma - at);
+    const size_t eq = std::min(d.find('='), d.size());
+    const std::string name = d.substr(0, eq), value = eq < d.size() ? d.substr(eq + 1) : "";
+    const bool ok_name =
+        !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+        name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    if (!ok_name ||
+        value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-") !=
+            std::string::npos ||
+        (eq < d.size() && value.empty()))
+      throw core::ConfigError(fmt::format(
+          "--define '{}': expected NAME or NAME=VALUE (a C identifier; letters, digits, _ . + - in the value)", d));
+    out += " -D" + d;
+    at = comma + 1;
+  }
+  return out;
 }
 
 std::string get(const std::map<std::string, std::string>& o, const char* key, const std::string& def = "") {
@@ -181,7 +209,9 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   if (m_handler_file.empty())
     throw core::ConfigError("--handlers FILE.c|FILE.elf: a PsPIN switch runs packet handlers; give them");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
-  m_image = handler_image(m_handler_file, m_out_dir, sw());
+  if (o.count("define") && fs::path(m_handler_file).extension() != ".c")
+    throw core::ConfigError(fmt::format("--define: {} is not compiled here (a .c file is)", m_handler_file));
+  m_image = handler_image(m_handler_file, m_out_dir, sw(), {}, defines(get(o, "define")));
   m_handlers.hh = find_handler(m_image, get(o, "hh"), "hh", "_hh", false, m_handlers.hh_name);
   m_handlers.ph = find_handler(m_image, get(o, "ph"), "ph", "_ph", true, m_handlers.ph_name);
   m_handlers.th = find_handler(m_image, get(o, "th"), "th", "_th", false, m_handlers.th_name);
@@ -193,9 +223,21 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   g.packet_gap_ns = to_double(o, "packet-gap-ns", 20);
   g.message_gap_ns = to_double(o, "message-gap-ns", 40);
   g.fill = get(o, "fill", "seq");
+  g.ports = to_u32(o, "ports", 0);
+  g.stagger = to_u32(o, "stagger", 0);
+  if (g.ports) {
+    for (const char* gap : {"packet-gap-ns", "message-gap-ns", "pcap-in"})
+      if (o.count(gap))
+        throw core::ConfigError(
+            fmt::format("--{} with --ports: the ports receive their packets back to back at line rate", gap));
+    if (g.ports > sw().ports.get())
+      throw core::ConfigError(fmt::format("--ports {}: {} has {} port(s) (-p {}.ports={})", g.ports, sw().name(),
+                                          sw().ports.get(), sw().name(), g.ports));
+  }
   g.seed = opt.seed;
   const std::string pcap = get(o, "pcap-in");
   m_packets = pcap.empty() ? generate(g) : read_pcap(pcap, g.packets, g.packet_gap_ns, g.message_gap_ns);
+  m_gen = g;
   m_stats.packets.set(m_packets.size());
   m_stats.handlers.set(m_handler_file);
 }
@@ -291,6 +333,36 @@ void Scenario::report(const systems::Outcome&) {
     const size_t a = sorted.size() / 10, b = sorted.size() * 9 / 10;
     if (sorted[b] > sorted[a]) m_stats.steady_Mpps.set(double(b - a) / ((sorted[b] - sorted[a]) / 1e6));
   }
+  // The input-buffer model next to the run: ports at line rate, payload handlers of the measured tau.
+  if (m_gen.ports && ph.runs && !m_handlers.hh && !m_handlers.th) {
+    InputBufferModel m;
+    m.ports = m_gen.ports;
+    m.messages = m_gen.messages;
+    m.per_port = m_gen.packets / m_gen.ports;
+    m.stagger = m_gen.stagger;
+    m.gap_ps = static_cast<uint64_t>(std::ceil(m_gen.packet_bytes * 8.0 / s.port_Gbps.get() * 1000.0));
+    m.clusters = s.nclusters();
+    m.cores = s.ncores();
+    m.hers_per_cluster = s.hers_per_cluster.get();
+    const uint32_t axi = s.axi_bytes_per_cycle.get();
+    const uint32_t copy = s.copy_bytes.get() ? std::min(s.copy_bytes.get(), m_gen.packet_bytes) : m_gen.packet_bytes;
+    const uint64_t write = (m_gen.packet_bytes + axi - 1) / axi;
+    m.period_ps = s.period_ps();
+    m.place_cycles = write;
+    m.ready_cycles = write + s.l2_cycles.get() + (copy + axi - 1) / axi;
+    const double tau = m_stats.ph_cycles_mean.get();
+    m.service_cycles = static_cast<uint64_t>(std::llround(tau)) + s.dispatch_cycles.get();
+    const InputBufferModel::Result r = m.solve();
+    m_model = true;
+    m_model_spills = r.spills;
+    m_stats.model_l2_mean_packets.set(r.mean_packets);
+    m_stats.model_l2_peak_packets.set(r.peak_packets);
+    m_stats.model_wait_ns.set(r.mean_wait_ps / 1000.0);
+    // the latency without waiting: from the arrival to the next clock edge, then ready_cycles and service_cycles
+    if (fb)
+      m_stats.wait_ns.set(m_stats.latency_avg_ns.get() -
+                          (r.mean_edge_ps + double((m.ready_cycles + m.service_cycles) * m.period_ps)) / 1000.0);
+  }
   core::set_stats_end(s.last_feedback_ps());
 }
 
@@ -316,6 +388,16 @@ void Scenario::summarize(const systems::Outcome& outcome, systems::Summary& out)
                          m_stats.ph_cycles_mean.get(), m_stats.service_Mpps.get(), m_stats.steady_Mpps.get()));
   out.line("faults",
            fmt::format("{} handler faults, {} watchdog stops", s.handler_faults.get(), s.watchdog_kills.get()));
+  if (m_model)
+    out.line("input buffer",
+             fmt::format("L2 holds {:.1f} packets on average, {} at most; a packet waits {:.1f} ns for a core{}",
+                         s.l2_mean_packets.get(), s.l2_peak_packets.get(), m_stats.wait_ns.get(),
+                         m_model_spills
+                             ? fmt::format("  (model: a cluster would hold more than hers_per_cluster {}, which it "
+                                           "does not model)",
+                                           s.hers_per_cluster.get())
+                             : fmt::format("  (model: {:.1f}, {}, {:.1f} ns)", m_stats.model_l2_mean_packets.get(),
+                                           m_stats.model_l2_peak_packets.get(), m_stats.model_wait_ns.get())));
 }
 
 void Scenario::tables(systems::Summary& out) {
@@ -361,7 +443,7 @@ const bool kind_registered = systems::register_kind(systems::Kind{
     false,
     [](const systems::RunOptions&) -> std::unique_ptr<systems::Scenario> { return std::make_unique<Scenario>(); },
     {"handlers", "hh", "ph", "th", "messages", "packets", "packet-bytes", "packet-gap-ns", "message-gap-ns", "fill",
-     "pcap-in"}});
+     "pcap-in", "ports", "stagger", "define"}});
 }  // namespace
 
 }  // namespace fabricvp::pspin

@@ -61,6 +61,17 @@ struct RunStats {
       "packets the cores can serve: cores x clock / (tau + dispatch_cycles), payload handlers only"};
   core::Value<double> steady_Mpps{nullptr, "workload", "steady_Mpps", "Mpackets/s",
                                   "feedback rate between the 10th and the 90th percentile feedback"};
+  // the input-buffer model (--ports, payload handlers only; models/pspin/input_buffer.h)
+  core::Value<double> model_l2_mean_packets{
+      nullptr, "workload", "model_l2_mean_packets", "packets",
+      "the input-buffer model's time average of the packets in L2 (tau: the measured ph_cycles_mean)"};
+  core::Value<uint64_t> model_l2_peak_packets{nullptr, "workload", "model_l2_peak_packets", "packets",
+                                              "the input-buffer model's most packets in L2 at once"};
+  core::Value<double> model_wait_ns{nullptr, "workload", "model_wait_ns", "ns",
+                                    "the input-buffer model's mean wait of a packet for a free core"};
+  core::Value<double> wait_ns{nullptr, "workload", "wait_ns", "ns",
+                              "mean wait of a packet for a free core: mean latency minus the latency without waiting "
+                              "(arrival to the next clock edge, to ready, dispatch, tau)"};
 };
 
 class Scenario : public systems::Scenario {
@@ -87,6 +98,9 @@ class Scenario : public systems::Scenario {
   riscv::ElfImage m_image;
   Handlers m_handlers;
   std::vector<Packet> m_packets;
+  GeneratorOptions m_gen;
+  bool m_model = false;  // the input-buffer model was computed
+  bool m_model_spills = false;
   std::vector<std::string> m_outputs;
   RunStats m_stats;
 };

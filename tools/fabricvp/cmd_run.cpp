@@ -120,6 +120,11 @@ const cli::Command run_cmd([](CLI::App& app) {
       {"message-gap-ns", "PsPIN switch: extra ns between messages (default 40)"},
       {"fill", "PsPIN switch: payload zero | seq | random (default seq)"},
       {"pcap-in", "PsPIN switch: inject the packets of a pcap file (raw IPv4), --packets per message"},
+      {"ports",
+       "PsPIN switch: packet k of each message on port k mod N (N must divide --packets), every port receiving its "
+       "packets back to back at line rate (Flare's hosts, one per port)"},
+      {"stagger", "PsPIN switch, with --ports: port p starts at message p x S (mod --messages); 0: all in step"},
+      {"define", "PsPIN switch: NAME[=VALUE][,...]: compile the handlers (a .c file) with -DNAME=VALUE"},
       {"shape", "Groq TSPs, --workload matmul: MxNxL of [M x N] x [N x L], e.g. 800x32576x8192"},
       {"split", "Groq TSPs, --workload matmul: weight splits col=C,row=R (default col=1,row=1) on C x R TSPs"},
       {"n", "Groq TSPs, --workload cholesky: A is n x n (symmetric positive definite, seeded)"},
