@@ -528,6 +528,32 @@ TEST(PspinInputBuffer, BadPortAndDefineOptionsAreClearErrors) {
   r = sh("run " + kPlatform + h + " --define SERVICE_CYCLES=abc -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("does not compile"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --define SERVICE_CYCLES=9, -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("an empty item after the last comma"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --define NB_CLUSTERS=2 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--define NB_CLUSTERS: set by the switch"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + h + " --ports 0 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--ports 0: expected at least one port"), std::string::npos) << r.out;
+}
+
+// Where the model's assumptions fail, the run says so instead of printing it: one cluster of 32 cores that may
+// hold only 20 tasks leaves 12 cores idle and sends the rest of a step's packets nowhere until one ends.
+TEST(PspinInputBuffer, TheRunSaysWhenTheModelDoesNotApply) {
+  TempDir dir;
+  const auto r = sh("run " + kPlatform + " --handlers " + kKernels +
+                    "service.c --define SERVICE_CYCLES=100 --ports 16 --packets 16 --messages 32 --packet-bytes 1024 "
+                    "-p sys.switch0.ports=16 -p sys.switch0.port_Gbps=100 -p sys.switch0.clusters=1 -p "
+                    "sys.switch0.cores_per_cluster=32 -o " +
+                    (dir / "o"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("the input-buffer model does not apply: a cluster would hold more than hers_per_cluster 20"),
+            std::string::npos)
+      << r.out;
+  const auto s = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(s["workload"]["model_applies"], false);
 }
 
 TEST(PspinInputBuffer, TheExperimentPrintsModelAndSimulation) {

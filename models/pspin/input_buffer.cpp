@@ -24,11 +24,12 @@ uint64_t peak_of(std::vector<std::pair<uint64_t, int>>& events) {
 }  // namespace
 
 InputBufferModel::Result InputBufferModel::solve() const {
-  if (ports == 0 || messages == 0 || per_port == 0 || clusters == 0 || cores == 0 || gap_ps == 0 || period_ps == 0)
+  if (ports == 0 || messages == 0 || per_port == 0 || clusters == 0 || cores == 0 || gap_ps == 0 || period_ps == 0 ||
+      service_cycles == 0)
     throw std::invalid_argument(fmt::format(
         "input-buffer model: ports {}, messages {}, packets per port {}, clusters {}, cores {}, the line-rate gap "
-        "{} ps and the clock period {} ps must all be positive",
-        ports, messages, per_port, clusters, cores, gap_ps, period_ps));
+        "{} ps, the clock period {} ps and the service time {} cycles must all be positive",
+        ports, messages, per_port, clusters, cores, gap_ps, period_ps, service_cycles));
   if (place_cycles > ready_cycles)
     throw std::invalid_argument("input-buffer model: a packet is ready for a core after its cluster takes it");
   struct Packet {
@@ -40,7 +41,7 @@ InputBufferModel::Result InputBufferModel::solve() const {
   // Port p's i-th packet arrives at (i + 1) x gap; in step j it sends message (j + p x stagger) mod messages.
   for (uint32_t j = 0; j < messages; ++j)
     for (uint32_t p = 0; p < ports; ++p) {
-      const uint32_t m = static_cast<uint32_t>((j + uint64_t(p) * stagger) % messages);
+      const uint32_t m = staggered_message(j, p, stagger, messages);
       for (uint32_t r = 0; r < per_port; ++r)
         packets.push_back({(uint64_t(j) * per_port + r + 1) * gap_ps, m % clusters});
     }

@@ -15,6 +15,12 @@
 
 namespace fabricvp::pspin {
 
+/// The message port `port` sends at step `step` when port p starts at message p x stagger (mod messages): the
+/// order of the packet generator's --ports and of the model's arrivals.
+inline uint32_t staggered_message(uint32_t step, uint32_t port, uint32_t stagger, uint32_t messages) {
+  return static_cast<uint32_t>((step + uint64_t(port) * stagger) % messages);
+}
+
 struct InputBufferModel {
   // arrivals: `ports` ports, each receiving a packet every `gap_ps` (line rate), back to back
   uint32_t ports = 1;
@@ -25,9 +31,9 @@ struct InputBufferModel {
   // the switch
   uint32_t clusters = 1, cores = 1;  // cores per cluster
   uint32_t hers_per_cluster = 20;    // tasks a cluster holds before its packets go elsewhere
-  // The switch works in cycles of `period_ps`: a packet that arrives at the latest by cycle c is taken by its cluster at
-  // c + place_cycles (L2 write), is ready for a core at c + ready_cycles (and the L1 copy) and holds its core,
-  // and its L2 space, for service_cycles (dispatch + handler) from the cycle it starts.
+  // The switch works in cycles of `period_ps`: a packet that arrives at the latest by cycle c is taken by its cluster
+  // at c + place_cycles (L2 write), is ready for a core at c + ready_cycles (and the L1 copy) and holds its core, and
+  // its L2 space, for service_cycles (dispatch + handler) from the cycle it starts.
   uint64_t period_ps = 1000;
   uint64_t place_cycles = 0, ready_cycles = 0, service_cycles = 0;
 

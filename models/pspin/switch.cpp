@@ -158,6 +158,7 @@ Switch::Switch(const sc_core::sc_module_name& nm)
       handler_faults(this, nullptr, "handler_faults", "", "handlers ended by a fault"),
       watchdog_kills(this, nullptr, "watchdog_kills", "", "handlers stopped by the watchdog"),
       tasks_total(this, nullptr, "tasks", "", "handler executions (header, payload and completion)"),
+      l1_waits(this, nullptr, "l1_waits", "", "times a task waited for space in its cluster's L1 packet buffer"),
       l2_mean_bytes(this, nullptr, "l2_mean_bytes", "B",
                     "time average of the L2 packet buffer's occupancy, first arrival to last feedback"),
       l2_mean_packets(this, nullptr, "l2_mean_packets", "packets",
@@ -373,7 +374,7 @@ void Switch::admit(size_t i, uint32_t p, uint64_t since) {
   // Into L2, or wait for space (pause); then the port takes its next packet.
   const Packet& pk = m_packets[i];
   const uint32_t need = round_up(static_cast<uint32_t>(pk.bytes.size()), kGranule);
-  l2_advance(core::ActionQueue::now());
+  l2_advance();
   auto at = m_l2_alloc->alloc(need);
   if (!at) {
     if (l2_full.get() == "drop") {
@@ -489,6 +490,7 @@ void Switch::to_l1(Cluster& c, Task* t) {
   auto at = m_l1_alloc[c.m_index]->alloc(alloc);
   if (!at) {
     c.m_l1_wait.push_back(t);
+    ++l1_waits;
     return;
   }
   c.l1_peak_bytes.note_max(m_l1_alloc[c.m_index]->used());
@@ -596,27 +598,28 @@ void Switch::start(Core& k, Task* t, uint64_t cycle) {
   h.set_priv(riscv::Priv::User);
 }
 
+void Switch::run_core(Core& k, uint64_t until) {
+  riscv::Hart& h = *k.m_hart;
+  while (k.m_state == Core::State::Running) {
+    const uint64_t deadline = k.m_start_cycle + watchdog_cycles.get();
+    const riscv::Stop stop = h.run(std::min(until, deadline));
+    if (stop == riscv::Stop::Limit) {
+      if (h.cycle() < deadline) return;  // the quantum is over for this core
+      ++watchdog_kills;
+      fault(k, "watchdog", 0);
+      continue;
+    }
+    handle_stop(k, stop);
+  }
+}
+
 void Switch::run_cluster(Cluster& c) {
   const uint64_t now_cycle = ps_cycle(core::ActionQueue::now());
   const uint64_t until = now_cycle + quantum_cycles.get();
-  bool busy = false;
   for (Core* k : c.m_cores) {
-    for (;;) {
-      if (k->m_state != Core::State::Running) break;
-      riscv::Hart& h = *k->m_hart;
-      if (h.cycle() < now_cycle) h.set_cycle(now_cycle);
-      const uint64_t deadline = k->m_start_cycle + watchdog_cycles.get();
-      const riscv::Stop stop = h.run(std::min(until, deadline));
-      if (stop == riscv::Stop::Limit) {
-        if (h.cycle() >= deadline) {
-          ++watchdog_kills;
-          fault(*k, "watchdog", 0);
-          continue;
-        }
-        break;  // the quantum is over for this core
-      }
-      handle_stop(*k, stop);
-    }
+    if (k->m_state != Core::State::Running) continue;
+    if (k->m_hart->cycle() < now_cycle) k->m_hart->set_cycle(now_cycle);
+    run_core(*k, until);
   }
   // The ready tasks go to the cores that are free first (FCFS), those free within this quantum running in it.
   while (!c.m_ready.empty()) {
@@ -625,14 +628,10 @@ void Switch::run_cluster(Cluster& c) {
     Task* t = c.m_ready.front();
     c.m_ready.pop_front();
     start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
-    for (riscv::Hart& h = *k->m_hart; k->m_state == Core::State::Running && h.cycle() < until;) {
-      const riscv::Stop stop = h.run(std::min(until, k->m_start_cycle + watchdog_cycles.get()));
-      if (stop != riscv::Stop::Limit) handle_stop(*k, stop);
-      if (stop == riscv::Stop::Limit) break;  // the quantum's end, or the watchdog's (the next quantum stops it)
-    }
+    run_core(*k, until);
   }
-  for (Core* k : c.m_cores)
-    if (k->m_state == Core::State::Running) busy = true;
+  bool busy = false;
+  for (Core* k : c.m_cores) busy = busy || k->m_state == Core::State::Running;
   c.bank_conflicts.set(c.m_banks->conflicts());
   c.bank_stall_cycles.set(c.m_banks->stall_cycles());
   if (busy) post_quantum(c, cycle_ps(until));
@@ -785,7 +784,7 @@ void Switch::feedback(Task* t, uint64_t t_ps) {
   if (feedbacks.get() == 1 || lat < lat_min_ps.get()) lat_min_ps.set(lat);
   lat_max_ps.note_max(lat);
   lat_sum_ps += lat;
-  l2_advance(t_ps);
+  l2_advance();
   m_l2_alloc->free(t->l2_addr - kL2PacketBase, t->l2_alloc);
   --m_l2_packets;
   const double span = double(m_last_feedback_ps - std::min(m_first_arrival_ps, m_last_feedback_ps));
@@ -798,12 +797,14 @@ void Switch::feedback(Task* t, uint64_t t_ps) {
   if (!m_l2_retry.empty()) retry_l2();
 }
 
-void Switch::l2_advance(uint64_t t_ps) {
-  // The occupancy integrated up to t_ps, before it changes (admissions and feedbacks come in time order).
-  const double dt = double(t_ps - m_l2_since_ps);
+void Switch::l2_advance() {
+  // The occupancy integrated up to now, before it changes: admissions and feedbacks happen in events, in time
+  // order.
+  const uint64_t now = core::ActionQueue::now();
+  const double dt = double(now - m_l2_since_ps);
   m_l2_byte_ps += double(m_l2_alloc->used()) * dt;
   m_l2_packet_ps += double(m_l2_packets) * dt;
-  m_l2_since_ps = t_ps;
+  m_l2_since_ps = now;
 }
 
 void Switch::trace_counter(const char* counter, uint64_t t_ps, double v) {

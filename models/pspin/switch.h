@@ -211,7 +211,7 @@ class Switch : public core::Module {
 
   // ---- statistics
   core::Counter packets_in, bytes_in, packets_dropped, pause_ps, feedbacks, packets_out, bytes_out, host_writes,
-      host_write_bytes, l2_peak_bytes, l2_peak_packets, handler_faults, watchdog_kills, tasks_total;
+      host_write_bytes, l2_peak_bytes, l2_peak_packets, handler_faults, watchdog_kills, tasks_total, l1_waits;
   core::Value<double> l2_mean_bytes, l2_mean_packets;
   core::Counter lat_min_ps, lat_max_ps, lat_sum_ps;
 
@@ -277,6 +277,8 @@ class Switch : public core::Module {
   bool place(Task* t);
   void to_l1(Cluster& c, Task* t);
   void wake(Cluster& c);
+  /// Runs a core's handler up to cycle `until` (or until it ends: handle_stop), stopping it at its watchdog.
+  void run_core(Core& k, uint64_t until);
   /// The idle core of `c` free first from `now_cycle` on, if before cycle `before`.
   Core* first_free(Cluster& c, uint64_t now_cycle, uint64_t before);
   void post_quantum(Cluster& c, uint64_t t_ps);
@@ -353,7 +355,7 @@ class Switch : public core::Module {
   uint64_t m_host_free_ps = 0;
   uint64_t m_last_feedback_ps = 0, m_first_arrival_ps = UINT64_MAX;
   // the L2 packet buffer's occupancy integrated over time (byte-ps, packet-ps) up to m_l2_since_ps
-  void l2_advance(uint64_t t_ps);
+  void l2_advance();
   double m_l2_byte_ps = 0, m_l2_packet_ps = 0;
   uint64_t m_l2_since_ps = 0, m_l2_packets = 0;
   std::vector<uint64_t> m_feedback_times;

@@ -52,6 +52,7 @@ class Banks {
   // takes it, so nothing slides. kEpochs x 64 covers the window (which spans
   // at most 5 epochs) with no two of its epochs sharing a word.
   static constexpr unsigned kEpochs = 8;
+  static_assert(kEpochs * 64 >= kWindow + 127, "the window's epochs must not share a word");
   struct Bank {
     uint64_t next_free = 0;  // every cycle from here on is free (the latest taken + 1)
     uint64_t epoch[kEpochs] = {};

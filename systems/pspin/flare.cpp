@@ -721,7 +721,7 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
   // One element's reduction in that order: each buffer applies its contributions in turn, the first
   // copied, then buffer 0 takes the others in turn; the tree variant: the fixed tree.
   std::vector<uint32_t> v, acc(m_sys->buffers);
-  std::vector<uint8_t> used(m_sys->buffers);
+  std::vector<uint32_t> used(m_sys->buffers);  // contributions per buffer (up to 4096 hosts)
   auto reduce = [&](const Order& o, auto&& value) {
     const uint32_t count = static_cast<uint32_t>(o.who.size());
     if (m_tree) {
@@ -819,8 +819,8 @@ systems::Outcome FlareScenario::check() {
                bad_order);
   else if (bad_order)
     m_sys->log(core::Level::warn,
-               "{} blocks without an order log in their switch's host memory: their reference takes the "
-               "contributions in order",
+               "{} blocks' order logs missing from their switch's host memory (counted per switch): their "
+               "reference takes the contributions in order",
                bad_order);
   m_stats.verified.set(out.verified);
   return out;

@@ -12,6 +12,7 @@
 
 #include "models/core/config.h"
 #include "models/core/input_file.h"
+#include "models/pspin/input_buffer.h"
 
 namespace fabricvp::pspin {
 
@@ -81,7 +82,7 @@ std::vector<Packet> generate(const GeneratorOptions& o) {
   const uint32_t per_port = o.packets / o.ports;
   for (uint32_t j = 0; j < o.messages; ++j)
     for (uint32_t p = 0; p < o.ports; ++p) {
-      const uint32_t m = static_cast<uint32_t>((j + uint64_t(p) * o.stagger) % o.messages);
+      const uint32_t m = staggered_message(j, p, o.stagger, o.messages);
       for (uint32_t r = 0; r < per_port; ++r) {
         Packet q = out[size_t(m) * o.packets + p + r * o.ports];
         q.port = p;

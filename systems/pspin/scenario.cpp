@@ -54,9 +54,10 @@ double to_double(const std::map<std::string, std::string>& o, const char* key, d
 
 // --define NAME[=VALUE][,NAME[=VALUE]...]: -D flags for the handlers' compiler. Names are C identifiers and
 // values plain tokens (letters, digits, _ . + -): they go into a command line.
-std::string defines(const std::string& list) {
+std::string define_flags(const std::string& list) {
   std::string out;
   size_t at = 0;
+  if (list.empty()) throw core::ConfigError("--define: expected NAME or NAME=VALUE[,...]");
   while (at < list.size()) {
     const size_t comma = std::min(list.find(',', at), list.size());
     const std::string d = list.substr(at, comma - at);
@@ -71,9 +72,13 @@ std::string defines(const std::string& list) {
         (eq < d.size() && value.empty()))
       throw core::ConfigError(fmt::format(
           "--define '{}': expected NAME or NAME=VALUE (a C identifier; letters, digits, _ . + - in the value)", d));
+    if (name == "NB_CLUSTERS")
+      throw core::ConfigError("--define NB_CLUSTERS: set by the switch (its clusters), not here");
     out += " -D" + d;
     at = comma + 1;
   }
+  if (!list.empty() && list.back() == ',')
+    throw core::ConfigError(fmt::format("--define '{}': an empty item after the last comma", list));
   return out;
 }
 
@@ -211,7 +216,8 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
   if (o.count("define") && fs::path(m_handler_file).extension() != ".c")
     throw core::ConfigError(fmt::format("--define: {} is not compiled here (a .c file is)", m_handler_file));
-  m_image = handler_image(m_handler_file, m_out_dir, sw(), {}, defines(get(o, "define")));
+  m_image = handler_image(m_handler_file, m_out_dir, sw(), {},
+                          o.count("define") ? define_flags(get(o, "define")) : std::string());
   m_handlers.hh = find_handler(m_image, get(o, "hh"), "hh", "_hh", false, m_handlers.hh_name);
   m_handlers.ph = find_handler(m_image, get(o, "ph"), "ph", "_ph", true, m_handlers.ph_name);
   m_handlers.th = find_handler(m_image, get(o, "th"), "th", "_th", false, m_handlers.th_name);
@@ -224,6 +230,7 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   g.message_gap_ns = to_double(o, "message-gap-ns", 40);
   g.fill = get(o, "fill", "seq");
   g.ports = to_u32(o, "ports", 0);
+  if (o.count("ports") && g.ports == 0) throw core::ConfigError("--ports 0: expected at least one port");
   g.stagger = to_u32(o, "stagger", 0);
   if (g.ports) {
     for (const char* gap : {"packet-gap-ns", "message-gap-ns", "pcap-in"})
@@ -334,7 +341,18 @@ void Scenario::report(const systems::Outcome&) {
     if (sorted[b] > sorted[a]) m_stats.steady_Mpps.set(double(b - a) / ((sorted[b] - sorted[a]) / 1e6));
   }
   // The input-buffer model next to the run: ports at line rate, payload handlers of the measured tau.
-  if (m_gen.ports && ph.runs && !m_handlers.hh && !m_handlers.th) {
+  // It assumes payload handlers only, every packet into L2 and L1 at once and no fault.
+  if (m_gen.ports && ph.runs) {
+    if (m_handlers.hh || m_handlers.th)
+      m_model_note = "header and completion handlers";
+    else if (s.pause_ps.get() || s.packets_dropped.get())
+      m_model_note = "the L2 buffer filled";
+    else if (s.l1_waits.get())
+      m_model_note = "tasks waited for L1 space";
+    else if (!s.fault_log().empty())
+      m_model_note = "handler faults";
+  }
+  if (m_gen.ports && ph.runs && m_model_note.empty()) {
     InputBufferModel m;
     m.ports = m_gen.ports;
     m.messages = m_gen.messages;
@@ -353,15 +371,18 @@ void Scenario::report(const systems::Outcome&) {
     const double tau = m_stats.ph_cycles_mean.get();
     m.service_cycles = static_cast<uint64_t>(std::llround(tau)) + s.dispatch_cycles.get();
     const InputBufferModel::Result r = m.solve();
-    m_model = true;
-    m_model_spills = r.spills;
-    m_stats.model_l2_mean_packets.set(r.mean_packets);
-    m_stats.model_l2_peak_packets.set(r.peak_packets);
-    m_stats.model_wait_ns.set(r.mean_wait_ps / 1000.0);
     // the latency without waiting: from the arrival to the next clock edge, then ready_cycles and service_cycles
     if (fb)
       m_stats.wait_ns.set(m_stats.latency_avg_ns.get() -
                           (r.mean_edge_ps + double((m.ready_cycles + m.service_cycles) * m.period_ps)) / 1000.0);
+    if (r.spills) {
+      m_model_note = fmt::format("a cluster would hold more than hers_per_cluster {}", s.hers_per_cluster.get());
+    } else {
+      m_stats.model_applies.set(true);
+      m_stats.model_l2_mean_packets.set(r.mean_packets);
+      m_stats.model_l2_peak_packets.set(r.peak_packets);
+      m_stats.model_wait_ns.set(r.mean_wait_ps / 1000.0);
+    }
   }
   core::set_stats_end(s.last_feedback_ps());
 }
@@ -388,16 +409,23 @@ void Scenario::summarize(const systems::Outcome& outcome, systems::Summary& out)
                          m_stats.ph_cycles_mean.get(), m_stats.service_Mpps.get(), m_stats.steady_Mpps.get()));
   out.line("faults",
            fmt::format("{} handler faults, {} watchdog stops", s.handler_faults.get(), s.watchdog_kills.get()));
-  if (m_model)
+  if (m_gen.ports) {
+    const HandlerStats& ph = s.handler_stats(1);
+    std::string model = m_model_note.empty()
+                            ? fmt::format("  (model: {:.1f}, {}, {:.1f} ns{})", m_stats.model_l2_mean_packets.get(),
+                                          m_stats.model_l2_peak_packets.get(), m_stats.model_wait_ns.get(),
+                                          ph.min_cycles == ph.max_cycles
+                                              ? std::string()
+                                              : fmt::format("; tau varies from {} to {} cycles, it takes the mean",
+                                                            ph.min_cycles, ph.max_cycles))
+                            : "  (the input-buffer model does not apply: " + m_model_note + ")";
     out.line("input buffer",
-             fmt::format("L2 holds {:.1f} packets on average, {} at most; a packet waits {:.1f} ns for a core{}",
-                         s.l2_mean_packets.get(), s.l2_peak_packets.get(), m_stats.wait_ns.get(),
-                         m_model_spills
-                             ? fmt::format("  (model: a cluster would hold more than hers_per_cluster {}, which it "
-                                           "does not model)",
-                                           s.hers_per_cluster.get())
-                             : fmt::format("  (model: {:.1f}, {}, {:.1f} ns)", m_stats.model_l2_mean_packets.get(),
-                                           m_stats.model_l2_peak_packets.get(), m_stats.model_wait_ns.get())));
+             fmt::format(
+                 "L2 holds {:.1f} packets on average, {} at most{}{}", s.l2_mean_packets.get(), s.l2_peak_packets.get(),
+                 m_model_note.empty() ? fmt::format("; a packet waits {:.1f} ns for a core", m_stats.wait_ns.get())
+                                      : std::string(),
+                 model));
+  }
 }
 
 void Scenario::tables(systems::Summary& out) {

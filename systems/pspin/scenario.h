@@ -62,6 +62,9 @@ struct RunStats {
   core::Value<double> steady_Mpps{nullptr, "workload", "steady_Mpps", "Mpackets/s",
                                   "feedback rate between the 10th and the 90th percentile feedback"};
   // the input-buffer model (--ports, payload handlers only; models/pspin/input_buffer.h)
+  core::Value<bool> model_applies{nullptr, "workload", "model_applies", "",
+                                  "the input-buffer model's assumptions hold for the run (--ports; the summary says "
+                                  "why not)"};
   core::Value<double> model_l2_mean_packets{
       nullptr, "workload", "model_l2_mean_packets", "packets",
       "the input-buffer model's time average of the packets in L2 (tau: the measured ph_cycles_mean)"};
@@ -99,8 +102,7 @@ class Scenario : public systems::Scenario {
   Handlers m_handlers;
   std::vector<Packet> m_packets;
   GeneratorOptions m_gen;
-  bool m_model = false;  // the input-buffer model was computed
-  bool m_model_spills = false;
+  std::string m_model_note;  // with --ports: why the input-buffer model does not apply (empty: it does)
   std::vector<std::string> m_outputs;
   RunStats m_stats;
 };
