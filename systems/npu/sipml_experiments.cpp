@@ -451,6 +451,10 @@ const bool registered =
                                   "seed 003 Fig 5: training time vs per-GPU bandwidth on 1,024 "
                                   "GPUs, Elect-Flat / Elect-Cluster / SiP-OCS / SiP-Ring",
                                   sipml_bandwidth}) &&
+    systems::register_experiment({"sipml-bandwidth-gpt",
+                                  "seed 003 Fig 5's Megatron panel: GPT (18.4 B, k = 16) vs per-GPU bandwidth on "
+                                  "1,024 GPUs, every fabric (about 40 minutes)",
+                                  sipml_bandwidth}) &&
     systems::register_experiment(
         {"sipml-latency", "seed 003 Table 1: speed-up vs fabric latency at 32, 128, 512 GPUs", sipml_latency}) &&
     systems::register_experiment({"sipml-ocs",
