@@ -64,6 +64,16 @@ std::string workload_of(const SweepResult& r, const SweepPoint& p) {
   return fs::path(w).stem().string();
 }
 
+/// The point's MP degree: its sipml.mp axis, else the sweep's `-p sipml.mp=K` option, else 1.
+uint32_t mp_of(const SweepResult& r, const SweepPoint& p) {
+  std::string k = systems::param_or(p, "sipml.mp", "");
+  if (k.empty())
+    for (size_t i = 0; i + 1 < r.spec.options.size(); ++i)
+      if (r.spec.options[i] == "-p" && r.spec.options[i + 1].rfind("sipml.mp=", 0) == 0)
+        k = r.spec.options[i + 1].substr(9);
+  return k.empty() ? 1u : static_cast<uint32_t>(std::stoul(k));
+}
+
 /// One configuration (every parameter but sipml.mp) and its best k.
 struct Config {
   std::string fabric, workload;
@@ -84,13 +94,9 @@ std::vector<Config> best_over_k(const SweepResult& r) {
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
     std::map<std::string, std::string> params;
-    uint32_t k = 1;
-    for (const auto& [key, v] : p.params) {
-      if (key == "sipml.mp")
-        k = static_cast<uint32_t>(std::stoul(v));
-      else
-        params[key] = v;
-    }
+    const uint32_t k = mp_of(r, p);
+    for (const auto& [key, v] : p.params)
+      if (key != "sipml.mp") params[key] = v;
     std::string id;
     for (const auto& [key, v] : params) id += key + "=" + v + ";";
     auto [it, fresh] = index.emplace(id, out.size());
