@@ -484,3 +484,18 @@ TEST(SipmlPlatform, TrafficExperimentMeasuresAlgorithmOnesPattern) {
   }
   EXPECT_TRUE(std::filesystem::exists(dir.path / "e" / "sipml-traffic.png"));
 }
+
+TEST(SipmlPlatform, GptPanelTakesItsModelParallelDegreeFromTheSweepOption) {
+  // sipml-bandwidth-gpt sets k = 16 with `-p sipml.mp=16` among the sweep's
+  // options, not as an axis: the experiment reports the k its runs used.
+  // The quick point: SiP-OCS at 4 Tbit/s on 1,024 GPUs (about 15 s).
+  test::TempDir dir;
+  test::Result e = test::sh("experiment sipml-bandwidth-gpt --quick -o " + (dir.path / "e").string());
+  ASSERT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("(k=16)"), std::string::npos) << e.out;
+  const nlohmann::json j = test::load_json((dir.path / "e" / "sipml-bandwidth-gpt.json").string());
+  ASSERT_EQ(j["configs"].size(), 1u);
+  EXPECT_EQ(j["configs"][0]["fabric"], "SiP-OCS");
+  EXPECT_EQ(j["configs"][0]["best_mp"], 16);
+  EXPECT_GT(j["configs"][0]["iteration_ps"].get<double>(), j["configs"][0]["compute_ps"].get<double>());
+}

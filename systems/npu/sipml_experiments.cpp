@@ -64,14 +64,23 @@ std::string workload_of(const SweepResult& r, const SweepPoint& p) {
   return fs::path(w).stem().string();
 }
 
-/// The point's MP degree: its sipml.mp axis, else the sweep's `-p sipml.mp=K` option, else 1.
-uint32_t mp_of(const SweepResult& r, const SweepPoint& p) {
-  std::string k = systems::param_or(p, "sipml.mp", "");
+/// Point i's MP degree: what its run reports (workload.mp_gpus); for a run that failed, its sipml.mp axis, else
+/// the sweep's last `-p`/`--param sipml.mp=K` option, else 1.
+uint32_t mp_of(const SweepResult& r, size_t i) {
+  if (r.failed.empty() || r.failed[i].empty()) {
+    const nlohmann::json& w = r.jobs[i].result["workload"];
+    if (w.contains("mp_gpus")) return static_cast<uint32_t>(w["mp_gpus"].get<uint64_t>());
+  }
+  std::string k = systems::param_or(r.points[i], "sipml.mp", "");
   if (k.empty())
-    for (size_t i = 0; i + 1 < r.spec.options.size(); ++i)
-      if (r.spec.options[i] == "-p" && r.spec.options[i + 1].rfind("sipml.mp=", 0) == 0)
-        k = r.spec.options[i + 1].substr(9);
-  return k.empty() ? 1u : static_cast<uint32_t>(std::stoul(k));
+    for (size_t o = 0; o + 1 < r.spec.options.size(); ++o)
+      if ((r.spec.options[o] == "-p" || r.spec.options[o] == "--param") &&
+          r.spec.options[o + 1].rfind("sipml.mp=", 0) == 0)
+        k = r.spec.options[o + 1].substr(9);
+  if (k.empty()) return 1;
+  if (k.size() > 6 || k.find_first_not_of("0123456789") != std::string::npos)
+    throw core::ConfigError(fmt::format("{}: sipml.mp '{}' is not a whole number", r.spec.file, k));
+  return static_cast<uint32_t>(std::stoul(k));
 }
 
 /// One configuration (every parameter but sipml.mp) and its best k.
@@ -94,7 +103,7 @@ std::vector<Config> best_over_k(const SweepResult& r) {
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
     std::map<std::string, std::string> params;
-    const uint32_t k = mp_of(r, p);
+    const uint32_t k = mp_of(r, i);
     for (const auto& [key, v] : p.params)
       if (key != "sipml.mp") params[key] = v;
     std::string id;
@@ -407,7 +416,7 @@ int sipml_traffic(const ExperimentOptions& opt) {
              "iteration ms");
   for (size_t i = 0; i < r.points.size(); ++i) {
     const nlohmann::json& w = r.jobs[i].result["workload"];
-    const uint32_t k = static_cast<uint32_t>(std::stoul(systems::param(r.points[i], "sipml.mp")));
+    const uint32_t k = mp_of(r, i);
     const uint32_t n = static_cast<uint32_t>(w["mp_gpus"].get<uint64_t>() * w["dp_groups"].get<uint64_t>());
     std::vector<std::vector<double>> m(n, std::vector<double>(n, 0.0));
     std::ifstream f(fs::path(r.jobs[i].dir) / "traffic.csv");
@@ -459,7 +468,7 @@ const bool registered =
                                   sipml_bandwidth}) &&
     systems::register_experiment({"sipml-bandwidth-gpt",
                                   "seed 003 Fig 5's Megatron panel: GPT (18.4 B, k = 16) vs per-GPU bandwidth on "
-                                  "1,024 GPUs, every fabric (about 40 minutes)",
+                                  "1,024 GPUs, every fabric (about 9 minutes)",
                                   sipml_bandwidth}) &&
     systems::register_experiment(
         {"sipml-latency", "seed 003 Table 1: speed-up vs fabric latency at 32, 128, 512 GPUs", sipml_latency}) &&

@@ -342,8 +342,10 @@ void Scenario::report(const systems::Outcome&) {
   }
   // The input-buffer model next to the run: ports at line rate, payload handlers of the measured tau.
   // It assumes payload handlers only, every packet into L2 and L1 at once and no fault.
-  if (m_gen.ports && ph.runs) {
-    if (m_handlers.hh || m_handlers.th)
+  if (m_gen.ports) {
+    if (!ph.runs)
+      m_model_note = "no payload handler ran";
+    else if (m_handlers.hh || m_handlers.th)
       m_model_note = "header and completion handlers";
     else if (s.pause_ps.get() || s.packets_dropped.get())
       m_model_note = "the L2 buffer filled";
@@ -371,13 +373,13 @@ void Scenario::report(const systems::Outcome&) {
     const double tau = m_stats.ph_cycles_mean.get();
     m.service_cycles = static_cast<uint64_t>(std::llround(tau)) + s.dispatch_cycles.get();
     const InputBufferModel::Result r = m.solve();
-    // the latency without waiting: from the arrival to the next clock edge, then ready_cycles and service_cycles
-    if (fb)
-      m_stats.wait_ns.set(m_stats.latency_avg_ns.get() -
-                          (r.mean_edge_ps + double((m.ready_cycles + m.service_cycles) * m.period_ps)) / 1000.0);
     if (r.spills) {
       m_model_note = fmt::format("a cluster would hold more than hers_per_cluster {}", s.hers_per_cluster.get());
     } else {
+      // the latency without waiting: from the arrival to the next clock edge, then ready_cycles and service_cycles
+      if (fb)
+        m_stats.wait_ns.set(m_stats.latency_avg_ns.get() -
+                            (r.mean_edge_ps + double((m.ready_cycles + m.service_cycles) * m.period_ps)) / 1000.0);
       m_stats.model_applies.set(true);
       m_stats.model_l2_mean_packets.set(r.mean_packets);
       m_stats.model_l2_peak_packets.set(r.peak_packets);
