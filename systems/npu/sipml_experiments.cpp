@@ -468,7 +468,7 @@ const bool registered =
                                   sipml_bandwidth}) &&
     systems::register_experiment({"sipml-bandwidth-gpt",
                                   "seed 003 Fig 5's Megatron panel: GPT (18.4 B, k = 16) vs per-GPU bandwidth on "
-                                  "1,024 GPUs, every fabric (about 9 minutes)",
+                                  "1,024 GPUs, every fabric (about 20 minutes)",
                                   sipml_bandwidth}) &&
     systems::register_experiment(
         {"sipml-latency", "seed 003 Table 1: speed-up vs fabric latency at 32, 128, 512 GPUs", sipml_latency}) &&
