@@ -107,6 +107,21 @@ static inline void combine16(uint8_t dtype, uint8_t op, uint16_t *acc, const uin
   }
 }
 
+/* acc[i] += in[i] over n elements of type T, four at a time with the pointers stepping (the compiler's own
+   unrolling keeps an index per element), then the rest. */
+#define FLARE_SUM_STEP4(T, acc, in, n)                                                   \
+  do {                                                                                   \
+    T *p_ = (T *)(acc);                                                                  \
+    const T *q_ = (const T *)(in);                                                       \
+    for (const T *end_ = q_ + ((n) & ~3u); q_ != end_; p_ += 4, q_ += 4) {               \
+      p_[0] += q_[0];                                                                    \
+      p_[1] += q_[1];                                                                    \
+      p_[2] += q_[2];                                                                    \
+      p_[3] += q_[3];                                                                    \
+    }                                                                                    \
+    for (uint32_t i_ = 0; i_ < ((n) & 3u); ++i_) p_[i_] += q_[i_];                       \
+  } while (0)
+
 /* acc[i] = op(acc[i], in[i]) for the n elements of a block (words: any alignment of 4). */
 static inline void combine(uint8_t dtype, uint8_t op, uint32_t *acc, const uint32_t *in, uint32_t n) {
   if (op == FLARE_USER) {
@@ -122,36 +137,17 @@ static inline void combine(uint8_t dtype, uint8_t op, uint32_t *acc, const uint3
   if (dtype == FLARE_INT32) {
     int32_t *a = (int32_t *)acc;
     const int32_t *b = (const int32_t *)in;
-    if (op == FLARE_SUM) {
-      /* four at a time, the pointers stepping (the compiler's own unrolling keeps an index per element) */
-      uint32_t *p = acc;
-      const uint32_t *q = in;
-      for (const uint32_t *end = in + (n & ~3u); q != end; p += 4, q += 4) {
-        p[0] += q[0];
-        p[1] += q[1];
-        p[2] += q[2];
-        p[3] += q[3];
-      }
-      for (uint32_t i = 0; i < (n & 3u); ++i) p[i] += q[i];
-    }
+    if (op == FLARE_SUM)
+      FLARE_SUM_STEP4(uint32_t, acc, in, n);
     else if (op == FLARE_MIN)
       for (uint32_t i = 0; i < n; ++i) a[i] = b[i] < a[i] ? b[i] : a[i];
     else
       for (uint32_t i = 0; i < n; ++i) a[i] = b[i] > a[i] ? b[i] : a[i];
     return;
   }
-  if (op == FLARE_SUM) {
-    /* as floats in place (may_alias: the words are the same memory), four at a time as above */
-    flare_f32_alias *p = (flare_f32_alias *)acc;
-    const flare_f32_alias *q = (const flare_f32_alias *)in;
-    for (const flare_f32_alias *end = q + (n & ~3u); q != end; p += 4, q += 4) {
-      p[0] += q[0];
-      p[1] += q[1];
-      p[2] += q[2];
-      p[3] += q[3];
-    }
-    for (uint32_t i = 0; i < (n & 3u); ++i) p[i] += q[i];
-  } else if (op == FLARE_MIN)
+  if (op == FLARE_SUM) /* as floats in place (may_alias: the words are the same memory) */
+    FLARE_SUM_STEP4(flare_f32_alias, acc, in, n);
+  else if (op == FLARE_MIN)
     for (uint32_t i = 0; i < n; ++i) acc[i] = as_f32(in[i]) < as_f32(acc[i]) ? in[i] : acc[i];
   else
     for (uint32_t i = 0; i < n; ++i) acc[i] = as_f32(in[i]) > as_f32(acc[i]) ? in[i] : acc[i];
