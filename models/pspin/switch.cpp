@@ -508,9 +508,10 @@ void Switch::to_l1(Cluster& c, Task* t) {
   });
 }
 
-Core* Switch::first_free(Cluster& c, uint64_t now_cycle, uint64_t before) {
+Core* Switch::start_next(Cluster& c, uint64_t now_cycle, uint64_t before) {
   // An idle core's hart may have run ahead of now (its last handler ended later in the quantum): it is free
-  // from max(now, its cycle). The earliest, the lowest index among equals.
+  // from max(now, its cycle). The next ready task goes to the earliest, the lowest index among equals.
+  if (c.m_ready.empty()) return nullptr;
   Core* best = nullptr;
   uint64_t best_at = before;
   for (Core* k : c.m_cores)
@@ -521,17 +522,16 @@ Core* Switch::first_free(Cluster& c, uint64_t now_cycle, uint64_t before) {
         best_at = at;
       }
     }
+  if (!best) return nullptr;
+  Task* t = c.m_ready.front();
+  c.m_ready.pop_front();
+  start(*best, t, best_at);
   return best;
 }
 
 void Switch::wake(Cluster& c) {
   const uint64_t now_cycle = ps_cycle(core::ActionQueue::now());
-  while (!c.m_ready.empty()) {
-    Core* k = first_free(c, now_cycle, UINT64_MAX);
-    if (!k) break;
-    Task* t = c.m_ready.front();
-    c.m_ready.pop_front();
-    start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
+  while (start_next(c, now_cycle, UINT64_MAX)) {
   }
   post_quantum(c, core::ActionQueue::now());
 }
@@ -622,14 +622,7 @@ void Switch::run_cluster(Cluster& c) {
     run_core(*k, until);
   }
   // The ready tasks go to the cores that are free first (FCFS), those free within this quantum running in it.
-  while (!c.m_ready.empty()) {
-    Core* k = first_free(c, now_cycle, until);
-    if (!k) break;
-    Task* t = c.m_ready.front();
-    c.m_ready.pop_front();
-    start(*k, t, std::max(now_cycle, k->m_hart->cycle()));
-    run_core(*k, until);
-  }
+  while (Core* k = start_next(c, now_cycle, until)) run_core(*k, until);
   bool busy = false;
   for (Core* k : c.m_cores) busy = busy || k->m_state == Core::State::Running;
   c.bank_conflicts.set(c.m_banks->conflicts());

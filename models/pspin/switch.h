@@ -279,8 +279,9 @@ class Switch : public core::Module {
   void wake(Cluster& c);
   /// Runs a core's handler up to cycle `until` (or until it ends: handle_stop), stopping it at its watchdog.
   void run_core(Core& k, uint64_t until);
-  /// The idle core of `c` free first from `now_cycle` on, if before cycle `before`.
-  Core* first_free(Cluster& c, uint64_t now_cycle, uint64_t before);
+  /// Starts `c`'s next ready task on its idle core free first from `now_cycle` on, if that is before cycle
+  /// `before`; returns the core, or null (no ready task or no such core).
+  Core* start_next(Cluster& c, uint64_t now_cycle, uint64_t before);
   void post_quantum(Cluster& c, uint64_t t_ps);
   void run_cluster(Cluster& c);
   void start(Core& core, Task* t, uint64_t cycle);
