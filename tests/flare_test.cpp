@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "models/core/dtype.h"
+#include "models/flare/host.h"
 
 using fabricvp::test::sh;
 using fabricvp::test::TempDir;
@@ -283,6 +284,57 @@ TEST(Flare, HalfPrecisionResultsEqualFabricvpsOwnIeeeAdders) {
       sh("run " + kPlatform + " --bytes 8KiB --dtype fp16 -p sys.switch0.isa=rv32imafc -q -o " + (dir / "f"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(fabricvp::test::load_json(dir / "f/stats.json")["workload"]["verified"], true);
+}
+
+// The hosts of an in-network dense allreduce share their vectors: inputs made on demand, the same every time;
+// one copy of each result block, and only the copies that differ kept, with their hosts.
+TEST(Flare, SharedVectorsKeepOneCopyAndEveryCopyThatDiffers) {
+  fabricvp::flare::Job job;
+  job.hosts = 3;
+  job.elems = 10;
+  job.block_elems = 4;  // blocks of 4, 4 and 2 elements
+  uint32_t fills = 0;
+  fabricvp::flare::SharedVectors v(job, [&fills](uint32_t host, uint64_t first, uint64_t count, uint8_t* out) {
+    ++fills;
+    for (uint64_t k = 0; k < count; ++k) {
+      const uint32_t w = host * 100 + static_cast<uint32_t>(first + k);
+      std::memcpy(out + k * 4, &w, 4);
+    }
+  });
+  std::vector<uint8_t> in(8);
+  v.input(2, 5, 2, in.data());
+  uint32_t w[2];
+  std::memcpy(w, in.data(), 8);
+  EXPECT_EQ(w[0], 205u);
+  EXPECT_EQ(w[1], 206u);
+  EXPECT_EQ(fills, 1u);
+  EXPECT_EQ(v.block_bytes(1), 16u);
+  EXPECT_EQ(v.block_bytes(2), 8u);
+  const std::vector<uint8_t> good(16, 7), bad = [] {
+    std::vector<uint8_t> b(16, 7);
+    b[5] = 9;
+    return b;
+  }();
+  v.arrived(1, 1, good.data(), 16);  // the first copy of block 1
+  v.arrived(0, 1, bad.data(), 16);   // differs: kept
+  v.arrived(2, 1, good.data(), 16);  // the same: not kept
+  EXPECT_EQ(v.differing(1), 1u);
+  EXPECT_EQ(v.differing(0), 0u);
+  ASSERT_NE(v.block(0, 1), nullptr);
+  EXPECT_EQ(std::memcmp(v.block(0, 1), bad.data(), 16), 0);
+  EXPECT_EQ(std::memcmp(v.block(1, 1), good.data(), 16), 0);
+  EXPECT_EQ(std::memcmp(v.block(2, 1), good.data(), 16), 0);
+  EXPECT_EQ(v.block(2, 0), nullptr);  // never arrived
+  const std::vector<uint8_t> r0 = v.result(0);
+  ASSERT_EQ(r0.size(), 40u);
+  EXPECT_EQ(r0[0], 0);  // block 0 missing: zeros
+  EXPECT_EQ(r0[16 + 5], 9);
+  EXPECT_EQ(v.result(2)[16 + 5], 7);
+  EXPECT_THROW(v.arrived(0, 1, good.data(), 16), std::logic_error);  // a second time
+  EXPECT_THROW(v.arrived(0, 2, good.data(), 16), std::logic_error);  // block 2 has 8 bytes
+  EXPECT_THROW(v.arrived(3, 0, good.data(), 16), std::logic_error);  // no host 3
+  job.ring = true;
+  EXPECT_THROW(fabricvp::flare::SharedVectors(job, nullptr), std::logic_error);
 }
 
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {

@@ -91,12 +91,83 @@ std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, ui
   return p;
 }
 
-std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
+void combine_all(const Job& job, uint32_t* acc, const uint32_t* in, size_t n) {
+  auto each = [&](auto&& f) {
+    for (size_t i = 0; i < n; ++i) acc[i] = f(acc[i], in[i]);
+  };
+  if (job.op == 3) return each(job.user_op);
+  if (job.op == 0 && job.dtype == 0) return each([](uint32_t a, uint32_t b) { return a + b; });
+  if (job.op == 0 && job.dtype == 1)  // fp32 sums: one IEEE addition each, in the same order (vectorizes)
+    return each([](uint32_t a, uint32_t b) {
+      float fa, fb;
+      std::memcpy(&fa, &a, 4);
+      std::memcpy(&fb, &b, 4);
+      const float s = fa + fb;
+      uint32_t u;
+      std::memcpy(&u, &s, 4);
+      return u;
+    });
+  each([dtype = job.dtype, op = job.op](uint32_t a, uint32_t b) { return combine(dtype, op, a, b); });
+}
+
+namespace {
+/// The packet of block b whose elements are at `elems`.
+std::vector<uint8_t> block_packet_of(const Job& job, uint32_t host, uint64_t b, const uint8_t* elems) {
   const uint64_t first = b * job.block_elems;
   const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
-  std::vector<uint8_t> p = packet(job, host, 0, static_cast<uint32_t>(job.block_base + b), first, count, data);
+  std::vector<uint8_t> p = packet(job, host, 0, static_cast<uint32_t>(job.block_base + b), 0, count, elems);
   put16(p, 38, static_cast<uint16_t>(job.fan_in ? job.fan_in : job.hosts));
   return p;
+}
+}  // namespace
+
+std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
+  return block_packet_of(job, host, b, data + b * job.block_elems * job.esize);
+}
+
+SharedVectors::SharedVectors(const Job& job, Fill fill)
+    : m_job(job),
+      m_fill(std::move(fill)),
+      m_result(job.elems * job.esize, 0),
+      m_have(job.blocks() * job.hosts, false),
+      m_copies(job.blocks(), 0),
+      m_differing(job.blocks(), 0) {
+  if (job.ring || job.sparse || job.kind != Collective::allreduce)
+    throw std::logic_error("shared vectors: an in-network dense allreduce only");
+}
+
+size_t SharedVectors::block_bytes(uint64_t b) const {
+  const uint64_t first = b * m_job.block_elems;
+  return static_cast<size_t>(std::min<uint64_t>(m_job.block_elems, m_job.elems - first) * m_job.esize);
+}
+
+void SharedVectors::arrived(uint32_t host, uint64_t b, const uint8_t* data, size_t bytes) {
+  if (b >= m_job.blocks() || host >= m_job.hosts || bytes != block_bytes(b) || m_have[b * m_job.hosts + host])
+    throw std::logic_error(fmt::format("shared vectors: block {} of host {} ({} bytes) not expected", b, host, bytes));
+  uint8_t* first = &m_result[b * m_job.block_elems * m_job.esize];
+  m_have[b * m_job.hosts + host] = true;
+  if (m_copies[b]++ == 0) {
+    std::memcpy(first, data, bytes);
+  } else if (std::memcmp(first, data, bytes) != 0) {
+    m_differ.emplace(std::make_pair(b, host), std::vector<uint8_t>(data, data + bytes));
+    ++m_differing[b];
+  }
+}
+
+std::vector<uint8_t> SharedVectors::result(uint32_t host) const {
+  std::vector<uint8_t> out(m_result.size(), 0);
+  for (uint64_t b = 0; b < m_job.blocks(); ++b)
+    if (const uint8_t* p = block(host, b)) std::memcpy(&out[b * m_job.block_elems * m_job.esize], p, block_bytes(b));
+  return out;
+}
+
+const uint8_t* SharedVectors::block(uint32_t host, uint64_t b) const {
+  if (b >= m_job.blocks() || host >= m_job.hosts || !m_have[b * m_job.hosts + host]) return nullptr;
+  if (m_differing[b]) {
+    auto it = m_differ.find(std::make_pair(b, host));
+    if (it != m_differ.end()) return it->second.data();
+  }
+  return &m_result[b * m_job.block_elems * m_job.esize];
 }
 
 uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in) {
@@ -191,6 +262,14 @@ void Host::start(const Job& job, std::vector<uint8_t> input) {
     else
       later.push_back(std::move(q));
   for (auto& q : later) m_early.push_back(std::move(q));
+}
+
+void Host::start(std::shared_ptr<SharedVectors> vectors) {
+  if (!vectors || m_id >= vectors->job().hosts)
+    throw std::logic_error(fmt::format("{}: no shared vectors, or not one of their hosts", name()));
+  Run& r = add_run(vectors->job());
+  r.shared = std::move(vectors);
+  pump();
 }
 
 void Host::start_host_based(Run& r) {
@@ -335,7 +414,7 @@ void Host::completed(Run& r) {
 Host::Finished Host::take(uint32_t reduction) {
   for (auto it = m_runs.begin(); it != m_runs.end(); ++it)
     if ((*it)->job.reduction == reduction && (*it)->finished) {
-      Finished f{std::move((*it)->input), std::move((*it)->result), std::move((*it)->sparse)};
+      Finished f{std::move((*it)->input), std::move((*it)->result), std::move((*it)->sparse), (*it)->shared};
       m_runs.erase(it);
       return f;
     }
@@ -401,6 +480,14 @@ void Host::pump() {
       const uint64_t b = block_at(r, r.sent);
       ++r.sent;
       peak_in_flight.note_max(++in_flight);
+      if (r.shared) {  // the block's elements made now
+        const uint64_t first = b * r.job.block_elems;
+        const size_t bytes = r.shared->block_bytes(b);
+        m_block.resize(bytes);
+        r.shared->input(m_id, first, bytes / r.job.esize, m_block.data());
+        send(block_packet_of(r.job, m_id, b, m_block.data()), static_cast<uint32_t>(r.job.block_base + b));
+        continue;
+      }
       if (!r.job.sparse) {
         send(block_packet(r.job, m_id, b, r.input.data()), static_cast<uint32_t>(r.job.block_base + b));
         continue;
@@ -552,7 +639,10 @@ void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
              p.size() != kHeaderBytes + size_t(count) * r.job.esize)
       why = fmt::format("block {} with {} elements in {} bytes", b, count, p.size());
     if (why.empty()) {
-      std::memcpy(&r.result[first * r.job.esize], &p[kHeaderBytes], size_t(count) * r.job.esize);
+      if (r.shared)
+        r.shared->arrived(m_id, b, &p[kHeaderBytes], size_t(count) * r.job.esize);
+      else
+        std::memcpy(&r.result[first * r.job.esize], &p[kHeaderBytes], size_t(count) * r.job.esize);
       r.have[b] = 1;
       ++r.received;
       if (r.complete()) completed(r);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -139,6 +140,43 @@ uint32_t combine(uint8_t dtype, uint8_t op, uint32_t acc, uint32_t in);
 inline uint32_t combine(const Job& job, uint32_t acc, uint32_t in) {
   return job.op == 3 ? job.user_op(acc, in) : combine(job.dtype, job.op, acc, in);
 }
+/// acc[i] = combine(job, acc[i], in[i]) for i < n: the same bits, the operator chosen once.
+void combine_all(const Job& job, uint32_t* acc, const uint32_t* in, size_t n);
+
+/// The vectors of one in-network dense allreduce, kept once for all of its hosts (64 hosts of 100 MiB would
+/// otherwise hold 128 copies, 13 GB): each host's input is made block by block when the host sends it
+/// (`fill(host, first, count, out)` writes elements [first, first + count) of that host's input, the same
+/// ones at every call), and the result is kept once, as the first copy of each block to reach any host. A
+/// later host's copy is compared with it when it arrives; only a copy that differs is kept (with its host),
+/// so the check still sees every host's result.
+class SharedVectors {
+ public:
+  using Fill = std::function<void(uint32_t host, uint64_t first, uint64_t count, uint8_t* out)>;
+  /// `job`: an in-network dense allreduce (not ring, not sparse). Throws std::logic_error otherwise.
+  SharedVectors(const Job& job, Fill fill);
+  const Job& job() const { return m_job; }
+  /// Elements [first, first + count) of host `host`'s input.
+  void input(uint32_t host, uint64_t first, uint64_t count, uint8_t* out) const { m_fill(host, first, count, out); }
+  /// Host `host` received block b's result (its elements' `bytes`, checked by the host).
+  void arrived(uint32_t host, uint64_t b, const uint8_t* data, size_t bytes);
+  /// Block b as host `host` received it, or nullptr if it did not.
+  const uint8_t* block(uint32_t host, uint64_t b) const;
+  /// Host `host`'s whole result (zeros where a block did not arrive).
+  std::vector<uint8_t> result(uint32_t host) const;
+  /// Hosts whose copy of block b differs from the first one to arrive.
+  uint32_t differing(uint64_t b) const { return m_differing[b]; }
+  /// Bytes of block b.
+  size_t block_bytes(uint64_t b) const;
+
+ private:
+  Job m_job;
+  Fill m_fill;
+  std::vector<uint8_t> m_result;                                           // the first copy of every block
+  std::vector<bool> m_have;                                                // [block * hosts + host]
+  std::vector<uint32_t> m_copies;                                          // per block: hosts that have it
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<uint8_t>> m_differ;  // (block, host): a copy that differs
+  std::vector<uint32_t> m_differing;                                       // per block: its entries in m_differ
+};
 
 class Host : public core::Module, public core::Actor {
  public:
@@ -152,6 +190,8 @@ class Host : public core::Module, public core::Actor {
   /// not started here yet is kept for it); its `window` bounds its blocks in flight over all of its in-network
   /// ones, the earliest started sending first.
   void start(const Job& job, std::vector<uint8_t> input);
+  /// Start an in-network dense allreduce whose vectors every host of it shares (SharedVectors: vectors.job()).
+  void start(std::shared_ptr<SharedVectors> vectors);
   /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.
   void start_sparse(const Job& job, std::vector<Pair> input);
   /// Called (from the host's action queue, at the completion time) when a collective is done here, with its
@@ -161,6 +201,7 @@ class Host : public core::Module, public core::Actor {
   struct Finished {
     std::vector<uint8_t> input, result;
     SparseRun sparse;
+    std::shared_ptr<SharedVectors> shared;  ///< started with SharedVectors: input and result are there
   };
   /// Take a finished collective's input and result (the host keeps nothing of it after).
   Finished take(uint32_t reduction);
@@ -168,6 +209,8 @@ class Host : public core::Module, public core::Actor {
   // The collective started last, kept after it is done (a single allreduce's check reads it here).
   const std::vector<uint8_t>& result() const { return last().result; }
   const std::vector<uint8_t>& input() const { return last().input; }
+  /// Its shared vectors, if it was started with them (else nullptr: input() and result()).
+  const SharedVectors* shared() const { return last().shared.get(); }
   /// Sparse: the host's nonzero elements and its result (SparseRun).
   const SparseRun& sparse_run() const { return last().sparse; }
   /// Packets this host sends for its sparse vector (after start_sparse).
@@ -195,7 +238,8 @@ class Host : public core::Module, public core::Actor {
   /// One collective here.
   struct Run {
     Job job;
-    std::vector<uint8_t> input, result;
+    std::vector<uint8_t> input, result;  // empty with shared vectors
+    std::shared_ptr<SharedVectors> shared;
     std::vector<uint8_t> have;  // per block: its result arrived
     uint64_t blocks = 0, sent = 0, received = 0;
     uint32_t offset = 0;  // stagger offset in a group
@@ -241,6 +285,7 @@ class Host : public core::Module, public core::Actor {
   uint32_t m_id, m_port;
   core::ActionQueue& m_q;
   std::function<void(pspin::Packet)> m_to_switch;
+  std::vector<uint8_t> m_block;            // a block's elements made for its packet (shared vectors)
   std::vector<std::vector<uint8_t>> m_rx;  // packets on their way here, by slot
   std::vector<uint32_t> m_rx_free;
 };

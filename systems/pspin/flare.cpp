@@ -482,12 +482,15 @@ uint64_t FlareScenario::host_bytes(std::string& what) const {
         if (p.comm == training::Comm::none) continue;
         // sparse pairs: a host's D x elems, its result up to min(1, hosts x D) x elems, 8 bytes each
         const double elems = std::ceil(double(p.bytes) / m_job.esize);
-        per_iteration += m_sparse && p.comm == training::Comm::allreduce
-                             ? (m_density + std::min(1.0, m_density * m_job.hosts)) * elems * 8
-                             : 2.0 * double(p.bytes);
+        const bool in_network = p.comm == training::Comm::allreduce && !m_ring;
+        per_iteration += in_network && m_sparse ? (m_density + std::min(1.0, m_density * m_job.hosts)) * elems * 8
+                         : in_network           ? double(p.bytes) / m_job.hosts  // one result for all (shared)
+                                                : 2.0 * double(p.bytes);
       }
-    what = fmt::format("{} hosts' inputs and results of every all-reduce ({:.0f} B per iteration and host)",
-                       m_job.hosts, per_iteration);
+    what = fmt::format(
+        "{} hosts' inputs and results of every all-reduce, in-network dense ones shared ({:.0f} B "
+        "per iteration and host)",
+        m_job.hosts, per_iteration);
     return static_cast<uint64_t>(per_iteration * m_training->iterations() * m_job.hosts) +
            m_training->total_blocks() * 96;
   }
@@ -497,6 +500,10 @@ uint64_t FlareScenario::host_bytes(std::string& what) const {
     what = fmt::format("{} hosts' sparse inputs and results ({:g} % of {} elements nonzero)", m_job.hosts,
                        m_density * 100, m_job.elems);
     return static_cast<uint64_t>((in + out) * m_job.hosts) + m_job.blocks() * m_job.hosts * 96;
+  }
+  if (!m_ring) {  // the hosts share one result (and result.bin is copied from it); inputs are made block by block
+    what = fmt::format("the {} hosts' shared result of {} bytes and its copy for result.bin", m_job.hosts, v);
+    return 2 * v + m_job.blocks() * m_job.hosts * 96;
   }
   what = fmt::format("{} hosts' inputs and results of {} bytes", m_job.hosts, v);
   return 2 * v * m_job.hosts + m_job.blocks() * m_job.hosts * 96;
@@ -543,7 +550,15 @@ void FlareScenario::load() {
             m_density, sw.name(), packets[i] * 8, packets[i], sw.name(), sw.host_mem_MiB.get()));
     }
   }
-  for (uint32_t i = 0; !m_sparse && i < m_job.hosts; ++i) {
+  if (m_sparse) return;
+  if (!m_ring) {  // in-network: the hosts share their vectors, each input made block by block
+    auto shared = std::make_shared<flare::SharedVectors>(
+        m_job,
+        FlareTraining::dense_input(m_job, m_dtype, [seed = m_seed](uint32_t host) { return seed * 1000003 + host; }));
+    for (uint32_t i = 0; i < m_job.hosts; ++i) m_sys->host[i]->start(shared);
+    return;
+  }
+  for (uint32_t i = 0; i < m_job.hosts; ++i) {
     std::vector<uint8_t> in(bytes);
     core::random_elements(m_dtype, m_seed * 1000003 + i, in.data(), bytes, 0, m_job.hosts);
     m_sys->host[i]->start(m_job, std::move(in));
@@ -581,9 +596,10 @@ void FlareScenario::finish() {
     if (last.job.sparse)
       sparse_words(last.job, last.sparse[0]);
     else
-      pairs = last.result[0];
+      pairs = last.shared ? last.shared->result(0) : last.result[0];
   }
-  const std::vector<uint8_t>& r = m_sparse || m_training ? pairs : m_sys->host[0]->result();
+  if (!m_sparse && !m_training && m_sys->host[0]->shared()) pairs = m_sys->host[0]->shared()->result(0);
+  const std::vector<uint8_t>& r = m_sparse || m_training || m_sys->host[0]->shared() ? pairs : m_sys->host[0]->result();
   core::write_file((fs::path(m_out_dir) / "result.bin").string(),
                    std::string_view(reinterpret_cast<const char*>(r.data()), r.size()), "allreduce result", true);
   // Each switch's first faults, then how many more (a stuck block can stop thousands of handlers).
@@ -636,8 +652,12 @@ void FlareScenario::finish() {
     }
 }
 
-uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs, const Vectors& results,
-                                    uint64_t& bad_order) {
+uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& vectors, uint64_t& bad_order) {
+  const Vectors& inputs = vectors.inputs;
+  const Vectors& results = vectors.results;
+  const flare::SharedVectors* shared = vectors.shared;
+  if (!shared && (inputs.size() != job.hosts || results.size() != job.hosts))
+    throw std::logic_error("check_dense: a vector per host");
   const uint32_t n = job.hosts;
   uint64_t bad = 0;
   const uint32_t es = job.esize;
@@ -718,47 +738,88 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const Vectors& inputs
       }
     }
   };
-  // One element's reduction in that order: each buffer applies its contributions in turn, the first
-  // copied, then buffer 0 takes the others in turn; the tree variant: the fixed tree.
-  std::vector<uint32_t> v, acc(m_sys->buffers);
+  // A block's reduction in that order, all of its `count` elements at once (row(k): contribution k's words):
+  // each buffer applies its contributions in turn, the first copied, then the first buffer used takes the
+  // others in turn; the tree variant: the fixed tree. Element by element, the kernels' operations in order.
+  std::vector<std::vector<uint32_t>> rows;     // the tree's contributions, else the buffers
   std::vector<uint32_t> used(m_sys->buffers);  // contributions per buffer (up to 4096 hosts)
-  auto reduce = [&](const Order& o, auto&& value) {
-    const uint32_t count = static_cast<uint32_t>(o.who.size());
+  auto reduce = [&](const Order& o, uint32_t count, auto&& row, uint32_t* out) {
+    const uint32_t contributions = static_cast<uint32_t>(o.who.size());
     if (m_tree) {
-      v.resize(count);
-      for (uint32_t k = 0; k < count; ++k) v[k] = value(k);
-      for (uint32_t d = 1; d < count; d *= 2)
-        for (uint32_t k = 0; k + d < count; k += 2 * d) v[k] = combine(job, v[k], v[k + d]);
-      return v[0];
+      if (rows.size() < contributions) rows.resize(contributions);
+      for (uint32_t k = 0; k < contributions; ++k) rows[k].assign(row(k), row(k) + count);
+      for (uint32_t d = 1; d < contributions; d *= 2)
+        for (uint32_t k = 0; k + d < contributions; k += 2 * d)
+          flare::combine_all(job, rows[k].data(), rows[k + d].data(), count);
+      std::copy(rows[0].begin(), rows[0].begin() + count, out);
+      return;
     }
+    if (rows.size() < m_sys->buffers) rows.resize(m_sys->buffers);
     std::fill(used.begin(), used.end(), 0);
-    for (uint32_t k = 0; k < count; ++k) {
+    for (uint32_t k = 0; k < contributions; ++k) {
       const uint32_t j = o.buf[k];
-      acc[j] = used[j]++ ? combine(job, acc[j], value(o.who[k])) : value(o.who[k]);
+      const uint32_t* r = row(o.who[k]);
+      if (used[j]++)
+        flare::combine_all(job, rows[j].data(), r, count);
+      else
+        rows[j].assign(r, r + count);
     }
     uint32_t first = 0;
     while (!used[first]) ++first;
-    uint32_t result = acc[first];
+    std::copy(rows[first].begin(), rows[first].begin() + count, out);
     for (uint32_t j = first + 1; j < m_sys->buffers; ++j)
-      if (used[j]) result = combine(job, result, acc[j]);
-    return result;
+      if (used[j]) flare::combine_all(job, out, rows[j].data(), count);
   };
+  // Block by block: every host's elements of the block (made again from shared vectors), the reference in the
+  // switches' order, then every host's copy of the block against it.
   const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
   std::vector<Order> leaf(m_sys->fat_tree() ? L : 0);
   Order top;
-  std::vector<uint32_t> partial(L);
+  std::vector<uint32_t> partial, in, want;
+  std::vector<uint8_t> bytes(size_t(job.block_elems) * es);
   for (uint64_t b = 0; b < job.blocks(); ++b) {
-    const uint64_t first = b * job.block_elems, last = std::min<uint64_t>(first + job.block_elems, job.elems);
+    const uint64_t first = b * job.block_elems;
+    const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
+    in.assign(size_t(n) * count, 0);  // [host * count + element]; a 16-bit element in the low bits
+    for (uint32_t h = 0; h < n; ++h) {
+      const uint8_t* from = &bytes[0];
+      if (shared)
+        shared->input(h, first, count, bytes.data());
+      else
+        from = &(*inputs[h])[first * es];
+      for (uint32_t k = 0; k < count; ++k) std::memcpy(&in[size_t(h) * count + k], from + size_t(k) * es, es);
+    }
+    want.assign(count, 0);
     if (!m_sys->fat_tree()) {
       order_of(0, b, 0, n, top);
-      for (uint64_t e = first; e < last; ++e) compare(e, reduce(top, [&](uint32_t k) { return input(k, e); }));
-      continue;
+      reduce(
+          top, count, [&](uint32_t k) { return &in[size_t(k) * count]; }, want.data());
+    } else {
+      partial.assign(size_t(L) * count, 0);
+      for (uint32_t l = 0; l < L; ++l) {
+        order_of(l, b, l * H, H, leaf[l]);
+        reduce(
+            leaf[l], count, [&](uint32_t k) { return &in[size_t(l * H + k) * count]; }, &partial[size_t(l) * count]);
+      }
+      order_of(L + (job.block_base + b) % S, b, 0, L, top);
+      reduce(
+          top, count, [&](uint32_t k) { return &partial[size_t(k) * count]; }, want.data());
     }
-    for (uint32_t l = 0; l < L; ++l) order_of(l, b, l * H, H, leaf[l]);
-    order_of(L + (job.block_base + b) % S, b, 0, L, top);
-    for (uint64_t e = first; e < last; ++e) {
-      for (uint32_t l = 0; l < L; ++l) partial[l] = reduce(leaf[l], [&](uint32_t k) { return input(l * H + k, e); });
-      compare(e, reduce(top, [&](uint32_t k) { return partial[k]; }));
+    // Hosts sharing one copy of the block (shared vectors) are compared once.
+    const uint8_t* seen = nullptr;
+    uint64_t seen_bad = 0;
+    for (uint32_t h = 0; h < n; ++h) {
+      const uint8_t* got = shared ? shared->block(h, b) : &(*results[h])[first * es];
+      if (!got) {  // never arrived
+        bad += count;
+        continue;
+      }
+      if (got != seen) {
+        seen = got;
+        seen_bad = 0;
+        for (uint32_t e = 0; e < count; ++e) seen_bad += std::memcmp(got + size_t(e) * es, &want[e], es) != 0;
+      }
+      bad += seen_bad;
     }
   }
   return bad;
@@ -781,12 +842,13 @@ systems::Outcome FlareScenario::check() {
         bad_order += check_sparse(r.job, runs, order, wrong, counts);
         r.mismatched = wrong;
       } else {
-        Vectors in, res;
-        for (uint32_t h = 0; h < r.input.size(); ++h) {
-          in.push_back(&r.input[h]);
-          res.push_back(&r.result[h]);
+        DenseVectors v;
+        v.shared = r.shared.get();
+        for (uint32_t h = 0; !v.shared && h < r.input.size(); ++h) {
+          v.inputs.push_back(&r.input[h]);
+          v.results.push_back(&r.result[h]);
         }
-        r.mismatched = check_dense(r.job, in, res, bad_order);
+        r.mismatched = check_dense(r.job, v, bad_order);
       }
       bad += r.mismatched;
     }
@@ -795,12 +857,14 @@ systems::Outcome FlareScenario::check() {
     for (const auto& h : m_sys->host) runs.push_back(&h->sparse_run());
     bad_order = check_sparse(m_job, runs, order, bad, counts);
   } else {
-    Vectors in, res;
+    DenseVectors v;
+    v.shared = m_sys->host[0]->shared();
     for (const auto& h : m_sys->host) {
-      in.push_back(&h->input());
-      res.push_back(&h->result());
+      if (v.shared) break;
+      v.inputs.push_back(&h->input());
+      v.results.push_back(&h->result());
     }
-    bad = check_dense(m_job, in, res, bad_order);
+    bad = check_dense(m_job, v, bad_order);
   }
   uint64_t errors = 0;
   for (const auto& h : m_sys->host) errors += h->protocol_errors.get() + h->kept_packets();

@@ -200,8 +200,13 @@ class FlareScenario : public systems::Scenario {
   uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
   std::vector<flare::Pair> sparse_input(uint32_t host) const;
   using Vectors = std::vector<const std::vector<uint8_t>*>;
-  // The dense reference of one allreduce (hosts' inputs and results); counts the blocks without a usable log.
-  uint64_t check_dense(const flare::Job& job, const Vectors& inputs, const Vectors& results, uint64_t& bad_order);
+  // A dense allreduce's vectors: every host's input and result, or (in-network) the hosts' shared vectors.
+  struct DenseVectors {
+    Vectors inputs, results;
+    const flare::SharedVectors* shared = nullptr;
+  };
+  // The dense reference of one allreduce; counts the blocks without a usable log.
+  uint64_t check_dense(const flare::Job& job, const DenseVectors& v, uint64_t& bad_order);
   std::vector<std::map<uint64_t, const std::vector<uint8_t>*>> m_logged;  // [switch][host address]: a log write
   std::unique_ptr<FlareTraining> m_training;
   std::string m_workload;

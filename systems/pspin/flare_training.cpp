@@ -121,9 +121,17 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
   if (!hs.in_flight.emplace(r.job.reduction, std::make_pair(k, std::move(done))).second)
     throw core::ConfigError(
         fmt::format("host{}: more than 65535 collectives in flight (their reduction ids repeat)", h));
-  const uint64_t seed = (m_seed * 1000003 + h) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull);
+  auto seed_of = [s = m_seed, k](uint32_t host) {
+    return (s * 1000003 + host) ^ ((uint64_t(k) + 1) * 0x9E3779B97F4A7C15ull);
+  };
+  const uint64_t seed = seed_of(h);
   if (r.job.sparse) {
     m_sys.host[h]->start_sparse(r.job, sparse_vector(r.job, m_density, m_dtype, seed));
+    return;
+  }
+  if (!r.job.ring) {  // in-network: one set of vectors for every host, made by the first to issue it
+    if (!r.shared) r.shared = std::make_shared<flare::SharedVectors>(r.job, dense_input(r.job, m_dtype, seed_of));
+    m_sys.host[h]->start(r.shared);
     return;
   }
   std::vector<uint8_t> in(r.job.input_elems() * r.job.esize);
@@ -153,6 +161,14 @@ std::vector<flare::Pair> FlareTraining::sparse_vector(const flare::Job& job, dou
   return out;
 }
 
+flare::SharedVectors::Fill FlareTraining::dense_input(const flare::Job& job, core::Dtype dtype,
+                                                      std::function<uint64_t(uint32_t)> seed_of) {
+  return [dtype, esize = job.esize, hosts = job.hosts, seed_of = std::move(seed_of)](uint32_t host, uint64_t first,
+                                                                                     uint64_t count, uint8_t* out) {
+    core::random_elements(dtype, seed_of(host), out, count * esize, first * esize, hosts);
+  };
+}
+
 void FlareTraining::host_done(uint32_t h, uint32_t reduction) {
   HostState& hs = m_hosts[h];
   auto it = hs.in_flight.find(reduction);
@@ -164,7 +180,7 @@ void FlareTraining::host_done(uint32_t h, uint32_t reduction) {
   flare::Host::Finished f = m_sys.host[h]->take(reduction);
   if (r.job.sparse) {
     r.sparse[h] = std::move(f.sparse);
-  } else {
+  } else if (!f.shared) {
     r.input[h] = std::move(f.input);
     r.result[h] = std::move(f.result);
   }

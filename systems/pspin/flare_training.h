@@ -13,7 +13,8 @@
 // (flare::Job::block_base). With a density (--sparse D) the all-reduces are
 // sparse (flare/sparse.c): every host's gradient has a share D of nonzero
 // elements, drawn anew for each all-reduce. Every collective's inputs and
-// results are kept for the run's check (FlareScenario::check). docs/flare.md.
+// results are kept for the run's check (FlareScenario::check): an in-network
+// dense all-reduce's once for all its hosts (flare::SharedVectors). docs/flare.md.
 #pragma once
 
 #include <functional>
@@ -60,7 +61,8 @@ class FlareTraining : public training::Platform {
     flare::Job job;
     uint64_t issue_ps = UINT64_MAX, end_ps = 0;  ///< first host issued, last host had its result
     uint32_t hosts_done = 0;
-    std::vector<std::vector<uint8_t>> input, result;  ///< per host
+    std::vector<std::vector<uint8_t>> input, result;  ///< per host (host-based collectives)
+    std::shared_ptr<flare::SharedVectors> shared;     ///< an in-network dense all-reduce's vectors
     std::vector<flare::SparseRun> sparse;             ///< per host: a sparse all-reduce's pairs
     uint64_t mismatched = 0;
   };
@@ -81,6 +83,10 @@ class FlareTraining : public training::Platform {
   /// allreduce's too).
   static std::vector<flare::Pair> sparse_vector(const flare::Job& job, double density, core::Dtype dtype,
                                                 uint64_t seed);
+  /// Host h's dense input of `job`, made slice by slice (flare::SharedVectors): random elements of `dtype` from
+  /// seed_of(h), the same stream whatever the slices (the single allreduce's too).
+  static flare::SharedVectors::Fill dense_input(const flare::Job& job, core::Dtype dtype,
+                                                std::function<uint64_t(uint32_t)> seed_of);
 
  private:
   void host_done(uint32_t host, uint32_t reduction);
