@@ -337,6 +337,30 @@ TEST(Flare, SharedVectorsKeepOneCopyAndEveryCopyThatDiffers) {
   EXPECT_THROW(fabricvp::flare::SharedVectors(job, nullptr), std::logic_error);
 }
 
+// The host ring's check makes its inputs again (the hosts run in place on theirs and keep no copy): a switch that
+// adds 1 to element 7 of every packet it forwards is caught.
+TEST(Flare, AWrongForwardIsCaughtByTheRingsCheck) {
+  TempDir dir;
+  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/forward.c");
+  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "fabricvp_nic_command(flare_port_to(";
+  const size_t at = src.find(from);
+  ASSERT_NE(at, std::string::npos);
+  src.insert(at, "((uint32_t *)((uint8_t *)task->pkt_mem + 44))[7] += 1; ");  // IPv4 + UDP + Flare headers
+  const std::string wrong = dir / "wrong.c";
+  std::ofstream(wrong) << src;
+  auto r = sh("run " + kPlatform + four_hosts() + " --bytes 4KiB --dtype int32 -p flare.algorithm=ring -q -o " +
+              (dir / "good"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = sh("run " + kPlatform + four_hosts() + " --bytes 4KiB --dtype int32 -p flare.algorithm=ring --handlers " + wrong +
+         " -q -o " + (dir / "o"));
+  EXPECT_NE(r.code, 0) << r.out;
+  const auto stats = fabricvp::test::load_json(dir / "o/stats.json");
+  EXPECT_EQ(stats["workload"]["verified"], false);
+  // element 7 of each host's segment, wrong at every host (3 hops of the reduce-scatter, then 0-3 of the all-gather)
+  EXPECT_EQ(stats["workload"]["mismatched_elements"], 4 * 4);
+}
+
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one: element 7 gains 1 at every combination.

@@ -239,19 +239,22 @@ Host::Run* Host::find(uint32_t reduction) {
   return nullptr;
 }
 
-void Host::start(const Job& job, std::vector<uint8_t> input) {
+void Host::start(const Job& job, std::vector<uint8_t> input, bool keep_input) {
   if (input.size() != job.input_elems() * job.esize)
     throw std::logic_error(
         fmt::format("{}: {} bytes of input for {} elements", name(), input.size(), job.input_elems()));
   if (job.kind != Collective::allreduce && (!job.ring || job.sparse || job.elems % job.hosts))
     throw std::logic_error(fmt::format("{}: a host-based collective of whole segments only", name()));
+  if (!keep_input && !(job.ring && job.kind == Collective::allreduce))
+    throw std::logic_error(fmt::format("{}: only a ring allreduce may drop its input", name()));
   Run& r = add_run(job);
   r.input = std::move(input);
-  r.result.assign(r.input.size(), 0);
   if (!job.ring) {
+    r.result.assign(r.input.size(), 0);
     pump();
     return;
   }
+  if (!keep_input) r.result = std::move(r.input);  // the ring runs in place on it
   start_host_based(r);
   // what a neighbour already sent of this one
   std::vector<std::vector<uint8_t>> early, later;
@@ -308,7 +311,7 @@ void Host::start_host_based(Run& r) {
   if (r.job.kind == Collective::allgather) {
     r.result.assign(r.job.elems * r.job.esize, 0);
     std::memcpy(&r.result[seg_first(r, m_id) * r.job.esize], r.input.data(), r.input.size());
-  } else {
+  } else if (!r.input.empty() || r.result.empty()) {  // else the input already is the result (keep_input false)
     r.result = r.input;
   }
   r.ring_got.assign(r.t1 - r.t0, {});

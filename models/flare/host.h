@@ -189,7 +189,9 @@ class Host : public core::Module, public core::Actor {
   /// bytes). A host runs any number at once, told apart by their reduction ids (a host-based packet of one
   /// not started here yet is kept for it); its `window` bounds its blocks in flight over all of its in-network
   /// ones, the earliest started sending first.
-  void start(const Job& job, std::vector<uint8_t> input);
+  /// keep_input = false (a ring allreduce only): the input becomes the result in place, and the host keeps no
+  /// copy of it (take() and input() give none; the check makes it again).
+  void start(const Job& job, std::vector<uint8_t> input, bool keep_input = true);
   /// Start an in-network dense allreduce whose vectors every host of it shares (SharedVectors: vectors.job()).
   void start(std::shared_ptr<SharedVectors> vectors);
   /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.

@@ -484,8 +484,9 @@ uint64_t FlareScenario::host_bytes(std::string& what) const {
         const double elems = std::ceil(double(p.bytes) / m_job.esize);
         const bool in_network = p.comm == training::Comm::allreduce && !m_ring;
         per_iteration += in_network && m_sparse ? (m_density + std::min(1.0, m_density * m_job.hosts)) * elems * 8
-                         : in_network           ? double(p.bytes) / m_job.hosts  // one result for all (shared)
-                                                : 2.0 * double(p.bytes);
+                         : in_network           ? double(p.bytes) / m_job.hosts   // one result for all (shared)
+                         : p.comm == training::Comm::allreduce ? double(p.bytes)  // the ring, in place on its input
+                                                               : 2.0 * double(p.bytes);
       }
     what = fmt::format(
         "{} hosts' inputs and results of every all-reduce, in-network dense ones shared ({:.0f} B "
@@ -505,8 +506,8 @@ uint64_t FlareScenario::host_bytes(std::string& what) const {
     what = fmt::format("the {} hosts' shared result of {} bytes and its copy for result.bin", m_job.hosts, v);
     return 2 * v + m_job.blocks() * m_job.hosts * 96;
   }
-  what = fmt::format("{} hosts' inputs and results of {} bytes", m_job.hosts, v);
-  return 2 * v * m_job.hosts + m_job.blocks() * m_job.hosts * 96;
+  what = fmt::format("{} hosts' results of {} bytes (the ring runs in place on the input)", m_job.hosts, v);
+  return v * m_job.hosts + m_job.blocks() * m_job.hosts * 96;
 }
 
 void FlareScenario::load() {
@@ -551,17 +552,18 @@ void FlareScenario::load() {
     }
   }
   if (m_sparse) return;
-  if (!m_ring) {  // in-network: the hosts share their vectors, each input made block by block
-    auto shared = std::make_shared<flare::SharedVectors>(
-        m_job,
-        FlareTraining::dense_input(m_job, m_dtype, [seed = m_seed](uint32_t host) { return seed * 1000003 + host; }));
+  // In-network, the hosts share their vectors, each input made block by block; the ring runs in place on each
+  // host's input, which the check makes again.
+  m_fill = FlareTraining::dense_input(m_job, m_dtype, [seed = m_seed](uint32_t host) { return seed * 1000003 + host; });
+  if (!m_ring) {
+    auto shared = std::make_shared<flare::SharedVectors>(m_job, m_fill);
     for (uint32_t i = 0; i < m_job.hosts; ++i) m_sys->host[i]->start(shared);
     return;
   }
   for (uint32_t i = 0; i < m_job.hosts; ++i) {
     std::vector<uint8_t> in(bytes);
-    core::random_elements(m_dtype, m_seed * 1000003 + i, in.data(), bytes, 0, m_job.hosts);
-    m_sys->host[i]->start(m_job, std::move(in));
+    m_fill(i, 0, m_job.elems, in.data());
+    m_sys->host[i]->start(m_job, std::move(in), false);
   }
 }
 
@@ -656,21 +658,43 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
   const Vectors& inputs = vectors.inputs;
   const Vectors& results = vectors.results;
   const flare::SharedVectors* shared = vectors.shared;
-  if (!shared && (inputs.size() != job.hosts || results.size() != job.hosts))
-    throw std::logic_error("check_dense: a vector per host");
+  // The inputs: made again (shared vectors, or a ring allreduce's fill), or every host's own.
+  const flare::SharedVectors::Fill fill = shared ? [shared](uint32_t h, uint64_t first, uint64_t count,
+                                                            uint8_t* out) { shared->input(h, first, count, out); }
+                                                 : vectors.fill;
+  if ((!fill && inputs.size() != job.hosts) || (!shared && results.size() != job.hosts))
+    throw std::logic_error("check_dense: an input and a result per host");
   const uint32_t n = job.hosts;
   uint64_t bad = 0;
   const uint32_t es = job.esize;
-  auto input = [&](uint32_t h, uint64_t e) {
-    uint32_t v = 0;  // little endian: a 16-bit element in the low bits
-    std::memcpy(&v, &(*inputs[h])[e * es], es);
-    return v;
+  // Every host's elements [first, first + count) as words, in[host * count + k] (a 16-bit element in the
+  // low bits, little endian).
+  std::vector<uint32_t> in;
+  std::vector<uint8_t> bytes;
+  auto gather = [&](uint64_t first, uint32_t count) {
+    in.assign(size_t(n) * count, 0);
+    bytes.resize(size_t(count) * es);
+    for (uint32_t h = 0; h < n; ++h) {
+      const uint8_t* from = bytes.data();
+      if (fill)
+        fill(h, first, count, bytes.data());
+      else
+        from = &(*inputs[h])[first * es];
+      for (uint32_t k = 0; k < count; ++k) std::memcpy(&in[size_t(h) * count + k], from + size_t(k) * es, es);
+    }
   };
-  auto compare = [&](uint64_t e, uint32_t want) {
-    for (uint32_t h = 0; h < n; ++h)
-      if (std::memcmp(&(*results[h])[e * es], &want, es) != 0) ++bad;
+  // Elements of `got` (count of them) that differ from `want`.
+  auto differing = [es](const uint8_t* got, const uint32_t* want, uint32_t count) {
+    uint64_t d = 0;
+    for (uint32_t e = 0; e < count; ++e) d += std::memcmp(got + size_t(e) * es, &want[e], es) != 0;
+    return d;
   };
   if (job.ring && job.kind != flare::Collective::allreduce) {  // host-based, a segment of `seg` per host
+    auto input = [&](uint32_t h, uint64_t e) {
+      uint32_t v = 0;  // little endian: a 16-bit element in the low bits
+      std::memcpy(&v, &(*inputs[h])[e * es], es);
+      return v;
+    };
     const uint64_t seg = job.elems / n;
     auto result = [&](uint32_t h, uint64_t e) {
       uint32_t v = 0;
@@ -695,12 +719,24 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
     return bad;
   }
   if (job.ring) {  // segment s: the chain from host s around the ring, op(own, received) at each host
-    for (uint32_t s = 0; s < n; ++s)
-      for (uint64_t e = uint64_t(s) * job.elems / n; e < uint64_t(s + 1) * job.elems / n; ++e) {
-        uint32_t acc = input(s, e);
-        for (uint32_t k = 1; k < n; ++k) acc = combine(job, input((s + k) % n, e), acc);
-        compare(e, acc);
+    std::vector<uint32_t> acc, own;
+    for (uint32_t s = 0; s < n; ++s) {
+      const uint64_t hi = uint64_t(s + 1) * job.elems / n;
+      for (uint64_t first = uint64_t(s) * job.elems / n; first < hi; first += job.block_elems) {
+        const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, hi - first));
+        gather(first, count);
+        acc.assign(&in[size_t(s) * count], &in[size_t(s) * count] + count);
+        for (uint32_t k = 1; k < n; ++k) {
+          const uint32_t* row = &in[size_t((s + k) % n) * count];
+          own.assign(row, row + count);
+          flare::combine_all(job, own.data(), acc.data(), count);  // op(own, received)
+          acc.swap(own);
+        }
+        for (uint32_t h = 0; h < n; ++h)
+          bad +=
+              results[h]->size() == job.elems * es ? differing(&(*results[h])[first * es], acc.data(), count) : count;
       }
+    }
     return bad;
   }
   // Each switch's order log (flare/dense.c): at host_mem + block x contributions x 2.
@@ -775,20 +811,11 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
   const uint32_t H = m_sys->hosts_per_leaf(), L = m_sys->leaves.get(), S = m_sys->spines.get();
   std::vector<Order> leaf(m_sys->fat_tree() ? L : 0);
   Order top;
-  std::vector<uint32_t> partial, in, want;
-  std::vector<uint8_t> bytes(size_t(job.block_elems) * es);
+  std::vector<uint32_t> partial, want;
   for (uint64_t b = 0; b < job.blocks(); ++b) {
     const uint64_t first = b * job.block_elems;
     const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
-    in.assign(size_t(n) * count, 0);  // [host * count + element]; a 16-bit element in the low bits
-    for (uint32_t h = 0; h < n; ++h) {
-      const uint8_t* from = &bytes[0];
-      if (shared)
-        shared->input(h, first, count, bytes.data());
-      else
-        from = &(*inputs[h])[first * es];
-      for (uint32_t k = 0; k < count; ++k) std::memcpy(&in[size_t(h) * count + k], from + size_t(k) * es, es);
-    }
+    gather(first, count);
     want.assign(count, 0);
     if (!m_sys->fat_tree()) {
       order_of(0, b, 0, n, top);
@@ -816,8 +843,7 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
       }
       if (got != seen) {
         seen = got;
-        seen_bad = 0;
-        for (uint32_t e = 0; e < count; ++e) seen_bad += std::memcmp(got + size_t(e) * es, &want[e], es) != 0;
+        seen_bad = differing(got, want.data(), count);
       }
       bad += seen_bad;
     }
@@ -844,8 +870,9 @@ systems::Outcome FlareScenario::check() {
       } else {
         DenseVectors v;
         v.shared = r.shared.get();
-        for (uint32_t h = 0; !v.shared && h < r.input.size(); ++h) {
-          v.inputs.push_back(&r.input[h]);
+        v.fill = r.fill;  // a ring allreduce's hosts keep no input
+        for (uint32_t h = 0; !v.shared && h < r.result.size(); ++h) {
+          if (!v.fill) v.inputs.push_back(&r.input[h]);
           v.results.push_back(&r.result[h]);
         }
         r.mismatched = check_dense(r.job, v, bad_order);
@@ -859,11 +886,9 @@ systems::Outcome FlareScenario::check() {
   } else {
     DenseVectors v;
     v.shared = m_sys->host[0]->shared();
-    for (const auto& h : m_sys->host) {
-      if (v.shared) break;
-      v.inputs.push_back(&h->input());
-      v.results.push_back(&h->result());
-    }
+    v.fill = m_fill;  // the ring's hosts keep no input
+    for (const auto& h : m_sys->host)
+      if (!v.shared) v.results.push_back(&h->result());
     bad = check_dense(m_job, v, bad_order);
   }
   uint64_t errors = 0;

@@ -200,15 +200,18 @@ class FlareScenario : public systems::Scenario {
   uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
   std::vector<flare::Pair> sparse_input(uint32_t host) const;
   using Vectors = std::vector<const std::vector<uint8_t>*>;
-  // A dense allreduce's vectors: every host's input and result, or (in-network) the hosts' shared vectors.
+  // A dense allreduce's vectors: every host's input and result; or (in-network) the hosts' shared vectors; or
+  // (a ring allreduce whose hosts kept no input) every host's result and `fill`, which makes the inputs again.
   struct DenseVectors {
     Vectors inputs, results;
     const flare::SharedVectors* shared = nullptr;
+    flare::SharedVectors::Fill fill;
   };
   // The dense reference of one allreduce; counts the blocks without a usable log.
   uint64_t check_dense(const flare::Job& job, const DenseVectors& v, uint64_t& bad_order);
   std::vector<std::map<uint64_t, const std::vector<uint8_t>*>> m_logged;  // [switch][host address]: a log write
   std::unique_ptr<FlareTraining> m_training;
+  flare::SharedVectors::Fill m_fill;  // the single allreduce's inputs, made on demand
   std::string m_workload;
   // The switches' sparse order logs (sparse.c): [switch][block id] the words logged, in order.
   using SparseOrder = std::vector<std::map<uint32_t, std::vector<uint32_t>>>;

@@ -136,6 +136,11 @@ void FlareTraining::collective(const training::Call& call, std::function<void()>
   }
   std::vector<uint8_t> in(r.job.input_elems() * r.job.esize);
   core::random_elements(m_dtype, seed, in.data(), in.size(), 0, m_job.hosts);
+  if (r.job.kind == flare::Collective::allreduce) {  // the ring runs in place on it: the check makes it again
+    if (!r.fill) r.fill = dense_input(r.job, m_dtype, seed_of);
+    m_sys.host[h]->start(r.job, std::move(in), false);
+    return;
+  }
   m_sys.host[h]->start(r.job, std::move(in));
 }
 

@@ -63,6 +63,7 @@ class FlareTraining : public training::Platform {
     uint32_t hosts_done = 0;
     std::vector<std::vector<uint8_t>> input, result;  ///< per host (host-based collectives)
     std::shared_ptr<flare::SharedVectors> shared;     ///< an in-network dense all-reduce's vectors
+    flare::SharedVectors::Fill fill;                  ///< a ring all-reduce's inputs (its hosts keep none)
     std::vector<flare::SparseRun> sparse;             ///< per host: a sparse all-reduce's pairs
     uint64_t mismatched = 0;
   };
