@@ -42,6 +42,19 @@ std::vector<uint8_t> input(fabricvp::core::Dtype dt, uint32_t h, uint32_t hosts,
 
 std::string four_hosts() { return " -p sys.hosts=4 -p sys.switch0.ports=4"; }
 
+// Writes to `path` the project's kernel sw/handlers/flare/`name` with `from` replaced by `to`; false if `from` is
+// not in it.
+bool write_patched_kernel(const std::string& path, const std::string& name, const std::string& from,
+                          const std::string& to) {
+  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/" + name);
+  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = src.find(from);
+  if (at == std::string::npos) return false;
+  src.replace(at, from.size(), to);
+  std::ofstream(path) << src;
+  return true;
+}
+
 TEST(Flare, IntegerAndOrderFreeFloatResultsEqualAnIndependentReference) {
   TempDir dir;
   const uint32_t hosts = 4;
@@ -341,14 +354,9 @@ TEST(Flare, SharedVectorsKeepOneCopyAndEveryCopyThatDiffers) {
 // adds 1 to element 7 of every packet it forwards is caught.
 TEST(Flare, AWrongForwardIsCaughtByTheRingsCheck) {
   TempDir dir;
-  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/forward.c");
-  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = "fabricvp_nic_command(flare_port_to(";
-  const size_t at = src.find(from);
-  ASSERT_NE(at, std::string::npos);
-  src.insert(at, "((uint32_t *)((uint8_t *)task->pkt_mem + 44))[7] += 1; ");  // IPv4 + UDP + Flare headers
-  const std::string wrong = dir / "wrong.c";
-  std::ofstream(wrong) << src;
+  const std::string from = "fabricvp_nic_command(flare_port_to(", wrong = dir / "wrong.c";
+  ASSERT_TRUE(write_patched_kernel(wrong, "forward.c", from,  // past the IPv4, UDP and Flare headers
+                                   "((uint32_t *)((uint8_t *)task->pkt_mem + 44))[7] += 1; " + from));
   auto r = sh("run " + kPlatform + four_hosts() + " --bytes 4KiB --dtype int32 -p flare.algorithm=ring -q -o " +
               (dir / "good"));
   EXPECT_EQ(r.code, 0) << r.out;
@@ -364,14 +372,8 @@ TEST(Flare, AWrongForwardIsCaughtByTheRingsCheck) {
 TEST(Flare, AWrongKernelIsCaughtByTheRunsCheck) {
   TempDir dir;
   // The project's kernel with an off-by-one: element 7 gains 1 at every combination.
-  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/dense.c");
-  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = "combine(h->dtype, h->op, (uint32_t *)s->data, in, h->count);";
-  const size_t at = src.find(from);
-  ASSERT_NE(at, std::string::npos);
-  src.replace(at, from.size(), from + " ((uint32_t *)s->data)[7] += 1;");
-  const std::string wrong = dir / "wrong.c";
-  std::ofstream(wrong) << src;
+  const std::string from = "combine(h->dtype, h->op, (uint32_t *)s->data, in, h->count);", wrong = dir / "wrong.c";
+  ASSERT_TRUE(write_patched_kernel(wrong, "dense.c", from, from + " ((uint32_t *)s->data)[7] += 1;"));
   const auto r = sh("run " + kPlatform + four_hosts() + " --bytes 4KiB --dtype int32 --handlers " + wrong + " -q -o " +
                     (dir / "o"));
   EXPECT_NE(r.code, 0) << r.out;
@@ -582,14 +584,8 @@ TEST(Flare, SparseBlocksAggregateAtTheLeavesThenTheSpinesAndAWrongStoreIsCaught)
   EXPECT_EQ(stats["workload"]["verified"], true);
   EXPECT_GT(stats["workload"]["wire_bytes_fabric"].get<uint64_t>(), 0u);
   // The array store replacing an element instead of combining it: the run's check fails.
-  std::ifstream in(std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/flare/sparse.c");
-  std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = "sparse_apply(h, &val[off], v);";
-  const size_t at = src.find(from);
-  ASSERT_NE(at, std::string::npos);
-  src.replace(at, from.size(), "val[off] = v;");
   const std::string wrong = dir / "wrong.c";
-  std::ofstream(wrong) << src;
+  ASSERT_TRUE(write_patched_kernel(wrong, "sparse.c", "sparse_apply(h, &val[off], v);", "val[off] = v;"));
   r = sh("run " + kPlatform + four_hosts() + " --bytes 16KiB --dtype int32 --sparse 0.1 -p flare.span=1024 " +
          "-p flare.sparse_format=array --handlers " + wrong + " -q -o " + (dir / "w"));
   EXPECT_NE(r.code, 0) << r.out;

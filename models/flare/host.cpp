@@ -254,7 +254,10 @@ void Host::start(const Job& job, std::vector<uint8_t> input, bool keep_input) {
     pump();
     return;
   }
-  if (!keep_input) r.result = std::move(r.input);  // the ring runs in place on it
+  if (!keep_input) {  // the ring runs in place on it
+    r.result = std::move(r.input);
+    r.input.clear();
+  }
   start_host_based(r);
   // what a neighbour already sent of this one
   std::vector<std::vector<uint8_t>> early, later;
@@ -311,7 +314,7 @@ void Host::start_host_based(Run& r) {
   if (r.job.kind == Collective::allgather) {
     r.result.assign(r.job.elems * r.job.esize, 0);
     std::memcpy(&r.result[seg_first(r, m_id) * r.job.esize], r.input.data(), r.input.size());
-  } else if (!r.input.empty() || r.result.empty()) {  // else the input already is the result (keep_input false)
+  } else if (r.result.empty()) {  // else the input is the result already (keep_input false)
     r.result = r.input;
   }
   r.ring_got.assign(r.t1 - r.t0, {});

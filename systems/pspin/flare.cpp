@@ -662,25 +662,23 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
   const flare::SharedVectors::Fill fill = shared ? [shared](uint32_t h, uint64_t first, uint64_t count,
                                                             uint8_t* out) { shared->input(h, first, count, out); }
                                                  : vectors.fill;
-  if ((!fill && inputs.size() != job.hosts) || (!shared && results.size() != job.hosts))
-    throw std::logic_error("check_dense: an input and a result per host");
+  // A host-based reduce-scatter, all-gather or all-to-all: every host's input; an allreduce: the fill.
+  const bool kept = job.ring && job.kind != flare::Collective::allreduce;
+  if ((kept ? inputs.size() != job.hosts : !fill) || (!shared && results.size() != job.hosts))
+    throw std::logic_error("check_dense: the inputs (or their fill) and a result per host");
   const uint32_t n = job.hosts;
   uint64_t bad = 0;
   const uint32_t es = job.esize;
-  // Every host's elements [first, first + count) as words, in[host * count + k] (a 16-bit element in the
-  // low bits, little endian).
+  // Every host's input elements [first, first + count), made again, as words: in[host * count + k] (a 16-bit
+  // element in the low bits, little endian).
   std::vector<uint32_t> in;
   std::vector<uint8_t> bytes;
   auto gather = [&](uint64_t first, uint32_t count) {
     in.assign(size_t(n) * count, 0);
     bytes.resize(size_t(count) * es);
     for (uint32_t h = 0; h < n; ++h) {
-      const uint8_t* from = bytes.data();
-      if (fill)
-        fill(h, first, count, bytes.data());
-      else
-        from = &(*inputs[h])[first * es];
-      for (uint32_t k = 0; k < count; ++k) std::memcpy(&in[size_t(h) * count + k], from + size_t(k) * es, es);
+      fill(h, first, count, bytes.data());
+      for (uint32_t k = 0; k < count; ++k) std::memcpy(&in[size_t(h) * count + k], &bytes[size_t(k) * es], es);
     }
   };
   // Elements of `got` (count of them) that differ from `want`.
@@ -689,7 +687,7 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
     for (uint32_t e = 0; e < count; ++e) d += std::memcmp(got + size_t(e) * es, &want[e], es) != 0;
     return d;
   };
-  if (job.ring && job.kind != flare::Collective::allreduce) {  // host-based, a segment of `seg` per host
+  if (kept) {  // host-based, a segment of `seg` per host
     auto input = [&](uint32_t h, uint64_t e) {
       uint32_t v = 0;  // little endian: a 16-bit element in the low bits
       std::memcpy(&v, &(*inputs[h])[e * es], es);

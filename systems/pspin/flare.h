@@ -200,8 +200,9 @@ class FlareScenario : public systems::Scenario {
   uint32_t buffer_bytes(uint32_t i) const;  // the kernel's buffer of one block at switch i
   std::vector<flare::Pair> sparse_input(uint32_t host) const;
   using Vectors = std::vector<const std::vector<uint8_t>*>;
-  // A dense allreduce's vectors: every host's input and result; or (in-network) the hosts' shared vectors; or
-  // (a ring allreduce whose hosts kept no input) every host's result and `fill`, which makes the inputs again.
+  // A dense collective's vectors: a host-based reduce-scatter, all-gather or all-to-all: every host's input and
+  // result; a ring allreduce: every host's result and `fill`, which makes the inputs again (the hosts keep
+  // none); in-network: the hosts' shared vectors.
   struct DenseVectors {
     Vectors inputs, results;
     const flare::SharedVectors* shared = nullptr;
