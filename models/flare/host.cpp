@@ -113,9 +113,8 @@ void combine_all(const Job& job, uint32_t* acc, const uint32_t* in, size_t n) {
 namespace {
 /// The packet of block b whose elements are at `elems`.
 std::vector<uint8_t> block_packet_of(const Job& job, uint32_t host, uint64_t b, const uint8_t* elems) {
-  const uint64_t first = b * job.block_elems;
-  const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
-  std::vector<uint8_t> p = packet(job, host, 0, static_cast<uint32_t>(job.block_base + b), 0, count, elems);
+  std::vector<uint8_t> p =
+      packet(job, host, 0, static_cast<uint32_t>(job.block_base + b), 0, job.block_count(b), elems);
   put16(p, 38, static_cast<uint16_t>(job.fan_in ? job.fan_in : job.hosts));
   return p;
 }
@@ -136,10 +135,7 @@ SharedVectors::SharedVectors(const Job& job, Fill fill)
     throw std::logic_error("shared vectors: an in-network dense allreduce only");
 }
 
-size_t SharedVectors::block_bytes(uint64_t b) const {
-  const uint64_t first = b * m_job.block_elems;
-  return static_cast<size_t>(std::min<uint64_t>(m_job.block_elems, m_job.elems - first) * m_job.esize);
-}
+size_t SharedVectors::block_bytes(uint64_t b) const { return size_t(m_job.block_count(b)) * m_job.esize; }
 
 void SharedVectors::arrived(uint32_t host, uint64_t b, const uint8_t* data, size_t bytes) {
   if (b >= m_job.blocks() || host >= m_job.hosts || bytes != block_bytes(b) || m_have[b * m_job.hosts + host])
@@ -641,8 +637,7 @@ void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
       why = fmt::format("block {} of {}", b, r.blocks);
     else if (r.have[b])
       why = fmt::format("block {} a second time", b);
-    else if (count != std::min<uint64_t>(r.job.block_elems, r.job.elems - first) ||
-             p.size() != kHeaderBytes + size_t(count) * r.job.esize)
+    else if (count != r.job.block_count(b) || p.size() != kHeaderBytes + size_t(count) * r.job.esize)
       why = fmt::format("block {} with {} elements in {} bytes", b, count, p.size());
     if (why.empty()) {
       if (r.shared)

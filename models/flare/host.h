@@ -16,6 +16,7 @@
 // later; a result's last bit arrives `latency` after it left the switch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -69,6 +70,10 @@ struct Job {
   /// op FLARE_USER: the user's operator on the elements' words (the kernels run the same C function).
   uint32_t (*user_op)(uint32_t acc, uint32_t in) = nullptr;
   uint64_t blocks() const { return (elems + block_elems - 1) / block_elems; }
+  /// Elements of block b (the last one may be short).
+  uint32_t block_count(uint64_t b) const {
+    return static_cast<uint32_t>(std::min<uint64_t>(block_elems, elems - b * block_elems));
+  }
   /// Elements of a host's input and of its result (elems: the whole vector).
   uint64_t input_elems() const { return kind == Collective::allgather ? elems / hosts : elems; }
   uint64_t result_elems() const { return kind == Collective::reducescatter ? elems / hosts : elems; }

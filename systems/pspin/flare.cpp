@@ -812,7 +812,7 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
   std::vector<uint32_t> partial, want;
   for (uint64_t b = 0; b < job.blocks(); ++b) {
     const uint64_t first = b * job.block_elems;
-    const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(job.block_elems, job.elems - first));
+    const uint32_t count = job.block_count(b);
     gather(first, count);
     want.assign(count, 0);
     if (!m_sys->fat_tree()) {
