@@ -110,18 +110,11 @@ void combine_all(const Job& job, uint32_t* acc, const uint32_t* in, size_t n) {
   each([dtype = job.dtype, op = job.op](uint32_t a, uint32_t b) { return combine(dtype, op, a, b); });
 }
 
-namespace {
-/// The packet of block b whose elements are at `elems`.
-std::vector<uint8_t> block_packet_of(const Job& job, uint32_t host, uint64_t b, const uint8_t* elems) {
+std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* elems) {
   std::vector<uint8_t> p =
       packet(job, host, 0, static_cast<uint32_t>(job.block_base + b), 0, job.block_count(b), elems);
   put16(p, 38, static_cast<uint16_t>(job.fan_in ? job.fan_in : job.hosts));
   return p;
-}
-}  // namespace
-
-std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data) {
-  return block_packet_of(job, host, b, data + b * job.block_elems * job.esize);
 }
 
 SharedVectors::SharedVectors(const Job& job, Fill fill)
@@ -239,17 +232,15 @@ void Host::start(const Job& job, std::vector<uint8_t> input, bool keep_input) {
   if (input.size() != job.input_elems() * job.esize)
     throw std::logic_error(
         fmt::format("{}: {} bytes of input for {} elements", name(), input.size(), job.input_elems()));
-  if (job.kind != Collective::allreduce && (!job.ring || job.sparse || job.elems % job.hosts))
-    throw std::logic_error(fmt::format("{}: a host-based collective of whole segments only", name()));
+  if (!job.ring || job.sparse || (job.kind != Collective::allreduce && job.elems % job.hosts))
+    throw std::logic_error(
+        fmt::format("{}: a host-based collective (of whole segments but an allreduce) only: in-network ones start with "
+                    "their shared vectors or sparse inputs",
+                    name()));
   if (!keep_input && !(job.ring && job.kind == Collective::allreduce))
     throw std::logic_error(fmt::format("{}: only a ring allreduce may drop its input", name()));
   Run& r = add_run(job);
   r.input = std::move(input);
-  if (!job.ring) {
-    r.result.assign(r.input.size(), 0);
-    pump();
-    return;
-  }
   if (!keep_input) {  // the ring runs in place on it
     r.result = std::move(r.input);
     r.input.clear();
@@ -487,11 +478,7 @@ void Host::pump() {
         const size_t bytes = r.shared->block_bytes(b);
         m_block.resize(bytes);
         r.shared->input(m_id, first, bytes / r.job.esize, m_block.data());
-        send(block_packet_of(r.job, m_id, b, m_block.data()), static_cast<uint32_t>(r.job.block_base + b));
-        continue;
-      }
-      if (!r.job.sparse) {
-        send(block_packet(r.job, m_id, b, r.input.data()), static_cast<uint32_t>(r.job.block_base + b));
+        send(block_packet(r.job, m_id, b, m_block.data()), static_cast<uint32_t>(r.job.block_base + b));
         continue;
       }
       const uint64_t first = r.sparse.first[b], n = r.sparse.first[b + 1] - first;
@@ -630,7 +617,6 @@ void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
     Run& r = *run;
     const uint32_t reduction = get16(p, 28), b = get32(p, 32) - r.job.block_base;
     const uint16_t from = get16(p, 36), count = get16(p, 42);
-    const uint64_t first = uint64_t(b) * r.job.block_elems;
     if (reduction != r.job.reduction || from != kFromSwitch)
       why = fmt::format("reduction {} from {:#x} (expected {} from the switch)", reduction, from, r.job.reduction);
     else if (b >= r.blocks)
@@ -640,10 +626,7 @@ void Host::arrived(std::vector<uint8_t>&& p, bool kept) {
     else if (count != r.job.block_count(b) || p.size() != kHeaderBytes + size_t(count) * r.job.esize)
       why = fmt::format("block {} with {} elements in {} bytes", b, count, p.size());
     if (why.empty()) {
-      if (r.shared)
-        r.shared->arrived(m_id, b, &p[kHeaderBytes], size_t(count) * r.job.esize);
-      else
-        std::memcpy(&r.result[first * r.job.esize], &p[kHeaderBytes], size_t(count) * r.job.esize);
+      r.shared->arrived(m_id, b, &p[kHeaderBytes], size_t(count) * r.job.esize);
       r.have[b] = 1;
       ++r.received;
       if (r.complete()) completed(r);

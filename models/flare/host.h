@@ -132,8 +132,8 @@ struct SparseRun {
 std::vector<uint8_t> sparse_packet(const Job& job, uint32_t host, uint32_t b, uint16_t seq, const Pair* pairs,
                                    uint32_t n);
 
-/// The packet of block `b` of `data` (elements of `job`) from host `host`.
-std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* data);
+/// The packet of block `b` from host `host`, its elements at `elems`.
+std::vector<uint8_t> block_packet(const Job& job, uint32_t host, uint64_t b, const uint8_t* elems);
 /// A packet of elements [first, first + count) of `data` from `host` to IPv4 destination `dst` with Flare header block
 /// `block`.
 std::vector<uint8_t> packet(const Job& job, uint32_t host, uint32_t dst, uint32_t block, uint64_t first, uint32_t count,
@@ -190,14 +190,14 @@ class Host : public core::Module, public core::Actor {
   Host(const sc_core::sc_module_name& nm, uint32_t id, uint32_t port, double link_Gbps, double latency_ns,
        core::ActionQueue& q, std::function<void(pspin::Packet)> to_switch);
 
-  /// Start the allreduce (host-based: the job's collective) now on `input` (job.input_elems() x job.esize
-  /// bytes). A host runs any number at once, told apart by their reduction ids (a host-based packet of one
-  /// not started here yet is kept for it); its `window` bounds its blocks in flight over all of its in-network
+  /// Start a host-based collective (job.ring) now on `input` (job.input_elems() x job.esize bytes). A host runs
+  /// any number of collectives at once, told apart by their reduction ids (a host-based packet of one not
+  /// started here yet is kept for it); its `window` bounds its blocks in flight over all of its in-network
   /// ones, the earliest started sending first.
   /// keep_input = false (a ring allreduce only): the input becomes the result in place, and the host keeps no
   /// copy of it (take() and input() give none; the check makes it again).
   void start(const Job& job, std::vector<uint8_t> input, bool keep_input = true);
-  /// Start an in-network dense allreduce whose vectors every host of it shares (SharedVectors: vectors.job()).
+  /// Start an in-network dense allreduce, whose vectors every host of it shares (SharedVectors: vectors.job()).
   void start(std::shared_ptr<SharedVectors> vectors);
   /// Start a sparse allreduce (job.sparse) on the nonzero elements `input`, in index order.
   void start_sparse(const Job& job, std::vector<Pair> input);

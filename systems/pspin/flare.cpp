@@ -662,10 +662,11 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
   const flare::SharedVectors::Fill fill = shared ? [shared](uint32_t h, uint64_t first, uint64_t count,
                                                             uint8_t* out) { shared->input(h, first, count, out); }
                                                  : vectors.fill;
-  // A host-based reduce-scatter, all-gather or all-to-all: every host's input; an allreduce: the fill.
+  // A host-based reduce-scatter, all-gather or all-to-all: every host's input; an allreduce: the fill; every
+  // host's result, in-network the shared ones.
   const bool kept = job.ring && job.kind != flare::Collective::allreduce;
-  if ((kept ? inputs.size() != job.hosts : !fill) || (!shared && results.size() != job.hosts))
-    throw std::logic_error("check_dense: the inputs (or their fill) and a result per host");
+  if ((kept ? inputs.size() != job.hosts : !fill) || (job.ring ? results.size() != job.hosts : !shared))
+    throw std::logic_error("check_dense: the inputs (or their fill) and the results of every host");
   const uint32_t n = job.hosts;
   uint64_t bad = 0;
   const uint32_t es = job.esize;
@@ -830,11 +831,11 @@ uint64_t FlareScenario::check_dense(const flare::Job& job, const DenseVectors& v
       reduce(
           top, count, [&](uint32_t k) { return &partial[size_t(k) * count]; }, want.data());
     }
-    // Hosts sharing one copy of the block (shared vectors) are compared once.
+    // Hosts sharing one copy of the block are compared once.
     const uint8_t* seen = nullptr;
     uint64_t seen_bad = 0;
     for (uint32_t h = 0; h < n; ++h) {
-      const uint8_t* got = shared ? shared->block(h, b) : &(*results[h])[first * es];
+      const uint8_t* got = shared->block(h, b);
       if (!got) {  // never arrived
         bad += count;
         continue;
