@@ -89,43 +89,13 @@ float round_exact_double(double d, unsigned rm) {
   return rmm_fix(r, d - static_cast<double>(r));
 }
 
-/// exponent field of a binary32
-unsigned exp_field(uint32_t b) { return (b >> 23) & 0xff; }
-
-/// Round-to-nearest-even sum or product of two finite binary32 values without
-/// the host's flags: the exact result is computed in binary64 (a product of two
-/// 24-bit significands always fits, a sum does when the exponents differ by at
-/// most 28) and rounded once. Only results that are exact zeros or at least
-/// the smallest normal in magnitude before rounding and finite after it take
-/// this path, so tininess (after rounding, as RISC-V detects it) and overflow
-/// never arise and inexact is the only flag. False: use the host's flags.
-bool rne_fast(uint32_t a, uint32_t b, bool mul, uint32_t& out, uint32_t& flags) {
-  const unsigned ea = exp_field(a), eb = exp_field(b);
-  if (ea == 0xff || eb == 0xff) return false;
-  double d;
-  if (mul) {
-    d = static_cast<double>(as_float(a)) * static_cast<double>(as_float(b));
-  } else {
-    const bool zero = (a << 1) == 0 || (b << 1) == 0;
-    if (!zero && (ea > eb ? ea - eb : eb - ea) > 28) return false;
-    d = static_cast<double>(as_float(a)) + static_cast<double>(as_float(b));
-  }
-  if (d != 0.0 && std::fabs(d) < static_cast<double>(std::numeric_limits<float>::min())) return false;
-  volatile double vd = d;
-  const float r = static_cast<float>(vd);
-  if (std::isinf(r)) return false;
-  out = as_bits(r);
-  flags = static_cast<double>(r) != d ? uint32_t{kNX} : 0u;
-  return true;
-}
-
 }  // namespace
 
 namespace fpu {
 
 uint32_t add_s(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, bool allow_fast) {
   uint32_t out;
-  if (allow_fast && rm == kRNE && rne_fast(a, b, false, out, flags)) return out;
+  if (allow_fast && rm == kRNE && fpu::rne_fast(a, b, false, out, flags)) return out;
   const float fa = as_float(a), fb = as_float(b);
   HostFp h(rm);
   volatile float va = fa, vb = fb;
@@ -145,7 +115,7 @@ uint32_t add_s(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, bool allow_
 
 uint32_t mul_s(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, bool allow_fast) {
   uint32_t out;
-  if (allow_fast && rm == kRNE && rne_fast(a, b, true, out, flags)) return out;
+  if (allow_fast && rm == kRNE && fpu::rne_fast(a, b, true, out, flags)) return out;
   const float fa = as_float(a), fb = as_float(b);
   HostFp h(rm);
   volatile float va = fa, vb = fb;

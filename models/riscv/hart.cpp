@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "models/riscv/fpu.h"
+
 namespace fabricvp::riscv {
 
 namespace {
@@ -877,6 +879,26 @@ Stop Hart::run(uint64_t cycle_limit, uint64_t instret_limit) {
         if (!store<uint32_t>(a + imm, f_[in.rs2])) continue;
         cost = cm.store;
         break;
+      case Op::FaddS:
+      case Op::FsubS:
+      case Op::FmulS: {
+        // Round-to-nearest-even results inline (fpu.h rne_fast, the path exec_fp takes first for them too);
+        // the other rounding modes, NaNs, infinities and tiny results through exec_fp.
+        const unsigned rm = in.rm == 7 ? frm_ : in.rm;
+        uint32_t r, fl;
+        if (rm == 0 && fp_enabled() &&
+            fpu::rne_fast(f_[in.rs1], in.op == Op::FsubS ? f_[in.rs2] ^ 0x80000000u : f_[in.rs2], in.op == Op::FmulS, r,
+                          fl)) {
+          f_[in.rd] = r;
+          fflags_ |= fl;
+          fp_dirty();
+        } else if (!fp_enabled() || !exec_fp(in)) {
+          trap(kIllegalInsn, 0);
+          continue;
+        }
+        cost = cm.fpu;
+        break;
+      }
       default:
         // the remaining F operations
         if (!fp_enabled() || !exec_fp(in)) {
