@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <map>
 #include <random>
 
 #include "models/core/timebase.h"
+#include "models/core/timed_queue.h"
 
 using fabricvp::core::Clock;
 using fabricvp::core::SerialRate;
@@ -92,5 +95,51 @@ TEST(Timebase, CeilRatioLargeArgumentsUseWideArithmetic) {
     unsigned __int128 exact = static_cast<unsigned __int128>(n) * 1000000000000000ULL;
     uint64_t f = 777777000000ULL;  // mHz
     EXPECT_EQ(c.ps(n), static_cast<uint64_t>((exact + f - 1) / f));
+  }
+}
+
+// The action queue's calendar: time order, and push order within a time,
+// as a map of FIFOs gives, whatever the spread of times, with items pushed at
+// the time being taken joining it and many distinct times alive at once (the
+// table grows and deletes).
+TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
+  using fabricvp::core::TimeCalendar;
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 20; ++round) {
+    TimeCalendar<uint64_t> cal;
+    std::map<uint64_t, std::deque<uint64_t>> ref;
+    size_t ref_size = 0;
+    uint64_t next_id = 0;
+    const uint64_t spread = round % 2 ? 1000 : (uint64_t{1} << (20 + round));
+    auto push = [&](uint64_t t) {
+      cal.push(t, next_id);
+      ref[t].push_back(next_id++);
+      ++ref_size;
+    };
+    for (int i = 0; i < 200; ++i) push(rng() % spread);
+    while (!cal.empty()) {
+      ASSERT_EQ(cal.size(), ref_size);
+      const uint64_t now = cal.top_time();
+      ASSERT_EQ(now, ref.begin()->first);
+      if (now > 0) {
+        ASSERT_FALSE(cal.due(now - 1));
+      }
+      while (cal.due(now)) {
+        ASSERT_EQ(ref.begin()->first, now);
+        ASSERT_EQ(cal.take(), ref.begin()->second.front());
+        ref.begin()->second.pop_front();
+        if (ref.begin()->second.empty()) ref.erase(ref.begin());
+        --ref_size;
+        // pushes while taking: at now (joins this time, after what is there), soon, or far ahead
+        const uint64_t r = rng() % 8;
+        if (next_id < 20000 && r == 0) push(now);
+        if (next_id < 20000 && r <= 3) push(now + 1 + rng() % 7);
+        if (next_id < 20000 && r == 3) push(now + rng() % spread);
+        if (next_id < 20000 && r >= 5) push(now + 1 + rng() % 50);
+      }
+      ASSERT_TRUE(ref.empty() || ref.begin()->first > now);
+    }
+    EXPECT_TRUE(ref.empty());
+    EXPECT_GT(next_id, 1000u);
   }
 }

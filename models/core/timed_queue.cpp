@@ -33,7 +33,7 @@ void ActionQueue::at(uint64_t t, std::function<void()> fn) {
 void ActionQueue::push(const Action& a) {
   const uint64_t n = time();
   if (a.t < n) throw std::logic_error(fmt::format("action at {} ps posted at {} ps", a.t, n));
-  m_actions.push(a);
+  m_actions.push(a.t, a);
   if (!m_in_wake && a.t < m_scheduled) {
     m_wake.notify(sc_core::sc_time::from_value(a.t - n));
     m_scheduled = a.t;
@@ -45,7 +45,13 @@ void ActionQueue::wake() {
   m_now = n;
   m_in_wake = true;
   while (m_actions.due(n)) {
-    const Action a = m_actions.pop();
+    const Action* ahead;
+    const Action a = m_actions.take(&ahead);
+    if (ahead && ahead->who) {  // the actor of an action soon due: likely not in cache
+      const char* who = reinterpret_cast<const char*>(ahead->who);
+      __builtin_prefetch(who);
+      __builtin_prefetch(who + 64);
+    }
     if (a.who) {
       a.who->act(a.what, a.arg);
     } else {

@@ -144,6 +144,136 @@ class TimedHeap {
   uint64_t m_seq = 0;
 };
 
+/// Items by exact time, each time's items in the order they were pushed; a
+/// time may not be pushed once a later one has been taken (a simulation's
+/// clock). A slot per distinct time holds its items, a TimedHeap orders the
+/// slots' times and an open-addressing table finds a time's slot: an item is
+/// written once when pushed and read once when taken, whatever the spread of
+/// times, and what costs more is per distinct time. (Many items share a time
+/// in the fabrics: every NPU of a ring at each step.) Items pushed at the time
+/// being taken join its slot and are taken in the same round.
+template <typename T>
+class TimeCalendar {
+ public:
+  bool empty() const { return m_size == 0; }
+  size_t size() const { return m_size; }
+  void push(uint64_t t, const T& item) {
+    m_slots[slot_of(t)].items.push_back(item);
+    ++m_size;
+  }
+  /// Time of the earliest item (not empty).
+  uint64_t top_time() const {
+    if (m_cur != kNone && m_slots[m_cur].head < m_slots[m_cur].items.size()) return m_slots[m_cur].t;
+    return m_times.top_key().t;
+  }
+  /// Whether an item is due at or before `t`; if so take() returns the earliest.
+  bool due(uint64_t t) {
+    if (m_cur != kNone) {
+      const Slot& s = m_slots[m_cur];
+      if (s.head < s.items.size()) return s.t <= t;
+      release(m_cur);
+      m_cur = kNone;
+    }
+    if (m_times.empty() || m_times.top_key().t > t) return false;
+    m_cur = m_times.pop();
+    return true;
+  }
+  /// The earliest item, first pushed first (after due() said there is one).
+  /// `ahead` (optional) is the item `kAhead` places later in the same time, or
+  /// nullptr: a caller may prefetch what it points to.
+  const T& take(const T** ahead = nullptr) {
+    Slot& s = m_slots[m_cur];
+    --m_size;
+    if (ahead) *ahead = s.head + kAhead < s.items.size() ? &s.items[s.head + kAhead] : nullptr;
+    return s.items[s.head++];
+  }
+
+ private:
+  static constexpr uint32_t kNone = ~uint32_t(0);
+  static constexpr size_t kAhead = 2;
+  struct Slot {
+    uint64_t t = 0;
+    std::vector<T> items;
+    size_t head = 0;
+  };
+  struct Entry {
+    uint64_t t;
+    uint32_t slot;  ///< kNone: empty
+  };
+  size_t home(uint64_t t) const { return static_cast<size_t>((t * 0x9E3779B97F4A7C15ull) >> m_shift); }
+  uint32_t slot_of(uint64_t t) {
+    if (t == m_last_t && m_last_slot != kNone) return m_last_slot;
+    if (2 * (m_used + 1) > m_table.size()) grow();
+    const size_t mask = m_table.size() - 1;
+    size_t i = home(t);
+    while (m_table[i].slot != kNone) {
+      if (m_table[i].t == t) {
+        m_last_t = t;
+        return m_last_slot = m_table[i].slot;
+      }
+      i = (i + 1) & mask;
+    }
+    uint32_t slot;
+    if (m_free.empty()) {
+      slot = static_cast<uint32_t>(m_slots.size());
+      m_slots.emplace_back();
+    } else {
+      slot = m_free.back();
+      m_free.pop_back();
+    }
+    m_slots[slot].t = t;
+    m_table[i] = Entry{t, slot};
+    ++m_used;
+    m_times.push(t, slot);
+    m_last_t = t;
+    return m_last_slot = slot;
+  }
+  /// A slot taken to its end: out of the table (backward-shift deletion), its storage kept for another time.
+  void release(uint32_t slot) {
+    Slot& s = m_slots[slot];
+    const size_t mask = m_table.size() - 1;
+    size_t i = home(s.t);
+    while (m_table[i].t != s.t || m_table[i].slot == kNone) i = (i + 1) & mask;
+    for (size_t j = (i + 1) & mask; m_table[j].slot != kNone; j = (j + 1) & mask) {
+      const size_t h = home(m_table[j].t);
+      // j's entry may move to the hole at i if its home is not in (i, j] (cyclically)
+      if (((j - h) & mask) >= ((j - i) & mask)) {
+        m_table[i] = m_table[j];
+        i = j;
+      }
+    }
+    m_table[i].slot = kNone;
+    --m_used;
+    if (m_last_slot == slot) m_last_slot = kNone;
+    s.items.clear();
+    s.head = 0;
+    m_free.push_back(slot);
+  }
+  void grow() {
+    std::vector<Entry> old = std::move(m_table);
+    const size_t n = old.empty() ? 64 : 2 * old.size();
+    m_table.assign(n, Entry{0, kNone});
+    m_shift = 64 - static_cast<unsigned>(__builtin_ctzll(n));
+    for (const Entry& e : old)
+      if (e.slot != kNone) {
+        size_t i = home(e.t);
+        while (m_table[i].slot != kNone) i = (i + 1) & (n - 1);
+        m_table[i] = e;
+      }
+  }
+
+  std::vector<Slot> m_slots;
+  std::vector<uint32_t> m_free;  // slots of times taken, to reuse
+  TimedHeap<uint32_t> m_times;   // slots by time (one entry per distinct time)
+  std::vector<Entry> m_table;    // time -> slot
+  size_t m_used = 0;
+  unsigned m_shift = 64;
+  uint32_t m_cur = kNone;  // the slot being taken (the earliest time)
+  uint64_t m_last_t = 0;   // the time last looked up, and its slot
+  uint32_t m_last_slot = kNone;
+  size_t m_size = 0;
+};
+
 /// A module that receives typed actions (ActionQueue::post): `what` says
 /// which of its actions, `arg` what it is about (a message index, a chunk).
 class Actor {
@@ -177,72 +307,9 @@ class ActionQueue {
     uint64_t arg;
     uint32_t what;
   };
-  /// A radix heap (Ahuja et al.): nothing is posted before the last time
-  /// taken, so bucket i holds the actions whose time first differs from it in
-  /// bit i - 1, and bucket 0 those at that time, in posting order. A post is
-  /// an append, an action moves down at most 64 buckets in its life; actions
-  /// of equal time always share a bucket and keep their order.
-  class Radix {
-   public:
-    bool empty() const { return m_size == 0; }
-    void push(const Action& a) {
-      m_b[bucket(a.t)].push_back(a);
-      ++m_size;
-    }
-    /// Time of the earliest action (not empty). Changes nothing: actions
-    /// may still be posted at any time from now on.
-    uint64_t top_time() const {
-      if (m_head < m_b[0].size()) return m_last;
-      size_t i = 1;
-      while (m_b[i].empty()) ++i;
-      uint64_t least = m_b[i].front().t;
-      for (const Action& a : m_b[i]) least = std::min(least, a.t);
-      return least;
-    }
-    /// Whether an action is due at or before `t`; if so pop() takes the earliest.
-    bool due(uint64_t t) {
-      if (m_head < m_b[0].size()) return m_last <= t;
-      if (m_size == 0) return false;
-      size_t i = 1;
-      while (m_b[i].empty()) ++i;
-      std::vector<Action>& from = m_b[i];
-      uint64_t least = from.front().t;
-      for (const Action& a : from) least = std::min(least, a.t);
-      if (least > t) return false;
-      m_last = least;                                              // nothing can be posted before it any more
-      for (const Action& a : from) m_b[bucket(a.t)].push_back(a);  // into lower buckets, in order
-      from.clear();
-      return true;
-    }
-    /// The earliest action, first posted first (after due() said there is one).
-    Action pop() {
-      --m_size;
-      if (m_head + kAhead < m_b[0].size()) {  // the actor of an action soon due: likely not in cache
-        const char* who = reinterpret_cast<const char*>(m_b[0][m_head + kAhead].who);
-        if (who) {  // (an action without an actor: nothing to fetch, and null + 64 is undefined)
-          __builtin_prefetch(who);
-          __builtin_prefetch(who + 64);
-        }
-      }
-      const Action a = m_b[0][m_head++];
-      if (m_head == m_b[0].size()) {
-        m_b[0].clear();
-        m_head = 0;
-      }
-      return a;
-    }
-
-   private:
-    static constexpr size_t kAhead = 2;
-    size_t bucket(uint64_t t) const { return t == m_last ? 0 : 64 - static_cast<size_t>(__builtin_clzll(t ^ m_last)); }
-    std::vector<Action> m_b[65];
-    size_t m_head = 0;  // bucket 0 is taken from the front
-    size_t m_size = 0;
-    uint64_t m_last = 0;
-  };
   void push(const Action& a);
   void wake();
-  Radix m_actions;
+  TimeCalendar<Action> m_actions;
   std::vector<std::function<void()>> m_fns;  // functions posted with at(), by slot
   std::vector<uint64_t> m_free_fns;          // their free slots
   sc_core::sc_event m_wake;
