@@ -6,6 +6,8 @@
 // pushed (or by an explicit sequence number), so a run never depends on how a
 // heap breaks ties. It has no SystemC in it; the TSP's data timeline drains
 // one lazily, the HAC network keeps its slots and received codes in them.
+// TimeCalendar<T> keeps items by exact time, in push order within a time
+// (the action queue's store: its cost is per distinct time, not per item).
 //
 // ActionQueue runs actions at their simulated time from one SC_METHOD:
 // at(t, fn) posts a function; post(t, actor, what, arg) posts a typed action
