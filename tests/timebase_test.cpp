@@ -138,6 +138,19 @@ TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
         if (next_id < 20000 && r >= 5) push(now + 1 + rng() % 50);
       }
       ASSERT_TRUE(ref.empty() || ref.begin()->first > now);
+      // one table entry per distinct time waiting (a lookup that missed a time would add a second)
+      ASSERT_GE(cal.times(), ref.size());
+      ASSERT_LE(cal.times(), ref.size() + 1);
+      // a time pushed again once taken (a later delta cycle at the same simulated time)
+      if (next_id < 20000 && rng() % 4 == 0) {
+        push(now);
+        ASSERT_TRUE(cal.due(now));
+        ASSERT_EQ(cal.take(), ref.begin()->second.front());
+        ref.begin()->second.pop_front();
+        ref.erase(ref.begin());
+        --ref_size;
+        ASSERT_FALSE(cal.due(now));
+      }
     }
     EXPECT_TRUE(ref.empty());
     EXPECT_GT(next_id, 1000u);

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -159,6 +160,8 @@ class TimeCalendar {
  public:
   bool empty() const { return m_size == 0; }
   size_t size() const { return m_size; }
+  /// Distinct times in the table: those with items, and the time taken last until due() moves on.
+  size_t times() const { return m_used; }
   void push(uint64_t t, const T& item) {
     m_slots[slot_of(t)].items.push_back(item);
     ++m_size;
@@ -193,6 +196,7 @@ class TimeCalendar {
  private:
   static constexpr uint32_t kNone = ~uint32_t(0);
   static constexpr size_t kAhead = 2;
+  static constexpr size_t kRetain = size_t{1} << 16;
   struct Slot {
     uint64_t t = 0;
     std::vector<T> items;
@@ -222,6 +226,7 @@ class TimeCalendar {
     } else {
       slot = m_free.back();
       m_free.pop_back();
+      m_free_capacity -= m_slots[slot].items.capacity();
     }
     m_slots[slot].t = t;
     m_table[i] = Entry{t, slot};
@@ -230,12 +235,16 @@ class TimeCalendar {
     m_last_t = t;
     return m_last_slot = slot;
   }
-  /// A slot taken to its end: out of the table (backward-shift deletion), its storage kept for another time.
+  /// A slot taken to its end: out of the table (backward-shift deletion), its storage kept for another time
+  /// while the free slots keep no more room than kRetain items or the items waiting.
   void release(uint32_t slot) {
     Slot& s = m_slots[slot];
     const size_t mask = m_table.size() - 1;
     size_t i = home(s.t);
-    while (m_table[i].t != s.t || m_table[i].slot == kNone) i = (i + 1) & mask;
+    while (m_table[i].slot != slot) {
+      if (m_table[i].slot == kNone) throw std::logic_error("TimeCalendar: a time's slot is not in its table");
+      i = (i + 1) & mask;
+    }
     for (size_t j = (i + 1) & mask; m_table[j].slot != kNone; j = (j + 1) & mask) {
       const size_t h = home(m_table[j].t);
       // j's entry may move to the hole at i if its home is not in (i, j] (cyclically)
@@ -249,6 +258,8 @@ class TimeCalendar {
     if (m_last_slot == slot) m_last_slot = kNone;
     s.items.clear();
     s.head = 0;
+    if (m_free_capacity + s.items.capacity() > std::max(kRetain, m_size)) std::vector<T>().swap(s.items);
+    m_free_capacity += s.items.capacity();
     m_free.push_back(slot);
   }
   void grow() {
@@ -266,6 +277,7 @@ class TimeCalendar {
 
   std::vector<Slot> m_slots;
   std::vector<uint32_t> m_free;  // slots of times taken, to reuse
+  size_t m_free_capacity = 0;    // the room for items they keep
   TimedHeap<uint32_t> m_times;   // slots by time (one entry per distinct time)
   std::vector<Entry> m_table;    // time -> slot
   size_t m_used = 0;
