@@ -3,8 +3,8 @@
 // run's global batch, from a table of published measurements, one source per
 // row (sw/workloads/sipml/time-to-accuracy.yaml, docs/sipml.md):
 //   time_to_accuracy:
-//     - {model: resnet50, batch: 8192, iterations: 14076, target: "76.3 % top-1",
-//        source: "Goyal et al. 2017 ..."}
+//     - {model: resnet50, batch: 8192, iterations: 6569, target: "75.9 % top-1",
+//        source: "MLPerf reference convergence point resnet_ref_8192 ..."}
 // Iterations at a batch between two rows of a model are interpolated
 // log-log; below the smallest batch the count scales perfectly (iterations
 // x batch constant: the small-batch regime Shallue et al. 2019 measure for
