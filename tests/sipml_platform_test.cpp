@@ -12,6 +12,8 @@
 #include <string>
 
 #include "harness.h"
+#include "sw/optical/accuracy.h"
+#include "systems/npu/sipml_choice.h"
 
 using namespace fabricvp;
 
@@ -498,4 +500,66 @@ TEST(SipmlPlatform, GptPanelTakesItsModelParallelDegreeFromTheSweepOption) {
   EXPECT_EQ(j["configs"][0]["fabric"], "SiP-OCS");
   EXPECT_EQ(j["configs"][0]["best_mp"], 16);
   EXPECT_GT(j["configs"][0]["iteration_ps"].get<double>(), j["configs"][0]["compute_ps"].get<double>());
+}
+
+TEST(SipmlPlatform, BatchExperimentKeepsEachFabricsShortestTimeToAccuracy) {
+  // The quick point: ResNet-50, data parallel on 1,024 GPUs of Elect-Flat at
+  // 8 Tbit/s, global batches 1,024 and 8,192. Each batch's time to accuracy
+  // is its iteration times the table's iterations at that batch; the best is
+  // the batch with the shortest, whatever its iteration time.
+  test::TempDir dir;
+  test::Result e = test::sh("experiment sipml-batch --quick -o " + (dir.path / "e").string());
+  ASSERT_EQ(e.code, 0) << e.out;
+  const nlohmann::json j = test::load_json((dir.path / "e" / "sipml-batch.json").string());
+  ASSERT_EQ(j["points"].size(), 2u);
+  ASSERT_EQ(j["best"].size(), 1u);
+  const optical::AccuracyTable table =
+      optical::parse_accuracy_table(std::string(FABRICVP_SOURCE_DIR) + "/sw/workloads/sipml/time-to-accuracy.yaml");
+  double shortest = 1e300;
+  uint64_t at = 0;
+  for (const auto& p : j["points"]) {
+    std::string why;
+    const uint64_t b = p["global_batch"].get<uint64_t>();
+    const auto it = optical::iterations_to_accuracy(table, "resnet50", b, why);
+    ASSERT_TRUE(it) << why;
+    const double tta = p["time_to_accuracy_s"].get<double>();
+    EXPECT_NEAR(tta, p["iteration_ps"].get<double>() * 1e-12 * it->iterations, 1e-9 * tta) << b;
+    if (tta < shortest) shortest = tta, at = b;
+  }
+  const nlohmann::json& best = j["best"][0];
+  EXPECT_EQ(best["fabric"], "Elect-Flat");
+  EXPECT_EQ(best["global_batch"].get<uint64_t>(), at);
+  EXPECT_DOUBLE_EQ(best["time_to_accuracy_s"].get<double>(), shortest);
+  ASSERT_EQ(best["tried"].size(), 2u);
+  // the smaller batch iterates faster but needs more iterations: it is not the best
+  EXPECT_LT(j["points"][0]["iteration_ps"].get<double>(), j["points"][1]["iteration_ps"].get<double>());
+  EXPECT_EQ(at, 8192u);
+  EXPECT_NE(e.out.find("at 8192 (k=1)"), std::string::npos) << e.out;
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "e" / "sipml-batch.png"));
+}
+
+TEST(SipmlPlatform, ExperimentsKeepTheRunWithTheShortestTimeToAccuracy) {
+  using npusys::better;
+  using npusys::Tried;
+  auto run = [](uint32_t k, uint64_t batch, double iteration_ms, double tta_s) {
+    Tried t;
+    t.k = k, t.batch = batch, t.iteration = iteration_ms * 1e9, t.tta_s = tta_s;
+    return t;
+  };
+  const Tried failed;  // iteration NaN
+  const Tried fast = run(8, 512, 6, 20), slow = run(8, 2048, 16, 18);
+  EXPECT_TRUE(better(slow, fast));  // a slower iteration at a larger batch reaches the target sooner
+  EXPECT_FALSE(better(fast, slow));
+  EXPECT_TRUE(better(fast, failed));
+  EXPECT_FALSE(better(failed, fast));
+  EXPECT_FALSE(better(failed, failed));
+  const Tried beyond = run(8, 4096, 1, Tried::kNaN);  // beyond the table: no estimate
+  EXPECT_TRUE(better(slow, beyond));
+  EXPECT_FALSE(better(beyond, slow));
+  // without estimates: the shorter iteration at one batch, else more samples per second
+  EXPECT_FALSE(better(run(16, 4096, 2, Tried::kNaN), beyond));
+  EXPECT_TRUE(better(run(16, 4096, 0.5, Tried::kNaN), beyond));
+  EXPECT_TRUE(better(run(8, 8192, 1.5, Tried::kNaN), beyond));   // 5.5 M samples/s against 4.1 M
+  EXPECT_FALSE(better(run(8, 8192, 2.5, Tried::kNaN), beyond));  // 3.3 M
+  EXPECT_FALSE(better(fast, fast));                              // ties keep the first
 }

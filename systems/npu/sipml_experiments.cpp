@@ -1,11 +1,13 @@
 // SiP-ML's studies (seed 003 §4, docs/sipml.md): op-graph training
 // iterations on the optical and electrical fabrics (platforms/sipml-*.yaml),
 // each point a real `fabricvp run`. Where a sweep gives several GPUs per
-// model-parallel group (sipml.mp), a configuration's result is its best k,
-// as the paper searches the parallelization for every network (§4.2); the
-// global batch is fixed per configuration, so the fastest iteration is also
-// the shortest time to accuracy.
+// model-parallel group (sipml.mp) or several global batches (sipml.batch)
+// for one configuration, its result is its best run, as the paper searches
+// the parallelization and the batch for every network (§4.1, §4.2): the
+// shortest time to accuracy, or for batches beyond the time-to-accuracy
+// table the most samples per second (`better` below).
 //   sipml-bandwidth  Fig 5: iteration and time to accuracy vs per-GPU bandwidth B
+//   sipml-batch      §4.1: time to accuracy vs the global batch; each fabric's best batch
 //   sipml-latency    Table 1: speed-up vs fabric latency at 32, 128, 512 GPUs
 //   sipml-ocs        Figs 8, 9: vs the number of OCSs; one-shot vs dynamic by reconfiguration delay
 //   sipml-scale      Fig 10: vs the number of GPUs at 8 Tbit/s
@@ -26,6 +28,7 @@
 
 #include "models/core/config.h"
 #include "systems/experiment.h"
+#include "systems/npu/sipml_choice.h"
 
 namespace fs = std::filesystem;
 
@@ -64,48 +67,61 @@ std::string workload_of(const SweepResult& r, const SweepPoint& p) {
   return fs::path(w).stem().string();
 }
 
-/// Point i's MP degree: what its run reports (workload.mp_gpus); for a run that failed, its sipml.mp axis, else
-/// the sweep's last `-p`/`--param sipml.mp=K` option, else 1.
+/// A parameter of point i: its axis value, else the sweep's last `-p`/`--param key=V` option, else "".
+std::string param_of(const SweepResult& r, size_t i, const std::string& key) {
+  std::string v = systems::param_or(r.points[i], key, "");
+  if (v.empty() || v == systems::kUnset) {
+    v.clear();
+    for (size_t o = 0; o + 1 < r.spec.options.size(); ++o)
+      if ((r.spec.options[o] == "-p" || r.spec.options[o] == "--param") &&
+          r.spec.options[o + 1].rfind(key + "=", 0) == 0)
+        v = r.spec.options[o + 1].substr(key.size() + 1);
+  }
+  if (!v.empty() && (v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos))
+    throw core::ConfigError(fmt::format("{}: {} '{}' is not a whole number", r.spec.file, key, v));
+  return v;
+}
+
+/// Point i's MP degree: what its run reports (workload.mp_gpus); for a run that failed, its sipml.mp (axis or
+/// option), else 1.
 uint32_t mp_of(const SweepResult& r, size_t i) {
   if (r.failed.empty() || r.failed[i].empty()) {
     const nlohmann::json& w = r.jobs[i].result["workload"];
     if (w.contains("mp_gpus")) return static_cast<uint32_t>(w["mp_gpus"].get<uint64_t>());
   }
-  std::string k = systems::param_or(r.points[i], "sipml.mp", "");
-  if (k.empty())
-    for (size_t o = 0; o + 1 < r.spec.options.size(); ++o)
-      if ((r.spec.options[o] == "-p" || r.spec.options[o] == "--param") &&
-          r.spec.options[o + 1].rfind("sipml.mp=", 0) == 0)
-        k = r.spec.options[o + 1].substr(9);
-  if (k.empty()) return 1;
-  if (k.size() > 6 || k.find_first_not_of("0123456789") != std::string::npos)
-    throw core::ConfigError(fmt::format("{}: sipml.mp '{}' is not a whole number", r.spec.file, k));
-  return static_cast<uint32_t>(std::stoul(k));
+  const std::string k = param_of(r, i, "sipml.mp");
+  return k.empty() ? 1 : static_cast<uint32_t>(std::stoul(k));
 }
 
-/// One configuration (every parameter but sipml.mp) and its best k.
+/// One configuration (every parameter but sipml.mp and sipml.batch) and its
+/// best run over the k and global batches the sweep tried.
 struct Config {
   std::string fabric, workload;
-  std::map<std::string, std::string> params;  // without sipml.mp
-  std::map<uint32_t, double> iteration_ps;    // per k tried (failed: NaN)
-  std::map<uint32_t, std::string> failed;     // per k: why
-  size_t best = 0;                            // job index of the best k
-  uint32_t k = 0;
-  double iteration = kNaN, compute = kNaN, exposed = kNaN, tta_s = kNaN;
-  uint64_t global_batch = 0;
-  std::string tta_note;
-  double samples_per_s() const { return global_batch / (iteration * 1e-12); }
+  std::map<std::string, std::string> params;  // without sipml.mp (and sipml.batch where searched)
+  std::vector<Tried> tried;                   // in the sweep's order
+  Tried best;                                 // iteration NaN: every run failed
+  bool batches_searched = false;              // ran more than one global batch
+  uint64_t first_batch = 0;                   // of the first run that did not fail
+  /// The best run with k GPUs per group (NaN iteration: none ran).
+  Tried best_with(uint32_t k) const {
+    Tried b;
+    for (const Tried& t : tried)
+      if (t.k == k && better(t, b)) b = t;
+    return b;
+  }
 };
 
-std::vector<Config> best_over_k(const SweepResult& r) {
+/// The sweep's runs by configuration, each with its best run. With
+/// `search_batch` false the global batch is part of a configuration (the best
+/// over k at each batch).
+std::vector<Config> best_over_k(const SweepResult& r, bool search_batch = true) {
   std::vector<Config> out;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
     std::map<std::string, std::string> params;
-    const uint32_t k = mp_of(r, i);
     for (const auto& [key, v] : p.params)
-      if (key != "sipml.mp") params[key] = v;
+      if (key != "sipml.mp" && (key != "sipml.batch" || !search_batch)) params[key] = v;
     std::string id;
     for (const auto& [key, v] : params) id += key + "=" + v + ";";
     auto [it, fresh] = index.emplace(id, out.size());
@@ -116,43 +132,61 @@ std::vector<Config> best_over_k(const SweepResult& r) {
       out.back().params = params;
     }
     Config& c = out[it->second];
+    Tried t;
+    t.k = mp_of(r, i);
+    t.job = i;
     if (!r.failed.empty() && !r.failed[i].empty()) {
-      c.iteration_ps[k] = kNaN;
-      c.failed[k] = r.failed[i];
-      continue;
+      t.failed = r.failed[i];
+      const std::string b = param_of(r, i, "sipml.batch");
+      if (!b.empty()) t.batch = std::stoull(b);
+    } else {
+      const nlohmann::json& w = r.jobs[i].result["workload"];
+      t.iteration = w["total_ps"].get<double>();
+      t.compute = w["compute_ps"].get<double>();
+      t.exposed = w["exposed_comm_ps"].get<double>();
+      t.batch = w.value("global_batch", uint64_t(0));
+      t.tta_s = w.contains("time_to_accuracy_s") ? w["time_to_accuracy_s"].get<double>() : kNaN;
+      t.tta_note = w.value("accuracy_estimate", std::string());
     }
-    const nlohmann::json& w = r.jobs[i].result["workload"];
-    const double t = w["total_ps"].get<double>();
-    c.iteration_ps[k] = t;
-    if (std::isnan(c.iteration) || t < c.iteration) {
-      c.best = i, c.k = k, c.iteration = t;
-      c.compute = w["compute_ps"].get<double>();
-      c.exposed = w["exposed_comm_ps"].get<double>();
-      c.global_batch = w.value("global_batch", uint64_t(0));
-      c.tta_s = w.contains("time_to_accuracy_s") ? w["time_to_accuracy_s"].get<double>() : kNaN;
-      c.tta_note = w.value("accuracy_estimate", std::string());
+    if (t.failed.empty()) {
+      if (c.first_batch && t.batch != c.first_batch) c.batches_searched = true;
+      if (!c.first_batch) c.first_batch = t.batch;
     }
+    if (better(t, c.best)) c.best = t;
+    c.tried.push_back(std::move(t));
   }
-  return out;  // a configuration every k of which failed keeps iteration NaN and its reasons (refused)
+  return out;  // a configuration every run of which failed keeps iteration NaN and its reasons (refused)
+}
+
+nlohmann::json tried_json(const Tried& t) {
+  nlohmann::json j = {{"mp", t.k}, {"global_batch", t.batch}};
+  if (!t.failed.empty()) {
+    j["failed"] = t.failed;
+    return j;
+  }
+  j["iteration_ps"] = t.iteration;
+  j["samples_per_s"] = t.samples_per_s();
+  if (!std::isnan(t.tta_s)) j["time_to_accuracy_s"] = t.tta_s;
+  j["accuracy_estimate"] = t.tta_note;
+  return j;
 }
 
 nlohmann::json config_json(const Config& c) {
+  const Tried& b = c.best;
   nlohmann::json j = {{"fabric", c.fabric},
                       {"workload", c.workload},
                       {"params", c.params},
-                      {"best_mp", c.k},
-                      {"iteration_ps", c.iteration},
-                      {"compute_ps", c.compute},
-                      {"exposed_comm_ps", c.exposed},
-                      {"global_batch", c.global_batch},
-                      {"samples_per_s", c.samples_per_s()}};
-  for (const auto& [k, t] : c.iteration_ps) {
-    j["iteration_ps_by_mp"][std::to_string(k)] = std::isnan(t) ? nlohmann::json(nullptr) : nlohmann::json(t);
-    if (c.failed.count(k)) j["failed_by_mp"][std::to_string(k)] = c.failed.at(k);
-  }
-  if (std::isnan(c.iteration)) j["refused"] = c.failed.begin()->second;
-  if (!std::isnan(c.tta_s)) j["time_to_accuracy_s"] = c.tta_s;
-  j["accuracy_estimate"] = c.tta_note;
+                      {"best_mp", b.k},
+                      {"iteration_ps", b.iteration},
+                      {"compute_ps", b.compute},
+                      {"exposed_comm_ps", b.exposed},
+                      {"global_batch", b.batch},
+                      {"samples_per_s", b.samples_per_s()},
+                      {"tried", nlohmann::json::array()}};
+  for (const Tried& t : c.tried) j["tried"].push_back(tried_json(t));
+  if (std::isnan(b.iteration)) j["refused"] = c.tried.front().failed;
+  if (!std::isnan(b.tta_s)) j["time_to_accuracy_s"] = b.tta_s;
+  j["accuracy_estimate"] = b.tta_note;
   return j;
 }
 
@@ -162,12 +196,29 @@ double param_num(const Config& c, const std::string& key, double otherwise) {
 }
 
 std::string ms(double ps) { return fmt::format("{:.3f}", ps / 1e9); }
-std::string tta(const Config& c) { return std::isnan(c.tta_s) ? "-" : fmt::format("{:.3g}", c.tta_s / 3600); }
+/// The best run's time to accuracy in hours (or in units of `unit_s` seconds), "-" without an estimate.
+std::string tta(const Config& c, double unit_s = 3600) {
+  return std::isnan(c.best.tta_s) ? "-" : fmt::format("{:.3g}", c.best.tta_s / unit_s);
+}
+/// The best run's parallelization: "k=8", and its global batch where the sweep searched batches.
+std::string choice(const Config& c) {
+  return c.batches_searched ? fmt::format("k={}, batch {}", c.best.k, c.best.batch) : fmt::format("k={}", c.best.k);
+}
+
+/// The workloads and the fabrics of `cs`, in the order they first appear.
+void names_of(const std::vector<Config>& cs, std::vector<std::string>& workloads, std::vector<std::string>& fabrics) {
+  for (const Config& c : cs) {
+    if (std::find(workloads.begin(), workloads.end(), c.workload) == workloads.end()) workloads.push_back(c.workload);
+    if (std::find(fabrics.begin(), fabrics.end(), c.fabric) == fabrics.end()) fabrics.push_back(c.fabric);
+  }
+}
 
 /// y of a configuration: time to accuracy in hours when every configuration
-/// of the chart has one, else the iteration in ms.
-bool all_have_tta(const std::vector<const Config*>& cs) {
-  return std::all_of(cs.begin(), cs.end(), [](const Config* c) { return !std::isnan(c->tta_s); });
+/// that ran (of `workload`, if given) has one, else the iteration in ms.
+bool all_have_tta(const std::vector<Config>& cs, const std::string& workload = "") {
+  return std::all_of(cs.begin(), cs.end(), [&](const Config& c) {
+    return (!workload.empty() && c.workload != workload) || std::isnan(c.best.iteration) || !std::isnan(c.best.tta_s);
+  });
 }
 
 // ---- sipml-bandwidth (Fig 5) and sipml-scale (Fig 10): per workload, a line per fabric over x
@@ -178,11 +229,8 @@ int fabrics_over(const ExperimentOptions& opt, const char* x_key, double x_scale
   const std::vector<Config> cs = best_over_k(r);
   nlohmann::json out = {{"experiment", opt.name}, {"sweep", r.spec.file}, {"configs", nlohmann::json::array()}};
   std::vector<std::string> workloads, fabrics;
-  for (const Config& c : cs) {
-    if (std::find(workloads.begin(), workloads.end(), c.workload) == workloads.end()) workloads.push_back(c.workload);
-    if (std::find(fabrics.begin(), fabrics.end(), c.fabric) == fabrics.end()) fabrics.push_back(c.fabric);
-    out["configs"].push_back(config_json(c));
-  }
+  names_of(cs, workloads, fabrics);
+  for (const Config& c : cs) out["configs"].push_back(config_json(c));
   std::vector<std::pair<std::string, Chart>> charts;
   for (const std::string& w : workloads) {
     std::vector<const Config*> of;
@@ -190,8 +238,8 @@ int fabrics_over(const ExperimentOptions& opt, const char* x_key, double x_scale
       if (c.workload == w) of.push_back(&c);
     std::vector<const Config*> ran;
     for (const Config* c : of)
-      if (!std::isnan(c->iteration)) ran.push_back(c);
-    const bool by_tta = all_have_tta(ran);
+      if (!std::isnan(c->best.iteration)) ran.push_back(c);
+    const bool by_tta = all_have_tta(cs, w);
     fmt::print("\n{}: iteration ms (best k) / time to accuracy h, by {}\n", w, x_label);
     fmt::print("{:>10}", x_label);
     for (const std::string& f : fabrics) fmt::print(" {:>24}", f);
@@ -205,9 +253,9 @@ int fabrics_over(const ExperimentOptions& opt, const char* x_key, double x_scale
         for (const Config* c : of)
           if (c->fabric == f && param_num(*c, x_key, kNaN) * x_scale == x) hit = c;
         fmt::print(" {:>24}", !hit ? std::string()
-                              : std::isnan(hit->iteration)
+                              : std::isnan(hit->best.iteration)
                                   ? std::string("refused")
-                                  : fmt::format("{} (k={}) / {}", ms(hit->iteration), hit->k, tta(*hit)));
+                                  : fmt::format("{} ({}) / {}", ms(hit->best.iteration), choice(*hit), tta(*hit)));
       }
       fmt::print("\n");
     }
@@ -219,17 +267,18 @@ int fabrics_over(const ExperimentOptions& opt, const char* x_key, double x_scale
       for (const Config* c : ran)
         if (c->fabric == f) {
           s.x.push_back(param_num(*c, x_key, kNaN) * x_scale);
-          s.y.push_back(by_tta ? c->tta_s / 3600 : c->iteration / 1e9);
+          s.y.push_back(by_tta ? c->best.tta_s / 3600 : c->best.iteration / 1e9);
         }
       if (!s.x.empty()) ch.series.push_back(std::move(s));
     }
     // DP on Elect-Flat for reference (k = 1 of the flat runs, where tried)
     systems::Series dp{"Elect-Flat, data parallel", {}, {}};
     for (const Config* c : of)
-      if (c->fabric == "Elect-Flat" && c->iteration_ps.count(1) && !std::isnan(c->iteration_ps.at(1))) {
-        const double t = c->iteration_ps.at(1);
+      if (c->fabric == "Elect-Flat") {
+        const Tried t = c->best_with(1);
+        if (std::isnan(t.iteration) || (by_tta && std::isnan(t.tta_s))) continue;
         dp.x.push_back(param_num(*c, x_key, kNaN) * x_scale);
-        dp.y.push_back(by_tta ? c->tta_s / 3600 * t / c->iteration : t / 1e9);
+        dp.y.push_back(by_tta ? t.tta_s / 3600 : t.iteration / 1e9);
       }
     if (!dp.x.empty()) ch.series.push_back(std::move(dp));
     std::vector<double> ticks(xs.begin(), xs.end());
@@ -253,7 +302,9 @@ int sipml_scale(const ExperimentOptions& opt) {
 int sipml_latency(const ExperimentOptions& opt) {
   const SweepResult r = systems::run_experiment_sweep(opt, true);
   const std::vector<Config> cs = best_over_k(r);
-  // speed-up: samples per second, normalized by the smallest scale at the lowest latency
+  // speed-up normalized by the smallest scale at the lowest latency: in time to accuracy, as the paper's, where
+  // every configuration has one; else in samples per second
+  const bool by_tta = all_have_tta(cs);
   std::set<double> gpus, lats;
   for (const Config& c : cs) {
     gpus.insert(param_num(c, "sys.dim0.npus", kNaN));
@@ -269,9 +320,10 @@ int sipml_latency(const ExperimentOptions& opt) {
   nlohmann::json out = {{"experiment", opt.name},
                         {"sweep", r.spec.file},
                         {"normalized_by", {{"gpus", *gpus.begin()}, {"latency_ns", *lats.begin()}}},
+                        {"speedup_in", by_tta ? "time to accuracy" : "samples per second"},
                         {"configs", nlohmann::json::array()}};
-  fmt::print("\nTraining speed-up (samples/s, normalized by {:g} GPUs at {:g} us), Elect-Flat, {}\n", *gpus.begin(),
-             *lats.begin() / 1000, ref->workload);
+  fmt::print("\nTraining speed-up ({}, normalized by {:g} GPUs at {:g} us), Elect-Flat, {}\n",
+             by_tta ? "time to accuracy" : "samples/s", *gpus.begin(), *lats.begin() / 1000, ref->workload);
   fmt::print("{:>8}", "GPUs");
   for (double l : lats) fmt::print(" {:>10}", fmt::format("{:g} us", l / 1000));
   fmt::print("\n");
@@ -283,11 +335,11 @@ int sipml_latency(const ExperimentOptions& opt) {
     systems::Series s{fmt::format("{:g}", n), {}, {}};
     for (double l : lats) {
       const Config* c = at(n, l);
-      if (!c || std::isnan(c->iteration)) {
+      if (!c || std::isnan(c->best.iteration)) {
         fmt::print(" {:>10}", "");
         continue;
       }
-      const double su = c->samples_per_s() / ref->samples_per_s();
+      const double su = by_tta ? ref->best.tta_s / c->best.tta_s : c->best.samples_per_s() / ref->best.samples_per_s();
       nlohmann::json j = config_json(*c);
       j["speedup"] = su;
       out["configs"].push_back(j);
@@ -325,8 +377,8 @@ int sipml_ocs(const ExperimentOptions& opt) {
   auto is_dynamic = [](const Config& c) { return c.fabric.rfind("SiP-OCS dynamic", 0) == 0; };
   for (const Config& c : c9)
     if (is_dynamic(c)) delays.insert(param_num(c, "sys.dim0.ocs0.reconfig_delay_us", 10000));
-  const bool tta8 = std::all_of(cs.begin(), cs.end(), [](const Config& c) { return !std::isnan(c.tta_s); });
-  auto y = [&](const Config& c, bool by_tta) { return by_tta ? c.tta_s / 3600 : c.iteration / 1e9; };
+  const bool tta8 = all_have_tta(cs);
+  auto y = [&](const Config& c, bool by_tta) { return by_tta ? c.best.tta_s / 3600 : c.best.iteration / 1e9; };
   Chart f8{"SiP-OCS one-shot: training time vs number of OCSs (seed 003 Fig 8)", "OCSs (degree)",
            tta8 ? "time to accuracy (h)" : "iteration time (ms)", "B (Gbit/s)"};
   fmt::print("\nOne-shot SiP-OCS, iteration ms (best k) by number of switches; Elect-Flat at the same B\n{:>8}", "B");
@@ -339,18 +391,18 @@ int sipml_ocs(const ExperimentOptions& opt) {
       if (param_num(c, "sys.dim0.GBps", kNaN) * 8 != b) continue;
       nlohmann::json j = config_json(c);
       out["switches"].push_back(j);
-      if (std::isnan(c.iteration)) {
+      if (std::isnan(c.best.iteration)) {
         fmt::print(" {:>14}", "refused");
         continue;
       }
       if (c.fabric == "SiP-OCS") {
         s.x.push_back(param_num(c, "sys.dim0.ocs0.switches", 16));
         s.y.push_back(y(c, tta8));
-        fmt::print(" {:>14}", fmt::format("{} (k={})", ms(c.iteration), c.k));
+        fmt::print(" {:>14}", fmt::format("{} ({})", ms(c.best.iteration), choice(c)));
       } else {
         flat.x = {*qs.begin(), *qs.rbegin()};
         flat.y = {y(c, tta8), y(c, tta8)};
-        fmt::print(" {:>14}", fmt::format("{} (k={})", ms(c.iteration), c.k));
+        fmt::print(" {:>14}", fmt::format("{} ({})", ms(c.best.iteration), choice(c)));
       }
     }
     fmt::print("\n");
@@ -359,7 +411,7 @@ int sipml_ocs(const ExperimentOptions& opt) {
   }
   std::set<double> b9;
   for (const Config& c : c9) b9.insert(param_num(c, "sys.dim0.GBps", kNaN) * 8);
-  const bool tta9 = std::all_of(c9.begin(), c9.end(), [](const Config& c) { return !std::isnan(c.tta_s); });
+  const bool tta9 = all_have_tta(c9);
   Chart f9{"SiP-OCS: dynamic vs one-shot by reconfiguration delay (seed 003 Fig 9)", "reconfiguration delay (us)",
            tta9 ? "time to accuracy (h)" : "iteration time (ms)", "B (Gbit/s)"};
   f9.logx = f9.logy = true;  // the past estimate's stalls reach 10x the one-shot time
@@ -373,10 +425,10 @@ int sipml_ocs(const ExperimentOptions& opt) {
     systems::Series one{fmt::format("{:g}, one-shot", b), {}, {}};
     std::string one_cell;
     for (const Config& c : c9)
-      if (param_num(c, "sys.dim0.GBps", kNaN) * 8 == b && c.fabric == "SiP-OCS" && !std::isnan(c.iteration)) {
+      if (param_num(c, "sys.dim0.GBps", kNaN) * 8 == b && c.fabric == "SiP-OCS" && !std::isnan(c.best.iteration)) {
         one.x = {*delays.begin(), *delays.rbegin()};
         one.y = {y(c, tta9), y(c, tta9)};
-        one_cell = fmt::format("{} (k={})", ms(c.iteration), c.k);
+        one_cell = fmt::format("{} ({})", ms(c.best.iteration), choice(c));
       }
     for (const char* estimate : {"past", "schedule"}) {
       const std::string fabric = std::string("SiP-OCS dynamic") + (estimate == std::string("past") ? "" : ", schedule");
@@ -384,11 +436,11 @@ int sipml_ocs(const ExperimentOptions& opt) {
       std::map<double, std::string> cells;  // by delay
       for (const Config& c : c9) {
         if (param_num(c, "sys.dim0.GBps", kNaN) * 8 != b || c.fabric != fabric) continue;
-        if (std::isnan(c.iteration)) continue;  // refused: in the JSON with its reason
+        if (std::isnan(c.best.iteration)) continue;  // refused: in the JSON with its reason
         const double d = param_num(c, "sys.dim0.ocs0.reconfig_delay_us", 10000);
         dyn.x.push_back(d);
         dyn.y.push_back(y(c, tta9));
-        cells[d] = fmt::format("{} (k={})", ms(c.iteration), c.k);
+        cells[d] = fmt::format("{} ({})", ms(c.best.iteration), choice(c));
       }
       if (cells.empty()) continue;
       fmt::print("{:>8g} {:>9}", b, estimate);
@@ -401,6 +453,68 @@ int sipml_ocs(const ExperimentOptions& opt) {
   for (const Config& c : c9) out["reconfiguration"].push_back(config_json(c));
   for (double d : delays) f9.xticks.emplace_back(d, fmt::format("{:g}", d));
   systems::save_result(opt, out, {{"switches", f8}, {"reconfig", f9}});
+  return 0;
+}
+
+// ---- sipml-batch (§4.1): time to accuracy vs the global batch, per fabric
+
+int sipml_batch(const ExperimentOptions& opt) {
+  const SweepResult r = systems::run_experiment_sweep(opt, true);
+  const std::vector<Config> at_batch = best_over_k(r, false), best = best_over_k(r, true);
+  nlohmann::json out = {{"experiment", opt.name},
+                        {"sweep", r.spec.file},
+                        {"points", nlohmann::json::array()},
+                        {"best", nlohmann::json::array()}};
+  for (const Config& c : at_batch) out["points"].push_back(config_json(c));
+  for (const Config& c : best) out["best"].push_back(config_json(c));
+  std::vector<std::string> workloads, fabrics;
+  names_of(best, workloads, fabrics);
+  std::vector<std::pair<std::string, Chart>> charts;
+  for (const std::string& w : workloads) {
+    auto cell = [](const Config& c) {
+      if (std::isnan(c.best.iteration)) return std::string("refused");
+      return fmt::format("{} min, {} ms (k={})", tta(c, 60), ms(c.best.iteration), c.best.k);
+    };
+    fmt::print("\n{}: time to accuracy (min), iteration (best k) by global batch\n{:>8}", w, "batch");
+    for (const std::string& f : fabrics) fmt::print(" {:>28}", f);
+    fmt::print("\n");
+    std::set<uint64_t> batches;  // the sweep's sipml.batch values
+    for (const Config& c : at_batch)
+      if (c.workload == w) batches.insert(static_cast<uint64_t>(param_num(c, "sipml.batch", 0)));
+    Chart ch{fmt::format("Time to accuracy vs global batch: {} (seed 003 §4.1)", w), "global batch (samples)",
+             "time to accuracy (min)", "fabric"};
+    ch.logx = true;  // y linear: within a decade
+    for (uint64_t b : batches) {
+      fmt::print("{:>8}", b);
+      for (const std::string& f : fabrics) {
+        const Config* hit = nullptr;
+        for (const Config& c : at_batch)
+          if (c.workload == w && c.fabric == f && param_num(c, "sipml.batch", kNaN) == static_cast<double>(b)) hit = &c;
+        fmt::print(" {:>28}", hit ? cell(*hit) : std::string());
+      }
+      fmt::print("\n");
+      ch.xticks.emplace_back(static_cast<double>(b), fmt::format("{}", b));
+    }
+    fmt::print("{:>8}", "best");
+    for (const std::string& f : fabrics) {
+      const Config* hit = nullptr;
+      for (const Config& c : best)
+        if (c.workload == w && c.fabric == f) hit = &c;
+      fmt::print(" {:>28}", !hit || std::isnan(hit->best.iteration)
+                                ? std::string("refused")
+                                : fmt::format("{} min at {} (k={})", tta(*hit, 60), hit->best.batch, hit->best.k));
+      systems::Series s{f, {}, {}};
+      for (const Config& c : at_batch)
+        if (c.workload == w && c.fabric == f && !std::isnan(c.best.tta_s)) {
+          s.x.push_back(static_cast<double>(c.best.batch));
+          s.y.push_back(c.best.tta_s / 60);
+        }
+      if (!s.x.empty()) ch.series.push_back(std::move(s));
+    }
+    fmt::print("\n");
+    charts.emplace_back(w, std::move(ch));
+  }
+  systems::save_result(opt, out, charts);
   return 0;
 }
 
@@ -470,6 +584,10 @@ const bool registered =
                                   "seed 003 Fig 5's Megatron panel: GPT (18.4 B, k = 16) vs per-GPU bandwidth on "
                                   "1,024 GPUs, every fabric (about 20 minutes)",
                                   sipml_bandwidth}) &&
+    systems::register_experiment({"sipml-batch",
+                                  "seed 003 §4.1: time to accuracy vs the global batch on 1,024 GPUs at 8 Tbit/s, "
+                                  "every fabric, and each fabric's best batch",
+                                  sipml_batch}) &&
     systems::register_experiment(
         {"sipml-latency", "seed 003 Table 1: speed-up vs fabric latency at 32, 128, 512 GPUs", sipml_latency}) &&
     systems::register_experiment({"sipml-ocs",
