@@ -27,8 +27,9 @@ struct Tried {
 /// a time to accuracy beats one without (its batch is beyond the table); two
 /// with one: the shorter; two without: the shorter iteration at one batch,
 /// else the more samples per second. (When sipml.batch is unset the batch is
-/// GPUs / k, so runs of different k differ in batch too and are compared by
-/// time to accuracy or throughput, not by iteration.)
+/// GPUs / k x the op graph's batch per group, so runs of different k differ in
+/// batch too and are compared by time to accuracy or throughput, not by
+/// iteration.)
 inline bool better(const Tried& a, const Tried& b) {
   if (std::isnan(a.iteration)) return false;
   if (std::isnan(b.iteration)) return true;

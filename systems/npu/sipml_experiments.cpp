@@ -97,7 +97,7 @@ uint32_t mp_of(const SweepResult& r, size_t i) {
 /// best run over the k and global batches the sweep tried.
 struct Config {
   std::string fabric, workload;
-  std::map<std::string, std::string> params;  // without sipml.mp (and sipml.batch where searched)
+  std::map<std::string, std::string> params;  // without sipml.mp (and sipml.batch when searched: the default)
   std::vector<Tried> tried;                   // in the sweep's order
   Tried best;                                 // iteration NaN: every run failed
   bool batches_searched = false;              // ran more than one global batch
