@@ -222,9 +222,9 @@ TEST(MatmulBlocks, CTooLargeForTheSramIsBlockedAutomatically) {
 TEST(MatmulBlocks, WidestShareAloneTakesTheClustersTime) {
   // Column splits never communicate: the TSP with the widest share (2 of
   // B's 10 column tiles) finishes last, alone or among the 8.
-  const nlohmann::json all = run_blocked("groq-node.yaml", "2000x3000x3200", "col=8", {"sched.matmul_block_rows=700"});
+  const nlohmann::json all = run_blocked("groq-node.yaml", "2000x640x3200", "col=8", {"sched.matmul_block_rows=700"});
   const nlohmann::json one =
-      run_blocked("groq-node.yaml", "2000x3000x3200", "col=8", {"sched.matmul_block_rows=700"}, {"widest-share"});
+      run_blocked("groq-node.yaml", "2000x640x3200", "col=8", {"sched.matmul_block_rows=700"}, {"widest-share"});
   EXPECT_TRUE(all["workload"]["verified"].get<bool>());
   EXPECT_TRUE(one["workload"]["verified"].get<bool>());
   EXPECT_EQ(one["workload"]["checked_elements"].get<uint64_t>(), 2000u * 640);
