@@ -27,16 +27,16 @@ void ActionQueue::at(uint64_t t, std::function<void()> fn) {
     m_free_fns.pop_back();
     m_fns[slot] = std::move(fn);
   }
-  push(Action{t, nullptr, slot, 0});
+  push(t, Action{nullptr, slot, 0});
 }
 
-void ActionQueue::push(const Action& a) {
+void ActionQueue::push(uint64_t t, const Action& a) {
   const uint64_t n = time();
-  if (a.t < n) throw std::logic_error(fmt::format("action at {} ps posted at {} ps", a.t, n));
-  m_actions.push(a.t, a);
-  if (!m_in_wake && a.t < m_scheduled) {
-    m_wake.notify(sc_core::sc_time::from_value(a.t - n));
-    m_scheduled = a.t;
+  if (t < n) throw std::logic_error(fmt::format("action at {} ps posted at {} ps", t, n));
+  m_actions.push(t, a);
+  if (!m_in_wake && t < m_scheduled) {
+    m_wake.notify(sc_core::sc_time::from_value(t - n));
+    m_scheduled = t;
   }
 }
 

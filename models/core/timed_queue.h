@@ -6,8 +6,8 @@
 // pushed (or by an explicit sequence number), so a run never depends on how a
 // heap breaks ties. It has no SystemC in it; the TSP's data timeline drains
 // one lazily, the HAC network keeps its slots and received codes in them.
-// TimeCalendar<T> keeps items by exact time, in push order within a time
-// (the action queue's store: its cost is per distinct time, not per item).
+// TimeCalendar<T> keeps items by exact time, in push order within a time,
+// for a clock that never goes back (the action queue's store: a radix heap).
 //
 // ActionQueue runs actions at their simulated time from one SC_METHOD:
 // at(t, fn) posts a function; post(t, actor, what, arg) posts a typed action
@@ -147,145 +147,99 @@ class TimedHeap {
   uint64_t m_seq = 0;
 };
 
-/// Items by exact time, each time's items in the order they were pushed; a
-/// time may not be pushed once a later one has been taken (a simulation's
-/// clock). A slot per distinct time holds its items, a TimedHeap orders the
-/// slots' times and an open-addressing table finds a time's slot: an item is
-/// written once when pushed and read once when taken, whatever the spread of
-/// times, and what costs more is per distinct time. (Many items share a time
-/// in the fabrics: every NPU of a ring at each step.) Items pushed at the time
-/// being taken join its slot and are taken in the same round.
+/// Items by time, each time's items in the order they were pushed; a time
+/// may not be pushed once a later one has been taken (a simulation's clock):
+/// a radix heap. An item sits in the bucket of the highest bit in which its
+/// time differs from the time taken last, so all items of one time share a
+/// bucket; bucket 0 holds that time's items, first pushed first. When it runs
+/// out, the lowest non-empty bucket's items move down, in order, in one
+/// sequential pass, and the earliest of them land in bucket 0. An item is so
+/// moved a few times at most and never sifted through a heap's levels or
+/// looked up in a table: a few sequential writes per item, whether many items
+/// share a time (every NPU of a ring at each step) or each has its own (the
+/// messages of the SiP-ML fabrics). Items pushed at the time being taken join
+/// bucket 0 and are taken in the same round.
 template <typename T>
 class TimeCalendar {
  public:
   bool empty() const { return m_size == 0; }
   size_t size() const { return m_size; }
-  /// Distinct times in the table: those with items, and the time taken last until due() moves on.
-  size_t times() const { return m_used; }
+  /// Throws std::logic_error for a time before the one taken last.
   void push(uint64_t t, const T& item) {
-    m_slots[slot_of(t)].items.push_back(item);
+    if (t < m_last) throw std::logic_error("TimeCalendar: a time before the one taken last");
+    const unsigned b = bucket(t);
+    m_b[b].push_back(Entry{t, item});
+    if (b) {
+      m_used |= bit(b);
+      if (m_top_known && t < m_top) m_top = t;
+    }
     ++m_size;
   }
   /// Time of the earliest item (not empty).
   uint64_t top_time() const {
-    if (m_cur != kNone && m_slots[m_cur].head < m_slots[m_cur].items.size()) return m_slots[m_cur].t;
-    return m_times.top_key().t;
+    if (m_head < m_b[0].size()) return m_last;
+    if (!m_top_known) {
+      const std::vector<Entry>& low = m_b[lowest()];
+      m_top = low.front().t;
+      for (const Entry& e : low) m_top = std::min(m_top, e.t);
+      m_top_known = true;
+    }
+    return m_top;
   }
   /// Whether an item is due at or before `t`; if so take() returns the earliest.
   bool due(uint64_t t) {
-    if (m_cur != kNone) {
-      const Slot& s = m_slots[m_cur];
-      if (s.head < s.items.size()) return s.t <= t;
-      release(m_cur);
-      m_cur = kNone;
+    if (m_head < m_b[0].size()) return m_last <= t;
+    m_b[0].clear();
+    m_head = 0;
+    if (m_size == 0 || top_time() > t) return false;
+    const unsigned from = lowest();
+    m_last = m_top;
+    std::vector<Entry>& moving = m_b[from];
+    for (const Entry& e : moving) {
+      const unsigned b = bucket(e.t);  // below `from`: e.t and m_last agree above bit from - 1
+      m_b[b].push_back(e);
+      if (b) m_used |= bit(b);
     }
-    if (m_times.empty() || m_times.top_key().t > t) return false;
-    m_cur = m_times.pop();
+    m_used &= ~bit(from);
+    if (moving.capacity() > std::max(kRetain, m_size))
+      std::vector<Entry>().swap(moving);  // the room of a burst, given back
+    else
+      moving.clear();
+    m_top_known = false;
     return true;
   }
   /// The earliest item, first pushed first (after due() said there is one).
   /// `ahead` (optional) is the item `kAhead` places later in the same time, or
-  /// nullptr: a caller may prefetch what it points to.
+  /// nullptr: a caller may prefetch what it points to. The reference lasts
+  /// until the next push.
   const T& take(const T** ahead = nullptr) {
-    Slot& s = m_slots[m_cur];
+    const std::vector<Entry>& now = m_b[0];
     --m_size;
-    if (ahead) *ahead = s.head + kAhead < s.items.size() ? &s.items[s.head + kAhead] : nullptr;
-    return s.items[s.head++];
+    if (ahead) *ahead = m_head + kAhead < now.size() ? &now[m_head + kAhead].item : nullptr;
+    return now[m_head++].item;
   }
 
  private:
-  static constexpr uint32_t kNone = ~uint32_t(0);
   static constexpr size_t kAhead = 2;
   static constexpr size_t kRetain = size_t{1} << 16;
-  struct Slot {
-    uint64_t t = 0;
-    std::vector<T> items;
-    size_t head = 0;
-  };
   struct Entry {
     uint64_t t;
-    uint32_t slot;  ///< kNone: empty
+    T item;
   };
-  size_t home(uint64_t t) const { return static_cast<size_t>((t * 0x9E3779B97F4A7C15ull) >> m_shift); }
-  uint32_t slot_of(uint64_t t) {
-    if (t == m_last_t && m_last_slot != kNone) return m_last_slot;
-    if (2 * (m_used + 1) > m_table.size()) grow();
-    const size_t mask = m_table.size() - 1;
-    size_t i = home(t);
-    while (m_table[i].slot != kNone) {
-      if (m_table[i].t == t) {
-        m_last_t = t;
-        return m_last_slot = m_table[i].slot;
-      }
-      i = (i + 1) & mask;
-    }
-    uint32_t slot;
-    if (m_free.empty()) {
-      slot = static_cast<uint32_t>(m_slots.size());
-      m_slots.emplace_back();
-    } else {
-      slot = m_free.back();
-      m_free.pop_back();
-      m_free_capacity -= m_slots[slot].items.capacity();
-    }
-    m_slots[slot].t = t;
-    m_table[i] = Entry{t, slot};
-    ++m_used;
-    m_times.push(t, slot);
-    m_last_t = t;
-    return m_last_slot = slot;
+  unsigned bucket(uint64_t t) const {
+    return t == m_last ? 0u : 64u - static_cast<unsigned>(__builtin_clzll(t ^ m_last));
   }
-  /// A slot taken to its end: out of the table (backward-shift deletion), its storage kept for another time
-  /// while the free slots keep no more room than kRetain items or the items waiting.
-  void release(uint32_t slot) {
-    Slot& s = m_slots[slot];
-    const size_t mask = m_table.size() - 1;
-    size_t i = home(s.t);
-    while (m_table[i].slot != slot) {
-      if (m_table[i].slot == kNone) throw std::logic_error("TimeCalendar: a time's slot is not in its table");
-      i = (i + 1) & mask;
-    }
-    for (size_t j = (i + 1) & mask; m_table[j].slot != kNone; j = (j + 1) & mask) {
-      const size_t h = home(m_table[j].t);
-      // j's entry may move to the hole at i if its home is not in (i, j] (cyclically)
-      if (((j - h) & mask) >= ((j - i) & mask)) {
-        m_table[i] = m_table[j];
-        i = j;
-      }
-    }
-    m_table[i].slot = kNone;
-    --m_used;
-    if (m_last_slot == slot) m_last_slot = kNone;
-    s.items.clear();
-    s.head = 0;
-    if (m_free_capacity + s.items.capacity() > std::max(kRetain, m_size)) std::vector<T>().swap(s.items);
-    m_free_capacity += s.items.capacity();
-    m_free.push_back(slot);
-  }
-  void grow() {
-    std::vector<Entry> old = std::move(m_table);
-    const size_t n = old.empty() ? 64 : 2 * old.size();
-    m_table.assign(n, Entry{0, kNone});
-    m_shift = 64 - static_cast<unsigned>(__builtin_ctzll(n));
-    for (const Entry& e : old)
-      if (e.slot != kNone) {
-        size_t i = home(e.t);
-        while (m_table[i].slot != kNone) i = (i + 1) & (n - 1);
-        m_table[i] = e;
-      }
-  }
+  static uint64_t bit(unsigned b) { return uint64_t{1} << (b - 1); }
+  /// The lowest non-empty bucket above 0 (bucket 0 taken, some item waiting).
+  unsigned lowest() const { return 1u + static_cast<unsigned>(__builtin_ctzll(m_used)); }
 
-  std::vector<Slot> m_slots;
-  std::vector<uint32_t> m_free;  // slots of times taken, to reuse
-  size_t m_free_capacity = 0;    // the room for items they keep
-  TimedHeap<uint32_t> m_times;   // slots by time (one entry per distinct time)
-  std::vector<Entry> m_table;    // time -> slot
-  size_t m_used = 0;
-  unsigned m_shift = 64;
-  uint32_t m_cur = kNone;  // the slot being taken (the earliest time)
-  uint64_t m_last_t = 0;   // the time last looked up, and its slot
-  uint32_t m_last_slot = kNone;
+  std::vector<Entry> m_b[65];  // bucket 0: the time taken last; bucket b: highest differing bit b - 1
+  size_t m_head = 0;           // bucket 0's next item
+  uint64_t m_used = 0;         // bit b - 1: bucket b holds items
+  uint64_t m_last = 0;         // the time taken last
   size_t m_size = 0;
+  mutable uint64_t m_top = 0;  // the earliest time above bucket 0, when m_top_known
+  mutable bool m_top_known = false;
 };
 
 /// A module that receives typed actions (ActionQueue::post): `what` says
@@ -308,20 +262,19 @@ class ActionQueue {
   /// Run `fn` at simulated time t (ps, >= now). Throws std::logic_error for a time in the past.
   void at(uint64_t t, std::function<void()> fn);
   /// Call who.act(what, arg) at simulated time t (ps, >= now); same order and checks as at().
-  void post(uint64_t t, Actor& who, uint32_t what, uint64_t arg = 0) { push(Action{t, &who, arg, what}); }
+  void post(uint64_t t, Actor& who, uint32_t what, uint64_t arg = 0) { push(t, Action{&who, arg, what}); }
   static uint64_t now() { return sc_core::sc_time_stamp().value(); }
   /// now(), read once per wake-up while the queue runs its actions.
   uint64_t time() const { return m_in_wake ? m_now : now(); }
   bool idle() const { return m_actions.empty(); }
 
  private:
-  struct Action {
-    uint64_t t;
-    Actor* who;  ///< nullptr: run m_fns[arg]
+  struct Action {  ///< its time is the calendar's
+    Actor* who;    ///< nullptr: run m_fns[arg]
     uint64_t arg;
     uint32_t what;
   };
-  void push(const Action& a);
+  void push(uint64_t t, const Action& a);
   void wake();
   TimeCalendar<Action> m_actions;
   std::vector<std::function<void()>> m_fns;  // functions posted with at(), by slot
