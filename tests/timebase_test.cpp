@@ -100,8 +100,8 @@ TEST(Timebase, CeilRatioLargeArgumentsUseWideArithmetic) {
 
 // The action queue's calendar: time order, and push order within a time,
 // as a map of FIFOs gives, whatever the spread of times, with items pushed at
-// the time being taken joining it and many distinct times alive at once (the
-// table grows and deletes).
+// the time being taken joining it and many distinct times alive at once
+// (items moving down the buckets).
 TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
   using fabricvp::core::TimeCalendar;
   std::mt19937_64 rng(11);
@@ -203,4 +203,40 @@ TEST(TimeCalendar, TakesDistinctTimesInOrderWhateverTheirSpread) {
       EXPECT_THROW(cal.push(now - 1, 0), std::logic_error);
     }
   }
+}
+
+// A burst larger than the room a bucket keeps (2^16 items at one time, and as
+// many spread over later times), taken by one due() at a time after all of
+// them; `ahead` names the item two places later at the same time.
+TEST(TimeCalendar, ABurstIsTakenInOrderAndAheadPointsTwoItemsOn) {
+  fabricvp::core::TimeCalendar<uint64_t> cal;
+  const uint64_t n = 70000;
+  for (uint64_t i = 0; i < n; ++i) cal.push(1000, i);
+  for (uint64_t i = 0; i < n; ++i) cal.push(2000 + i % 7, n + i);
+  std::vector<std::pair<uint64_t, uint64_t>> want;  // (time, item), as taken
+  for (uint64_t i = 0; i < n; ++i) want.emplace_back(1000, i);
+  for (uint64_t t = 0; t < 7; ++t)
+    for (uint64_t i = 0; i < n; ++i)
+      if (i % 7 == t) want.emplace_back(2000 + t, n + i);
+  size_t k = 0;
+  while (cal.due(5000)) {
+    const uint64_t t = cal.top_time();
+    const uint64_t* ahead = nullptr;
+    const uint64_t item = cal.take(&ahead);
+    ASSERT_LT(k, want.size());
+    ASSERT_EQ(t, want[k].first);
+    ASSERT_EQ(item, want[k].second);
+    if (k + 2 < want.size() && want[k + 2].first == t) {
+      ASSERT_NE(ahead, nullptr);
+      ASSERT_EQ(*ahead, want[k + 2].second);
+    } else {
+      ASSERT_EQ(ahead, nullptr);
+    }
+    if (k == n) {  // taking 2000 with later times waiting: 1999 is refused
+      EXPECT_THROW(cal.push(1999, 0), std::logic_error);
+    }
+    ++k;
+  }
+  EXPECT_EQ(k, want.size());
+  EXPECT_TRUE(cal.empty());
 }

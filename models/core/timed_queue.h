@@ -189,7 +189,7 @@ class TimeCalendar {
   /// Whether an item is due at or before `t`; if so take() returns the earliest.
   bool due(uint64_t t) {
     if (m_head < m_b[0].size()) return m_last <= t;
-    m_b[0].clear();
+    empty_out(m_b[0]);
     m_head = 0;
     if (m_size == 0 || top_time() > t) return false;
     const unsigned from = lowest();
@@ -201,17 +201,14 @@ class TimeCalendar {
       if (b) m_used |= bit(b);
     }
     m_used &= ~bit(from);
-    if (moving.capacity() > std::max(kRetain, m_size))
-      std::vector<Entry>().swap(moving);  // the room of a burst, given back
-    else
-      moving.clear();
+    empty_out(moving);
     m_top_known = false;
     return true;
   }
   /// The earliest item, first pushed first (after due() said there is one).
   /// `ahead` (optional) is the item `kAhead` places later in the same time, or
-  /// nullptr: a caller may prefetch what it points to. The reference lasts
-  /// until the next push.
+  /// nullptr: a caller may prefetch what it points to. Both last until the
+  /// next push() or due().
   const T& take(const T** ahead = nullptr) {
     const std::vector<Entry>& now = m_b[0];
     --m_size;
@@ -230,6 +227,14 @@ class TimeCalendar {
     return t == m_last ? 0u : 64u - static_cast<unsigned>(__builtin_clzll(t ^ m_last));
   }
   static uint64_t bit(unsigned b) { return uint64_t{1} << (b - 1); }
+  /// A bucket emptied: it keeps its room for the next items unless that is more than kRetain and than the
+  /// items waiting (the room of a burst, given back).
+  void empty_out(std::vector<Entry>& v) const {
+    if (v.capacity() > std::max(kRetain, m_size))
+      std::vector<Entry>().swap(v);
+    else
+      v.clear();
+  }
   /// The lowest non-empty bucket above 0 (bucket 0 taken, some item waiting).
   unsigned lowest() const { return 1u + static_cast<unsigned>(__builtin_ctzll(m_used)); }
 
