@@ -98,24 +98,40 @@ TEST(Timebase, CeilRatioLargeArgumentsUseWideArithmetic) {
   }
 }
 
+namespace {
+// The action queue's calendar beside its reference, a map of FIFOs.
+struct CheckedCalendar {
+  fabricvp::core::TimeCalendar<uint64_t> cal;
+  std::map<uint64_t, std::deque<uint64_t>> ref;
+  size_t ref_size = 0;
+  uint64_t next_id = 0;
+  void push(uint64_t t) {
+    cal.push(t, next_id);
+    ref[t].push_back(next_id++);
+    ++ref_size;
+  }
+  /// take() (due() said an item is due) is the reference's earliest item.
+  void take() {
+    ASSERT_FALSE(ref.empty());
+    ASSERT_EQ(cal.take(), ref.begin()->second.front());
+    ref.begin()->second.pop_front();
+    if (ref.begin()->second.empty()) ref.erase(ref.begin());
+    --ref_size;
+  }
+};
+}  // namespace
+
 // The action queue's calendar: time order, and push order within a time,
 // as a map of FIFOs gives, whatever the spread of times, with items pushed at
 // the time being taken joining it and many distinct times alive at once
 // (items moving down the buckets).
 TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
-  using fabricvp::core::TimeCalendar;
   std::mt19937_64 rng(11);
   for (int round = 0; round < 20; ++round) {
-    TimeCalendar<uint64_t> cal;
-    std::map<uint64_t, std::deque<uint64_t>> ref;
-    size_t ref_size = 0;
-    uint64_t next_id = 0;
+    CheckedCalendar c;
+    auto& [cal, ref, ref_size, next_id] = c;
     const uint64_t spread = round % 2 ? 1000 : (uint64_t{1} << (20 + round));
-    auto push = [&](uint64_t t) {
-      cal.push(t, next_id);
-      ref[t].push_back(next_id++);
-      ++ref_size;
-    };
+    auto push = [&](uint64_t t) { c.push(t); };
     for (int i = 0; i < 200; ++i) push(rng() % spread);
     while (!cal.empty()) {
       ASSERT_EQ(cal.size(), ref_size);
@@ -126,10 +142,7 @@ TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
       }
       while (cal.due(now)) {
         ASSERT_EQ(ref.begin()->first, now);
-        ASSERT_EQ(cal.take(), ref.begin()->second.front());
-        ref.begin()->second.pop_front();
-        if (ref.begin()->second.empty()) ref.erase(ref.begin());
-        --ref_size;
+        ASSERT_NO_FATAL_FAILURE(c.take());
         // pushes while taking: at now (joins this time, after what is there), soon, or far ahead
         const uint64_t r = rng() % 8;
         if (next_id < 20000 && r == 0) push(now);
@@ -142,10 +155,7 @@ TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
       if (next_id < 20000 && rng() % 4 == 0) {
         push(now);
         ASSERT_TRUE(cal.due(now));
-        ASSERT_EQ(cal.take(), ref.begin()->second.front());
-        ref.begin()->second.pop_front();
-        ref.erase(ref.begin());
-        --ref_size;
+        ASSERT_NO_FATAL_FAILURE(c.take());
         ASSERT_FALSE(cal.due(now));
       }
     }
@@ -160,19 +170,13 @@ TEST(TimeCalendar, TakesItemsInTimeThenPushOrderAsAMapOfFifos) {
 // queue's next wake-up), times equal to the one taken last, spreads from a
 // few picoseconds to 2^63, and a push before the time taken last refused.
 TEST(TimeCalendar, TakesDistinctTimesInOrderWhateverTheirSpread) {
-  using fabricvp::core::TimeCalendar;
   std::mt19937_64 rng(5);
   for (int round = 0; round < 40; ++round) {
-    TimeCalendar<uint64_t> cal;
-    std::map<uint64_t, std::deque<uint64_t>> ref;  // time -> items
-    size_t ref_size = 0;
+    CheckedCalendar c;
+    auto& [cal, ref, ref_size, next_id] = c;
     const unsigned bits = 4 + round * 59 / 39;  // spread 2^4 .. 2^63
-    uint64_t now = 0, next_id = 0;
-    auto push = [&](uint64_t t) {
-      cal.push(t, next_id);
-      ref[t].push_back(next_id++);
-      ++ref_size;
-    };
+    uint64_t now = 0;
+    auto push = [&](uint64_t t) { c.push(t); };
     for (int i = 0; i < 300; ++i) push(rng() >> (64 - bits));
     for (int step = 0; step < 5000 && !ref.empty(); ++step) {
       ASSERT_EQ(cal.size(), ref_size);
@@ -182,19 +186,14 @@ TEST(TimeCalendar, TakesDistinctTimesInOrderWhateverTheirSpread) {
       if (rng() % 2 == 0) continue;
       now = ref.begin()->first;
       ASSERT_TRUE(cal.due(now));
-      ASSERT_EQ(cal.take(), ref.begin()->second.front());
-      ref.begin()->second.pop_front();
-      if (ref.begin()->second.empty()) ref.erase(ref.begin());
-      --ref_size;
+      ASSERT_NO_FATAL_FAILURE(c.take());
       if (rng() % 4 == 0) push(now);  // the time being taken, again
       if (rng() % 2 == 0 && now < (uint64_t{1} << 62)) push(now + (rng() >> (64 - bits)));
     }
     while (!ref.empty()) {
       const uint64_t t = ref.begin()->first;
       ASSERT_TRUE(cal.due(t));
-      ASSERT_EQ(cal.take(), ref.begin()->second.front());
-      ref.begin()->second.pop_front();
-      if (ref.begin()->second.empty()) ref.erase(ref.begin());
+      ASSERT_NO_FATAL_FAILURE(c.take());
       now = t;
     }
     EXPECT_TRUE(cal.empty());
