@@ -45,13 +45,18 @@ void ActionQueue::wake() {
   m_now = n;
   m_in_wake = true;
   while (m_actions.due(n)) {
-    const Action* ahead;
-    const Action a = m_actions.take(&ahead);
-    if (ahead && ahead->who) {  // the actor of an action soon due: likely not in cache
-      const char* who = reinterpret_cast<const char*>(ahead->who);
-      __builtin_prefetch(who);
-      __builtin_prefetch(who + 64);
+    const Action a = m_actions.take();
+    // Actions of one time run back to back, and with many endpoints each
+    // finds its actor's state out of the cache: request the actor's first
+    // lines kAhead[0] actions on, then let it follow its pointers one link per
+    // stage as its action comes nearer.
+    if (const Action* far = m_actions.ahead(kAhead[0]); far && far->who) {
+      const char* who = reinterpret_cast<const char*>(far->who);
+      for (size_t line = 0; line < kActorLines; ++line) __builtin_prefetch(who + 64 * line);
     }
+    for (unsigned stage = 0; stage < kStages; ++stage)
+      if (const Action* next = m_actions.ahead(kAhead[stage + 1]); next && next->who)
+        next->who->prefetch(next->what, next->arg, stage);
     if (a.who) {
       a.who->act(a.what, a.arg);
     } else {

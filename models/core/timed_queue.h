@@ -206,18 +206,19 @@ class TimeCalendar {
     return true;
   }
   /// The earliest item, first pushed first (after due() said there is one).
-  /// `ahead` (optional) is the item `kAhead` places later in the same time, or
-  /// nullptr: a caller may prefetch what it points to. Both last until the
-  /// next push() or due().
-  const T& take(const T** ahead = nullptr) {
-    const std::vector<Entry>& now = m_b[0];
+  const T& take() {
     --m_size;
-    if (ahead) *ahead = m_head + kAhead < now.size() ? &now[m_head + kAhead].item : nullptr;
-    return now[m_head++].item;
+    return m_b[0][m_head++].item;
+  }
+  /// After take(): the item `k` places after it at the same time, or nullptr
+  /// (valid until the next push() or due()): a caller may prefetch what it
+  /// points to.
+  const T* ahead(size_t k) const {
+    const std::vector<Entry>& now = m_b[0];
+    return m_head - 1 + k < now.size() ? &now[m_head - 1 + k].item : nullptr;
   }
 
  private:
-  static constexpr size_t kAhead = 2;
   static constexpr size_t kRetain = size_t{1} << 16;
   struct Entry {
     uint64_t t;
@@ -252,6 +253,17 @@ class TimeCalendar {
 class Actor {
  public:
   virtual void act(uint32_t what, uint64_t arg) = 0;
+  /// Called before act(what, arg) runs, once per stage (0 to
+  /// ActionQueue::kStages - 1, fewer actions ahead at each), with the actor's
+  /// first cache lines requested before stage 0: request what act() will
+  /// read (__builtin_prefetch), reading only what earlier stages requested,
+  /// without waiting for anything else or changing any state. A chain of
+  /// pointers is so followed one link per stage.
+  virtual void prefetch(uint32_t what, uint64_t arg, unsigned stage) const {
+    (void)what;
+    (void)arg;
+    (void)stage;
+  }
 
  protected:
   ~Actor() = default;
@@ -279,6 +291,10 @@ class ActionQueue {
     uint64_t arg;
     uint32_t what;
   };
+  /// Actions ahead of the one running: the actor's first kActorLines lines
+  /// requested at kAhead[0], Actor::prefetch stage i at kAhead[i + 1].
+  static constexpr unsigned kStages = 4;
+  static constexpr size_t kAhead[kStages + 1] = {10, 8, 6, 4, 2}, kActorLines = 4;
   void push(uint64_t t, const Action& a);
   void wake();
   TimeCalendar<Action> m_actions;

@@ -70,6 +70,14 @@ class MessagePool {
   const Message& operator[](uint32_t id) const { return m_blocks[id >> kShift][id & (kBlock - 1)]; }
   /// Take `m` in: its fields, and its data by swapping buffers (m keeps this slot's old one).
   uint32_t adopt(Message& m);
+  /// Request where message `id`'s block is (a hint: nothing changes).
+  void prefetch_block(uint32_t id) const { __builtin_prefetch(m_blocks.data() + (id >> kShift)); }
+  /// Request message `id`'s cache lines (a hint: nothing changes).
+  void prefetch(uint32_t id) const {
+    const char* m = reinterpret_cast<const char*>(&(*this)[id]);
+    __builtin_prefetch(m);
+    __builtin_prefetch(m + sizeof(Message) - 1);
+  }
   /// A link for lists of waiting messages (kNone at the end).
   uint32_t& next(uint32_t id) { return m_next[id]; }
   size_t in_use() const { return m_next.size() - m_free.size(); }

@@ -108,6 +108,43 @@ void CollectiveEngine::deliver(Message& m) {
 
 void CollectiveEngine::send(uint32_t msg, uint64_t ready) { m_actions.post(ready, *this, kSend, msg); }
 
+void CollectiveEngine::prefetch(uint32_t what, uint64_t arg, unsigned stage) const {
+  if (what != kArrive && what != kSend) return;
+  const uint32_t msg = static_cast<uint32_t>(arg);
+  const bool known = m_last_index < m_colls.size();  // the collective of the last message looked up
+  switch (stage) {
+    case 0:
+      m_pool.prefetch_block(msg);
+      if (known) __builtin_prefetch(&m_colls[m_last_index]);
+      return;
+    case 1:
+      m_pool.prefetch(msg);
+      if (known && m_colls[m_last_index]) {
+        const char* a = reinterpret_cast<const char*>(m_colls[m_last_index].get());
+        __builtin_prefetch(a);
+        __builtin_prefetch(a + 64);
+      }
+      return;
+  }
+  // An arrival, for the collective looked up last: its chunk, then the chunk's task and plan.
+  const Message& m = m_pool[msg];
+  if (what != kArrive || m.coll != m_last_key) return;
+  const Active& a = *m_colls[m_last_index];
+  if (m.chunk >= a.chunks.size()) return;
+  const ChunkState& cs = a.chunks[m.chunk];
+  if (stage == 2) {
+    __builtin_prefetch(&cs);
+    return;
+  }
+  const size_t task = size_t(m.phase) * a.kmax + m.ring;
+  if (cs.tasks && task < size_t(a.nphases) * a.kmax) __builtin_prefetch(&cs.tasks[task]);
+  if (cs.plan) {
+    const char* plan = reinterpret_cast<const char*>(cs.plan.get());
+    __builtin_prefetch(plan);
+    __builtin_prefetch(plan + 64);
+  }
+}
+
 void CollectiveEngine::act(uint32_t what, uint64_t arg) {
   // No call of this engine is on the stack here: the slots released so far may serve new collectives.
   if (!m_released.empty()) {

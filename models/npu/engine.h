@@ -133,6 +133,9 @@ class CollectiveEngine final : public core::Actor {
   std::string progress() const;
 
   void act(uint32_t what, uint64_t arg) override;
+  /// A message's departure: its slot; its arrival: its slot, then its
+  /// collective, chunk, task and plan (stages 0 to 3).
+  void prefetch(uint32_t what, uint64_t arg, unsigned stage) const override;
   /// A reduce step of `bytes` (the backend counts them).
   void reduced(uint64_t bytes) {
     ++m_hot.reduce_steps;
@@ -144,6 +147,17 @@ class CollectiveEngine final : public core::Actor {
     uint64_t messages_sent = 0, messages_received = 0, bytes_sent = 0, bytes_received = 0, reduce_steps = 0,
              reduced_bytes = 0, peak_in_buffer_bytes = 0, inbox_bytes = 0;
   } m_hot;
+  // What the actions of a message read first, next to m_hot: in the first
+  // lines of the object, which the action queue requests ahead.
+  MessagePool m_pool;
+  struct Active;
+  std::vector<std::unique_ptr<Active>> m_colls;  // by engine index; a finished one's slot is reused
+  uint64_t m_last_key = ~uint64_t(0);            // the last key looked up (CollectiveId::key()), and its index
+  uint32_t m_last_index = 0;
+  // Slots of collectives finished while the engine's calls were on the stack (a step that finishes its
+  // collective inside receive()): reused only from the next action on, so that no TaskRef of the finished
+  // collective can resolve to a new one's task.
+  std::vector<uint32_t> m_released;
 
  public:
   core::CounterRef messages_sent, messages_received, bytes_sent, bytes_received, reduce_steps, reduced_bytes,
@@ -206,20 +220,13 @@ class CollectiveEngine final : public core::Actor {
   std::function<void(Message&)> m_transmit;
   std::function<void(const Collective&)> m_done;
 
-  MessagePool m_pool;
-  std::vector<std::unique_ptr<Active>> m_colls;  // by engine index; a finished one's slot is reused
-  // Slots of finished collectives. A slot freed while the engine's calls are on the stack (a step that
-  // finishes its collective inside receive()) is reused only from the next action on, so that no TaskRef of
-  // the finished collective can resolve to a new one's task.
-  std::vector<uint32_t> m_free_slots, m_released;
+  std::vector<uint32_t> m_free_slots;  // slots of finished collectives (see m_released)
   // Collectives with chunks to load, by submission, from m_loading_head: (slot, seq); an entry whose slot now
   // holds another collective is one fully loaded.
   std::vector<std::pair<uint32_t, uint64_t>> m_loading;
   static constexpr size_t kSpareTasksMax = 64;
   std::vector<std::vector<std::unique_ptr<Task[]>>> m_spare_tasks;  // finished chunks' task arrays, by size
-  std::unordered_map<uint64_t, uint32_t> m_by_id;  // CollectiveId::key() -> engine index (lookups only)
-  uint64_t m_last_key = ~uint64_t(0);              // the last key looked up, and its index
-  uint32_t m_last_index = 0;
+  std::unordered_map<uint64_t, uint32_t> m_by_id;               // CollectiveId::key() -> engine index (lookups only)
   std::unordered_map<uint64_t, std::vector<uint32_t>> m_early;  // messages of collectives not submitted here yet
   std::vector<std::vector<ChunkRef>> m_waiting;                 // per phase: chunks ready to enter, by (coll, chunk)
   std::vector<TaskRef> m_later;                                 // steps whose results come later (kStepDone), by slot
