@@ -50,13 +50,15 @@ void ActionQueue::wake() {
     // finds its actor's state out of the cache: request the actor's first
     // lines kAhead[0] actions on, then let it follow its pointers one link per
     // stage as its action comes nearer.
-    if (const Action* far = m_actions.ahead(kAhead[0]); far && far->who) {
-      const char* who = reinterpret_cast<const char*>(far->who);
+    const auto [next, count] = m_actions.following();
+    if (count >= kAhead[0] && next[kAhead[0] - 1].item.who) {
+      const char* who = reinterpret_cast<const char*>(next[kAhead[0] - 1].item.who);
       for (size_t line = 0; line < kActorLines; ++line) __builtin_prefetch(who + 64 * line);
     }
-    for (unsigned stage = 0; stage < kStages; ++stage)
-      if (const Action* next = m_actions.ahead(kAhead[stage + 1]); next && next->who)
-        next->who->prefetch(next->what, next->arg, stage);
+    for (unsigned stage = kStages; stage-- > 0 && count >= kAhead[stage + 1];) {  // nearest first
+      const Action& soon = next[kAhead[stage + 1] - 1].item;
+      if (soon.who && soon.who->prefetches()) soon.who->prefetch(soon.what, soon.arg, stage);
+    }
     if (a.who) {
       a.who->act(a.what, a.arg);
     } else {

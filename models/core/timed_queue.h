@@ -162,6 +162,10 @@ class TimedHeap {
 template <typename T>
 class TimeCalendar {
  public:
+  struct Entry {
+    uint64_t t;
+    T item;
+  };
   bool empty() const { return m_size == 0; }
   size_t size() const { return m_size; }
   /// Throws std::logic_error for a time before the one taken last.
@@ -210,20 +214,16 @@ class TimeCalendar {
     --m_size;
     return m_b[0][m_head++].item;
   }
-  /// After take(): the item `k` places after it at the same time, or nullptr
-  /// (valid until the next push() or due()): a caller may prefetch what it
-  /// points to.
-  const T* ahead(size_t k) const {
+  /// After take(): the items after it at the same time, in order, and how
+  /// many (valid until the next push() or due()): a caller may prefetch what
+  /// they point to.
+  std::pair<const Entry*, size_t> following() const {
     const std::vector<Entry>& now = m_b[0];
-    return m_head - 1 + k < now.size() ? &now[m_head - 1 + k].item : nullptr;
+    return {now.data() + m_head, now.size() - m_head};
   }
 
  private:
   static constexpr size_t kRetain = size_t{1} << 16;
-  struct Entry {
-    uint64_t t;
-    T item;
-  };
   unsigned bucket(uint64_t t) const {
     return t == m_last ? 0u : 64u - static_cast<unsigned>(__builtin_clzll(t ^ m_last));
   }
@@ -264,9 +264,15 @@ class Actor {
     (void)arg;
     (void)stage;
   }
+  /// Whether prefetch() is worth calling (set by an actor that has one).
+  bool prefetches() const { return m_prefetches; }
 
  protected:
+  explicit Actor(bool prefetches = false) : m_prefetches(prefetches) {}
   ~Actor() = default;
+
+ private:
+  bool m_prefetches;
 };
 
 class ActionQueue {

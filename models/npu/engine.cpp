@@ -15,7 +15,8 @@ ChunkRef unpack(uint64_t v) { return ChunkRef{static_cast<uint32_t>(v >> 32), st
 CollectiveEngine::CollectiveEngine(const sc_core::sc_object* owner, std::string name, uint32_t npu,
                                    core::ActionQueue& actions, CommBackend& backend,
                                    std::function<void(Message&)> transmit, std::function<void(const Collective&)> done)
-    : messages_sent(owner, "messages_sent", "messages", "messages handed to the AFI", m_hot.messages_sent),
+    : core::Actor(true),
+      messages_sent(owner, "messages_sent", "messages", "messages handed to the AFI", m_hot.messages_sent),
       messages_received(owner, "messages_received", "messages", "messages received by the AFI",
                         m_hot.messages_received),
       bytes_sent(owner, "bytes_sent", "bytes", "payload bytes sent (network bytes)", m_hot.bytes_sent),
