@@ -253,12 +253,15 @@ class TimeCalendar {
 class Actor {
  public:
   virtual void act(uint32_t what, uint64_t arg) = 0;
-  /// Called before act(what, arg) runs, once per stage (0 to
-  /// ActionQueue::kStages - 1, fewer actions ahead at each), with the actor's
-  /// first cache lines requested before stage 0: request what act() will
-  /// read (__builtin_prefetch), reading only what earlier stages requested,
-  /// without waiting for anything else or changing any state. A chain of
-  /// pointers is so followed one link per stage.
+  /// Prefetch stages (see prefetch()).
+  static constexpr unsigned kPrefetchStages = 4;
+  /// Called before act(what, arg) runs, at most once per stage (0 to
+  /// kPrefetchStages - 1, fewer actions ahead at each; an action that comes
+  /// up fewer places ahead skips the earlier stages), with the actor's first
+  /// cache lines requested before stage 0 if it was far enough ahead: request
+  /// what act() will read (__builtin_prefetch), reading only what earlier
+  /// stages requested, without changing any state. A chain of pointers is so
+  /// followed one link per stage.
   virtual void prefetch(uint32_t what, uint64_t arg, unsigned stage) const {
     (void)what;
     (void)arg;
@@ -299,7 +302,7 @@ class ActionQueue {
   };
   /// Actions ahead of the one running: the actor's first kActorLines lines
   /// requested at kAhead[0], Actor::prefetch stage i at kAhead[i + 1].
-  static constexpr unsigned kStages = 4;
+  static constexpr unsigned kStages = Actor::kPrefetchStages;
   static constexpr size_t kAhead[kStages + 1] = {10, 8, 6, 4, 2}, kActorLines = 4;
   void push(uint64_t t, const Action& a);
   void wake();

@@ -111,8 +111,10 @@ void CollectiveEngine::send(uint32_t msg, uint64_t ready) { m_actions.post(ready
 
 void CollectiveEngine::prefetch(uint32_t what, uint64_t arg, unsigned stage) const {
   if (what != kArrive && what != kSend) return;
+  static_assert(core::Actor::kPrefetchStages == 4, "the stages below");
   const uint32_t msg = static_cast<uint32_t>(arg);
-  const bool known = m_last_index < m_colls.size();  // the collective of the last message looked up
+  // An arrival most likely belongs to the collective looked up last (m_last_key names a live one).
+  const bool known = what == kArrive && m_last_key != ~uint64_t(0);
   switch (stage) {
     case 0:
       m_pool.prefetch_block(msg);
@@ -120,10 +122,11 @@ void CollectiveEngine::prefetch(uint32_t what, uint64_t arg, unsigned stage) con
       return;
     case 1:
       m_pool.prefetch(msg);
-      if (known && m_colls[m_last_index]) {
-        const char* a = reinterpret_cast<const char*>(m_colls[m_last_index].get());
+      if (known) {
+        const Active* a = m_colls[m_last_index].get();
         __builtin_prefetch(a);
-        __builtin_prefetch(a + 64);
+        __builtin_prefetch(&a->roles);
+        __builtin_prefetch(&a->chunks);
       }
       return;
   }

@@ -154,9 +154,9 @@ class CollectiveEngine final : public core::Actor {
   std::vector<std::unique_ptr<Active>> m_colls;  // by engine index; a finished one's slot is reused
   uint64_t m_last_key = ~uint64_t(0);            // the last key looked up (CollectiveId::key()), and its index
   uint32_t m_last_index = 0;
-  // Slots of collectives finished while the engine's calls were on the stack (a step that finishes its
-  // collective inside receive()): reused only from the next action on, so that no TaskRef of the finished
-  // collective can resolve to a new one's task.
+  // Slots of finished collectives, reused (m_free_slots) only from the next action on: a collective may
+  // finish while the engine's calls are on the stack (a step that finishes it inside receive()), and no
+  // TaskRef of it may then resolve to a new collective's task.
   std::vector<uint32_t> m_released;
 
  public:
