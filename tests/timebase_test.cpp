@@ -225,7 +225,6 @@ TEST(TimeCalendar, ABurstIsTakenInOrderAndFollowingNamesTheRestOfItsTime) {
     ASSERT_EQ(t, want[k].first);
     ASSERT_EQ(item, want[k].second);
     if (k == run_end) {  // the first item of its time: where that time's items end
-      run_end = k;
       while (run_end < want.size() && want[run_end].first == t) ++run_end;
     }
     const auto [next, count] = cal.following();
