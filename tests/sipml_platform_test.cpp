@@ -522,7 +522,11 @@ TEST(SipmlPlatform, BatchExperimentKeepsEachFabricsShortestTimeToAccuracy) {
   // The quick point: ResNet-50, data parallel on 1,024 GPUs of Elect-Flat at
   // 8 Tbit/s, global batches 1,024 and 8,192. Each batch's time to accuracy
   // is its iteration times the table's iterations at that batch; the best is
-  // the batch with the shortest, whatever its iteration time.
+  // the batch with the shortest, whatever its iteration time. Release tree
+  // only: two 1,024-GPU runs took 150-266 s of the 300 s limit under
+  // AddressSanitizer; ResNet-50 data parallel runs there on 64 GPUs in
+  // TrainingWorkloadsRunOnTheOpticalPlanes.
+  if (test::kSanitized) GTEST_SKIP() << "release tree only (150-266 s under AddressSanitizer)";
   test::TempDir dir;
   test::Result e = test::sh("experiment sipml-batch --quick -o " + (dir.path / "e").string());
   ASSERT_EQ(e.code, 0) << e.out;
