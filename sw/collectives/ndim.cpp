@@ -359,12 +359,6 @@ class NdChunk final : public npu::ChunkPlan {
   Span lane_blocks(const EPhase& e, uint32_t q, uint32_t g) const;
   uint64_t lane_blocks_elems(const EPhase& e, uint32_t q) const;
 
-  const NdPlan& m_p;
-  Span m_span, m_input, m_output;
-  std::vector<Span> m_pieces;  // block collectives: this chunk's slice of every block
-  std::vector<Span> m_group;   // all-reduce: the working set of each algorithm phase
-  std::vector<uint64_t> m_group_elems;
-  uint64_t m_piece_elems = 0;
   /// Per phase and lane, what seg_elems() needs without a division: the
   /// lane's elements (all-reduce: split over the members as split() does,
   /// `units` of align elements, `base` per member and one more for the first
@@ -372,16 +366,28 @@ class NdChunk final : public npu::ChunkPlan {
   struct LaneCount {
     uint64_t total = 0, base = 0, extra = 0;
   };
-  // Phase p's lanes are m_lane[m_off[p] ..]. Every message reads one (at
-  // thousands of NPUs, from a chunk not in cache): a few phases' worth live
-  // inside the object, one cache miss instead of two dependent ones.
+  // What shape() reads for every message of a ring phase (at thousands of
+  // NPUs, from a chunk not in cache), first in the object: the engine
+  // requests a plan's first two cache lines ahead (CollectiveEngine::prefetch),
+  // and a ring step's shape no longer leads through the plan (m_p). Phase p's
+  // lanes are m_lane[m_off[p] ..]; a few phases' worth live inside the object.
   static constexpr size_t kInlineLanes = 4, kInlinePhases = 4;
-  std::array<LaneCount, kInlineLanes> m_lane_in{};
-  std::array<uint32_t, kInlinePhases> m_off_in{};
-  std::vector<LaneCount> m_lane_heap;
-  std::vector<uint32_t> m_off_heap;
+  const EPhase* m_phases;  ///< the plan's phase_list()
   const LaneCount* m_lane = nullptr;
   const uint32_t* m_off = nullptr;
+  uint32_t m_align;
+  bool m_allreduce;
+  std::array<uint32_t, kInlinePhases> m_off_in{};
+  std::array<LaneCount, kInlineLanes> m_lane_in{};
+
+  const NdPlan& m_p;
+  Span m_span, m_input, m_output;
+  std::vector<Span> m_pieces;  // block collectives: this chunk's slice of every block
+  std::vector<Span> m_group;   // all-reduce: the working set of each algorithm phase
+  std::vector<uint64_t> m_group_elems;
+  uint64_t m_piece_elems = 0;
+  std::vector<LaneCount> m_lane_heap;
+  std::vector<uint32_t> m_off_heap;
   void make_spans(uint32_t c);
   void count_lanes();
 };
@@ -661,7 +667,8 @@ class NdPlan final : public npu::CollectivePlan {
 
 // ---- chunks ---------------------------------------------------------------------
 
-NdChunk::NdChunk(const NdPlan& p, uint32_t c) : m_p(p) {
+NdChunk::NdChunk(const NdPlan& p, uint32_t c)
+    : m_phases(p.phase_list().data()), m_align(p.align()), m_allreduce(p.kind() == CollectiveKind::allreduce), m_p(p) {
   make_spans(c);
   count_lanes();
 }
@@ -903,10 +910,10 @@ void NdChunk::count_lanes() {
 }
 
 uint64_t NdChunk::seg_elems(const EPhase& e, uint32_t q, uint32_t i) const {
-  const LaneCount& lc = m_lane[m_off[static_cast<size_t>(&e - m_p.phase_list().data())] + q];
-  if (m_p.kind() != CollectiveKind::allreduce) return lc.total;
+  const LaneCount& lc = m_lane[m_off[static_cast<size_t>(&e - m_phases)] + q];
+  if (!m_allreduce) return lc.total;
   // split_elems(lc.total, n, i, align), with the division done once.
-  const uint64_t align = m_p.align();
+  const uint64_t align = m_align;
   const uint64_t u0 = i * lc.base + std::min<uint64_t>(i, lc.extra);
   const uint64_t u1 = u0 + lc.base + (i < lc.extra ? 1 : 0);
   return std::min(lc.total, u1 * align) - std::min(lc.total, u0 * align);
@@ -956,7 +963,7 @@ uint64_t NdChunk::first_send_elems(uint32_t phase, uint32_t ring) const {
 }
 
 npu::Step NdChunk::shape(uint32_t phase, uint32_t ring, uint32_t t) const {
-  const EPhase& e = m_p.phase_list()[phase];
+  const EPhase& e = m_phases[phase];
   const uint32_t n = e.n, x = e.x;
   npu::Step s;
   switch (e.alg) {
