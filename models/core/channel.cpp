@@ -9,8 +9,8 @@ namespace fabricvp::core {
 
 SerialChannel::SerialChannel(const sc_core::sc_object* owner, const Names& n, const SerialRate& rate,
                              uint64_t latency_ps)
-    : m_rate(rate),
-      m_latency_ps(latency_ps),
+    : m_latency_ps(latency_ps),
+      m_rate(rate),
       transfers(owner, n.transfers.leaf, n.transfers.unit, n.transfers.desc, m_hot.transfers),
       packets(owner, n.packets.leaf, n.packets.unit, n.packets.desc, m_hot.packets),
       payload_bytes(owner, n.payload_bytes.leaf, n.payload_bytes.unit, n.payload_bytes.desc, m_hot.payload_bytes),

@@ -67,8 +67,8 @@ class SerialChannel {
   struct Hot {  // what every transfer updates, together
     uint64_t free = 0, transfers = 0, packets = 0, payload_bytes = 0, busy_ps = 0;
   } m_hot;
-  SerialRate m_rate;
   uint64_t m_latency_ps;
+  SerialRate m_rate;  // its memo in m_hot's cache line
 
  public:
   CounterRef transfers, packets, payload_bytes, busy_ps;

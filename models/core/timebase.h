@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace fabricvp::core {
 
@@ -107,15 +108,15 @@ class SerialRate {
   /// `bits_per_packet` on a link of `lanes` x `lane_gbps`.
   SerialRate(uint64_t bits_per_packet, uint32_t lanes, double lane_gbps);
   /// Time to serialize n back-to-back packets, in ps (exact, rounded up once).
-  /// The last size asked is remembered: a link or memory mostly carries
-  /// transfers of one size, and the exact division costs more than the rest
-  /// of a transfer's bookkeeping.
+  /// The last two sizes asked are remembered: a link or memory mostly
+  /// carries transfers of one or two sizes (an NPU's memory: a message, then
+  /// both operands of its reduction), and the exact division costs more than
+  /// the rest of a transfer's bookkeeping.
   uint64_t ps(uint64_t n) const {
-    if (n != m_memo_n) {
-      m_memo_n = n;
-      m_memo_ps = m_ps(n);
-    }
-    return m_memo_ps;
+    if (n == m_memo[0].n) return m_memo[0].ps;
+    if (n != m_memo[1].n) m_memo[1] = {n, m_ps(n)};
+    std::swap(m_memo[0], m_memo[1]);
+    return m_memo[0].ps;
   }
   /// ps(0), ps(1), ps(2), ... in turn (CeilRatio::Steps).
   CeilRatio::Steps steps() const { return CeilRatio::Steps(m_ps); }
@@ -125,10 +126,15 @@ class SerialRate {
   double payload_GBps(uint32_t payload_bytes) const;
 
  private:
+  // The memo first: ps() reads nothing else when it hits, so an owner that
+  // puts the rate just after its own hot fields touches one cache line less.
+  struct Memo {
+    uint64_t n, ps;
+  };
+  mutable Memo m_memo[2] = {{0, 0}, {0, 0}};  // ps(0) = 0; [0]: the last asked
   uint64_t m_bits = 328 * 8;
   uint64_t m_rate_kbps = 100000000;  // 100 Gb/s
   CeilRatio m_ps{static_cast<unsigned __int128>(328 * 8) * 1000000000ULL, 100000000};
-  mutable uint64_t m_memo_n = 0, m_memo_ps = 0;  // ps(0) = 0
 };
 
 }  // namespace fabricvp::core

@@ -52,14 +52,14 @@ uint32_t MessagePool::adopt(Message& in) {
 LinkChannel::LinkChannel(FabricLink& link, const Names& n, uint32_t rx_port)
     : core::SerialChannel(&link, n.serial, core::SerialRate(8, 1, link.GBps.get() * 8.0 * link.efficiency.get()),
                           core::Clock(link.clock_mhz.get()).ps(link.latency_cycles.get())),
-      in((std::string(n.dir) + "_in").c_str()),
-      out((std::string(n.dir) + "_out").c_str()),
-      peak_out_buffer_bytes(&link, nullptr, n.peak_out_buffer_bytes, "bytes",
-                            "most bytes waiting in the sender's output buffer for this link"),
-      m_link(link),
+      m_packet_bytes(link.packet_bytes.get()),
       m_rx_port(rx_port),
       m_tid(std::string(n.dir) == "a_to_b" ? 1 : 2),
-      m_packet_bytes(link.packet_bytes.get()) {
+      peak_out_buffer_bytes(&link, nullptr, n.peak_out_buffer_bytes, "bytes",
+                            "most bytes waiting in the sender's output buffer for this link"),
+      in((std::string(n.dir) + "_in").c_str()),
+      out((std::string(n.dir) + "_out").c_str()),
+      m_link(link) {
   in.bind(*this);
   out.bind(m_bw);
 }
@@ -75,18 +75,20 @@ void LinkChannel::b_transport(Message& m, sc_core::sc_time& delay) {
   m.arrival_ps = end + latency_ps();
   m.port = m_rx_port;
   // Output buffer: this message waits from ready to the end of its serialization.
+  size_t mask = m_queued.size() - 1;
   while (m_count && m_queued[m_head].first <= m.ready_ps) {
     m_queued_bytes -= m_queued[m_head].second;
-    m_head = (m_head + 1) % m_queued.size();
+    m_head = (m_head + 1) & mask;
     --m_count;
   }
   if (m_count == m_queued.size()) {  // grow the ring, oldest first
     std::vector<std::pair<uint64_t, uint64_t>> grown(2 * m_count);
-    for (size_t i = 0; i < m_count; ++i) grown[i] = m_queued[(m_head + i) % m_count];
+    for (size_t i = 0; i < m_count; ++i) grown[i] = m_queued[(m_head + i) & mask];
     m_queued.swap(grown);
     m_head = 0;
+    mask = m_queued.size() - 1;
   }
-  m_queued[(m_head + m_count++) % m_queued.size()] = {end, n};
+  m_queued[(m_head + m_count++) & mask] = {end, n};
   m_queued_bytes += n;
   peak_out_buffer_bytes.note_max(m_queued_bytes);
   auto& tr = core::Context::get().trace();

@@ -132,23 +132,28 @@ class LinkChannel : public core::SerialChannel, public AfiBlockingTarget {
   LinkChannel(FabricLink& link, const Names& names, uint32_t rx_port);
   void b_transport(Message& m, sc_core::sc_time& delay) override;
 
+ private:
+  // What every message reads and updates, together, first among this
+  // class's members.
+  AfiFwIf* m_to = nullptr;  // what `out` is bound to (found at the first message)
+  uint64_t m_packet_bytes;  // the link's packet_bytes
+  uint32_t m_rx_port;
+  uint32_t m_tid;  // trace track: 1 a->b, 2 b->a
+  // The output buffer: (serialization end, bytes) of the messages still in
+  // it, a ring of m_queued.size() (a power of two) slots from m_head (ends
+  // never decrease).
+  size_t m_head = 0, m_count = 0;
+  uint64_t m_queued_bytes = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> m_queued = std::vector<std::pair<uint64_t, uint64_t>>(4);
+
+ public:
+  core::Counter peak_out_buffer_bytes;
   AfiTarget in;      ///< bound by the sending AFI port
   AfiInitiator out;  ///< bound to the receiving AFI port
-
-  core::Counter peak_out_buffer_bytes;
 
  private:
   friend class FabricLink;
   FabricLink& m_link;
-  uint32_t m_rx_port;
-  uint32_t m_tid;           // trace track: 1 a->b, 2 b->a
-  uint64_t m_packet_bytes;  // the link's packet_bytes
-  AfiFwIf* m_to = nullptr;  // what `out` is bound to (found at the first message)
-  // The output buffer: (serialization end, bytes) of the messages still in
-  // it, a ring of m_queued.size() slots from m_head (ends never decrease).
-  std::vector<std::pair<uint64_t, uint64_t>> m_queued = std::vector<std::pair<uint64_t, uint64_t>>(4);
-  size_t m_head = 0, m_count = 0;
-  uint64_t m_queued_bytes = 0;
   AfiNoBw m_bw;
 };
 

@@ -16,6 +16,9 @@ CollectiveEngine::CollectiveEngine(const sc_core::sc_object* owner, std::string 
                                    core::ActionQueue& actions, CommBackend& backend,
                                    std::function<void(Message&)> transmit, std::function<void(const Collective&)> done)
     : core::Actor(true),
+      m_actions(actions),
+      m_backend(backend),
+      m_transmit(std::move(transmit)),
       messages_sent(owner, "messages_sent", "messages", "messages handed to the AFI", m_hot.messages_sent),
       messages_received(owner, "messages_received", "messages", "messages received by the AFI",
                         m_hot.messages_received),
@@ -29,9 +32,6 @@ CollectiveEngine::CollectiveEngine(const sc_core::sc_object* owner, std::string 
                            m_hot.peak_in_buffer_bytes),
       m_name(std::move(name)),
       m_npu(npu),
-      m_actions(actions),
-      m_backend(backend),
-      m_transmit(std::move(transmit)),
       m_done(std::move(done)) {}
 
 void CollectiveEngine::submit(std::shared_ptr<Collective> c) {

@@ -93,7 +93,7 @@ class CommBackend {
   virtual bool books_ahead() const { return false; }
 };
 
-class CollectiveEngine final : public core::Actor {
+class alignas(64) CollectiveEngine final : public core::Actor {
  public:
   /// `owner`: the endpoint whose statistics these are (sys.npu3: messages,
   /// bytes, reductions, input buffers). `transmit` puts a message on its AFI
@@ -143,21 +143,25 @@ class CollectiveEngine final : public core::Actor {
   }
 
  private:
-  struct Hot {  // what every message updates, together
+  // What the actions of a message read: the object's first four cache lines
+  // (it is aligned to them), which the action queue requests ahead.
+  uint32_t m_last_index = 0;  // the index of m_last_key (in the actor's tail padding)
+  struct Hot {                // what every message updates, together
     uint64_t messages_sent = 0, messages_received = 0, bytes_sent = 0, bytes_received = 0, reduce_steps = 0,
              reduced_bytes = 0, peak_in_buffer_bytes = 0, inbox_bytes = 0;
   } m_hot;
-  // What the actions of a message read first, next to m_hot: in the first
-  // lines of the object, which the action queue requests ahead.
   MessagePool m_pool;
   struct Active;
   std::vector<std::unique_ptr<Active>> m_colls;  // by engine index; a finished one's slot is reused
-  uint64_t m_last_key = ~uint64_t(0);            // the last key looked up (CollectiveId::key()), and its index
-  uint32_t m_last_index = 0;
+  uint64_t m_last_key = ~uint64_t(0);            // the last key looked up (CollectiveId::key())
   // Slots of finished collectives, reused (m_free_slots) only from the next action on: a collective may
   // finish while the engine's calls are on the stack (a step that finishes it inside receive()), and no
   // TaskRef of it may then resolve to a new collective's task.
   std::vector<uint32_t> m_released;
+  // What every message calls, still in the lines the action queue requests.
+  core::ActionQueue& m_actions;
+  CommBackend& m_backend;
+  std::function<void(Message&)> m_transmit;
 
  public:
   core::CounterRef messages_sent, messages_received, bytes_sent, bytes_received, reduce_steps, reduced_bytes,
@@ -215,9 +219,6 @@ class CollectiveEngine final : public core::Actor {
 
   std::string m_name;
   uint32_t m_npu;
-  core::ActionQueue& m_actions;
-  CommBackend& m_backend;
-  std::function<void(Message&)> m_transmit;
   std::function<void(const Collective&)> m_done;
 
   std::vector<uint32_t> m_free_slots;  // slots of finished collectives (see m_released)

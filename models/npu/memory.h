@@ -91,14 +91,15 @@ class Memory : public core::Module {
 
  private:
   void dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
-  std::vector<uint8_t> m_data;
-  core::SerialRate m_all, m_comm, m_compute;
-  bool m_comm_limited = false;  // comm_share < 1
-  struct Hot {                  // what every request updates, together
+  struct Hot {  // what every request updates, together
     uint64_t free = 0, comm_free = 0;
     uint64_t requests = 0, busy_ps = 0, comm_bytes = 0, read_bytes = 0, write_bytes = 0;
     uint64_t by_client[kClients] = {};
   } m_hot;
+  bool m_comm_limited = false;  // comm_share < 1
+  // Next to m_hot, the rates' memos (SerialRate::ps) first.
+  core::SerialRate m_all, m_comm, m_compute;
+  std::vector<uint8_t> m_data;
   std::vector<std::unique_ptr<core::CounterRef>> m_bytes;
 
  public:

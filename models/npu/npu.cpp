@@ -350,8 +350,8 @@ void Npu::act(uint32_t, uint64_t arg) {
 }
 
 void Npu::transmit(Message& m) {
-  if (m.tx_port >= m_tx.size())
-    throw std::logic_error(fmt::format("{}: message for AFI port {} of {}", name(), m.tx_port, m_tx.size()));
+  if (m.tx_port >= m_tx_if.size())
+    throw std::logic_error(fmt::format("{}: message for AFI port {} of {}", name(), m.tx_port, m_tx_if.size()));
   AfiFwIf*& to = m_tx_if[m.tx_port];
   if (!to) to = &*(*m_tx[m.tx_port]).operator->();  // the link bound to the port (an error if none)
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;

@@ -156,20 +156,22 @@ class Npu : public core::Module, public core::Actor {
   void transmit(Message& m);
   void completed(const Collective& c);
 
+  // What every message reads (sent: the port's link; received: this NPU's engine), together.
   uint32_t m_id;
+  Rx m_rx_link;
+  std::vector<AfiFwIf*> m_tx_if;               // what each TX socket is bound to (found at its first message)
+  std::unique_ptr<Cores> m_cores;              // the NPU cores' backend (no ACE)
+  std::unique_ptr<CollectiveEngine> m_engine;  // its engine (no ACE)
   std::vector<std::unique_ptr<AfiInitiator>> m_tx;
-  std::vector<AfiFwIf*> m_tx_if;  // what each TX socket is bound to (found at its first message)
   std::vector<std::unique_ptr<AfiTarget>> m_rx;
   AfiNoBw m_bw;
-  Rx m_rx_link, m_rx_ace;
+  Rx m_rx_ace;
   GpNoBw m_gp_bw;
   core::ActionQueue& m_actions;
   MessagePool m_forwarding;  // messages for other NPUs, until they are complete here
   std::unique_ptr<core::Module> m_attached;
-  std::unique_ptr<Cores> m_cores;              // the NPU cores' backend (no ACE)
-  std::unique_ptr<CollectiveEngine> m_engine;  // its engine (no ACE)
-  std::map<uint32_t, uint32_t> m_next_seq;     // per communicator
-  std::vector<Pending> m_pending;              // by Collective::tag; an empty c: a free record
+  std::map<uint32_t, uint32_t> m_next_seq;  // per communicator
+  std::vector<Pending> m_pending;           // by Collective::tag; an empty c: a free record
   std::vector<uint32_t> m_free_tags;
   uint32_t m_in_flight = 0;
   Router m_router;
