@@ -726,8 +726,7 @@ void NdChunk::make_spans(uint32_t c) {
 
 Span NdChunk::seg(const EPhase& e, uint32_t q, uint32_t i) const {
   const uint32_t K = m_p.lanes(e), n = m_p.size_of(e);
-  if (m_p.kind() == CollectiveKind::allreduce)
-    return split(split(m_group[e.group], K, q, m_p.align()), n, i, m_p.align());
+  if (m_allreduce) return split(split(m_group[e.group], K, q, m_align), n, i, m_align);
   // Block collectives: the blocks with digit i at this level among those the
   // phase works on (reduce-scatter: the earlier digits are this member's;
   // all-gather: the later ones), each cut into the lanes.
@@ -739,7 +738,7 @@ Span NdChunk::seg(const EPhase& e, uint32_t q, uint32_t i) const {
       const bool fixed = e.op == Op::rs ? l < e.level : l > e.level;
       if (fixed && m_p.digit(b, l) != m_p.my_digit(l)) ok = false;
     }
-    if (ok) s.append(split(m_pieces[b], K, q, m_p.align()));
+    if (ok) s.append(split(m_pieces[b], K, q, m_align));
   }
   return s;
 }
@@ -761,16 +760,16 @@ Span NdChunk::lane_blocks(const EPhase& e, uint32_t q, uint32_t g) const {
   const uint32_t K = m_p.lanes(e);
   Span s;
   for (uint32_t b = 0; b < m_p.members(); ++b)
-    if (m_p.digit(b, e.level) == g) s.append(split(m_pieces[b], K, q, m_p.align()));
+    if (m_p.digit(b, e.level) == g) s.append(split(m_pieces[b], K, q, m_align));
   return s;
 }
 
 uint64_t NdChunk::lane_blocks_elems(const EPhase& e, uint32_t q) const {
-  return uint64_t(m_p.members() / m_p.size_of(e)) * split_elems(m_piece_elems, m_p.lanes(e), q, m_p.align());
+  return uint64_t(m_p.members() / m_p.size_of(e)) * split_elems(m_piece_elems, m_p.lanes(e), q, m_align);
 }
 
 Span NdChunk::first_send(uint32_t phase, uint32_t ring) const {
-  const EPhase& e = m_p.phase_list()[phase];
+  const EPhase& e = m_phases[phase];
   const uint32_t n = m_p.size_of(e), x = m_p.my_digit(e.level);
   switch (e.alg) {
     case Algorithm::ring: {
@@ -800,13 +799,13 @@ Span NdChunk::first_send(uint32_t phase, uint32_t ring) const {
       const uint32_t dist = 1u << e.sub, lo = x & ~(dist - 1);
       return segs(e, lo, lo + dist);
     }
-    case Algorithm::double_binary_tree: return split(m_group[e.group], 2, ring / 2, m_p.align());
+    case Algorithm::double_binary_tree: return split(m_group[e.group], 2, ring / 2, m_align);
   }
   return Span{};
 }
 
 npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
-  const EPhase& e = m_p.phase_list()[phase];
+  const EPhase& e = m_phases[phase];
   const uint32_t n = m_p.size_of(e), x = m_p.my_digit(e.level);
   npu::Step s;
   switch (e.alg) {
@@ -859,7 +858,7 @@ npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
       return s;
     }
     case Algorithm::double_binary_tree:
-      s.local = split(m_group[e.group], 2, ring / 2, m_p.align());
+      s.local = split(m_group[e.group], 2, ring / 2, m_align);
       s.reduce = e.op == Op::tree_up;
       return s;
   }
@@ -870,7 +869,7 @@ npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
 void NdChunk::count_lanes() {
   const CollectiveKind k = m_p.kind();
   if (k == CollectiveKind::broadcast) return;
-  const uint32_t align = m_p.align();
+  const uint32_t align = m_align;
   std::vector<LaneCount> all;
   for (const EPhase& e : m_p.phase_list()) {
     const uint32_t K = m_p.lanes(e), n = m_p.size_of(e);
@@ -930,11 +929,11 @@ uint64_t NdChunk::digit_blocks_elems(const EPhase& e) const {
 }
 
 uint64_t NdChunk::tree_half_elems(const EPhase& e, uint32_t ring) const {
-  return split_elems(m_group_elems[e.group], 2, ring / 2, m_p.align());
+  return split_elems(m_group_elems[e.group], 2, ring / 2, m_align);
 }
 
 uint64_t NdChunk::first_send_elems(uint32_t phase, uint32_t ring) const {
-  const EPhase& e = m_p.phase_list()[phase];
+  const EPhase& e = m_phases[phase];
   const uint32_t n = e.n, x = e.x;
   switch (e.alg) {
     case Algorithm::ring: {
