@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <set>
 #include <sstream>
@@ -401,6 +402,86 @@ TEST(RiscvBanks, OutOfOrderAccessesMatchAPlainReference) {
   EXPECT_EQ(banks.conflicts(), conflicts);
   EXPECT_EQ(banks.stall_cycles(), stalls);
   EXPECT_GT(conflicts, 2000u);  // the accesses do contend
+}
+
+namespace {
+
+// A hart spinning on a held lock in a banked memory whose lock bank another
+// core has used ahead of it: run in quanta as a PsPIN cluster runs it.
+struct SpinRig {
+  explicit SpinRig(const std::vector<uint32_t>& prog) : banks(4, 4), mem(0x2000) {
+    riscv::Region r;
+    r.name = "l1";
+    r.base = 0;
+    r.size = static_cast<uint32_t>(mem.size());
+    r.host = mem.data();
+    r.store_cycles = 1;
+    r.banks = &banks;
+    map.add(r);
+    map.write_bytes(0x1000, prog.data(), prog.size() * 4);
+    const uint32_t locked = 1;
+    map.write_bytes(0x100, &locked, 4);
+    hart = std::make_unique<riscv::Hart>(map, cache, riscv::HartConfig{});
+    hart->set_pc(0x1000);
+    hart->set_x(15, 0x100);  // a5: the lock
+    hart->set_x(11, 1);      // a1
+    hart->set_trap_exits(true);
+    hart->set_cycle(100);
+  }
+  riscv::Banks banks;
+  std::vector<uint8_t> mem;
+  riscv::AddressMap map;
+  riscv::DecodeCache cache;
+  std::unique_ptr<riscv::Hart> hart;
+};
+
+}  // namespace
+
+// The spin's rounds, run without decoding, are the interpreter's rounds: the
+// same cycles, instructions, AMOs and bank conflicts as a hart stepped one
+// instruction at a time, whatever the quantum and whoever used the bank.
+TEST(RiscvHart, SpinningOnALockIsTheSameStepByStep) {
+  // amoor.w a2, a1, (a5) ; c.bnez a2, -4  /  bne a2, zero, -4  /  amoswap.w a2, a1, (a5) ; beq a2, a1, -4
+  const std::vector<std::vector<uint32_t>> progs = {
+      {0x40b7a62f, 0x0000fe75}, {0x40b7a62f, 0xfe061ee3}, {0x08b7a62f, 0xfeb60ee3}};
+  for (size_t p = 0; p < progs.size(); ++p) {
+    for (uint64_t quantum : {1u, 7u, 64u, 1000u}) {
+      SpinRig bulk(progs[p]), step(progs[p]);
+      std::mt19937_64 rng(quantum);
+      uint64_t until = 100;
+      for (int q = 0; q < 40; ++q) {
+        // another core ran ahead on the lock's bank (and on the next one)
+        for (int i = 0; i < 6; ++i) {
+          const uint32_t o = rng() % 3 ? 0x100 : 0x104;
+          const uint64_t c = until + rng() % (quantum + 20);
+          ASSERT_EQ(bulk.banks.access(o, c, 2), step.banks.access(o, c, 2));
+        }
+        until += quantum;
+        EXPECT_EQ(bulk.hart->run(until), riscv::Stop::Limit);
+        while (step.hart->cycle() < until)
+          ASSERT_EQ(step.hart->run(until, step.hart->instret() + 1), riscv::Stop::Limit);
+        ASSERT_EQ(bulk.hart->cycle(), step.hart->cycle()) << "program " << p << " quantum " << quantum << " turn " << q;
+        ASSERT_EQ(bulk.hart->instret(), step.hart->instret());
+        ASSERT_EQ(bulk.hart->pc(), step.hart->pc());
+        ASSERT_EQ(bulk.hart->amos(), step.hart->amos());
+        ASSERT_EQ(bulk.banks.conflicts(), step.banks.conflicts());
+        ASSERT_EQ(bulk.banks.stall_cycles(), step.banks.stall_cycles());
+      }
+      EXPECT_GT(bulk.hart->amos(), quantum >= 64 ? 100u : 1u);
+      EXPECT_GT(bulk.banks.conflicts(), 10u);
+      // an instruction budget ends the spin where the interpreter would
+      const uint64_t budget = bulk.hart->instret() + 33;
+      EXPECT_EQ(bulk.hart->run(UINT64_MAX, budget), riscv::Stop::Limit);
+      while (step.hart->instret() < budget) step.hart->run(UINT64_MAX, step.hart->instret() + 1);
+      EXPECT_EQ(bulk.hart->cycle(), step.hart->cycle());
+      EXPECT_EQ(bulk.hart->pc(), step.hart->pc());
+      // the lock freed: the next AMO takes it and the program goes on
+      const uint32_t free_word = 0;
+      bulk.map.write_bytes(0x100, &free_word, 4);
+      EXPECT_EQ(bulk.hart->run(bulk.hart->cycle() + 20), riscv::Stop::Trap);  // the illegal parcel after the loop
+      EXPECT_EQ(bulk.hart->last_trap().epc, progs[p][1] == 0x0000fe75 ? 0x1006u : 0x1008u);
+    }
+  }
 }
 
 TEST(RiscvHart, RunsFromMemoryWithTheCycleModel) {

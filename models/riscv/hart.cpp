@@ -606,6 +606,42 @@ bool Hart::csr_access(uint16_t csr, uint32_t& value, uint32_t wdata, unsigned mo
 
 // ---- the interpreter
 
+// The AMO at `pc` (to address `addr`, done once: its result v is in its rd
+// and left memory unchanged) followed by a conditional branch on v back to
+// it: a core spinning on a lock. Nothing but this hart runs during run(), so
+// each further round reads the same value, takes the branch and arbitrates
+// for the same bank. The rounds are run here without decoding, each with the
+// bank access, cycles and counts of the two instructions, up to the
+// run's limit (returns true, the state as the interpreter would leave it);
+// false when the next instruction is not such a branch.
+bool Hart::spin(const Insn& amo, uint32_t pc, uint32_t addr, uint32_t v, uint64_t cycle_limit, uint64_t instret_limit) {
+  const uint32_t boff = pc + amo.len - fetch_.lo;
+  if (boff >= fetch_.span) return false;
+  const Insn& br = fetch_.slots[boff >> 1];
+  if (br.op < Op::Beq || br.op > Op::Bgeu || pc + amo.len + static_cast<uint32_t>(br.imm) != pc) return false;
+  if (!branch_taken(br.op, br.rs1 == amo.rd ? v : x_[br.rs1], br.rs2 == amo.rd ? v : x_[br.rs2])) return false;
+  const CycleModel& cm = cfg_.cycles;
+  const Window& w = wr_;  // the AMO's window (amo_slot)
+  const uint32_t offset = addr - w.bank_base;
+  for (;;) {
+    ++instret_;  // the AMO ends
+    cycle_ += cm.amo;
+    if (cycle_ >= cycle_limit || instret_ >= instret_limit) {
+      pc_ = pc + amo.len;
+      return true;
+    }
+    ++instret_;  // the branch back
+    cycle_ += cm.branch_taken;
+    if (cycle_ >= cycle_limit || instret_ >= instret_limit) {
+      pc_ = pc;
+      return true;
+    }
+    if (w.banks) cycle_ = w.banks->access(offset, cycle_, 2);  // the AMO again
+    cycle_ += w.cycles;
+    ++amos_;
+  }
+}
+
 Stop Hart::run(uint64_t cycle_limit, uint64_t instret_limit) {
   stop_ = Stop::None;
   const CycleModel& cm = cfg_.cycles;
@@ -657,22 +693,22 @@ Stop Hart::run(uint64_t cycle_limit, uint64_t instret_limit) {
         cost = cm.jump;
         break;
       case Op::Beq:
-        if (a == b) next = pc + imm, cost = cm.branch_taken;
+        if (branch_taken(Op::Beq, a, b)) next = pc + imm, cost = cm.branch_taken;
         break;
       case Op::Bne:
-        if (a != b) next = pc + imm, cost = cm.branch_taken;
+        if (branch_taken(Op::Bne, a, b)) next = pc + imm, cost = cm.branch_taken;
         break;
       case Op::Blt:
-        if (static_cast<int32_t>(a) < static_cast<int32_t>(b)) next = pc + imm, cost = cm.branch_taken;
+        if (branch_taken(Op::Blt, a, b)) next = pc + imm, cost = cm.branch_taken;
         break;
       case Op::Bge:
-        if (static_cast<int32_t>(a) >= static_cast<int32_t>(b)) next = pc + imm, cost = cm.branch_taken;
+        if (branch_taken(Op::Bge, a, b)) next = pc + imm, cost = cm.branch_taken;
         break;
       case Op::Bltu:
-        if (a < b) next = pc + imm, cost = cm.branch_taken;
+        if (branch_taken(Op::Bltu, a, b)) next = pc + imm, cost = cm.branch_taken;
         break;
       case Op::Bgeu:
-        if (a >= b) next = pc + imm, cost = cm.branch_taken;
+        if (branch_taken(Op::Bgeu, a, b)) next = pc + imm, cost = cm.branch_taken;
         break;
       case Op::Lb:
         if (!load<int8_t>(a + imm, v)) continue;
@@ -859,6 +895,11 @@ Stop Hart::run(uint64_t cycle_limit, uint64_t instret_limit) {
         std::memcpy(p, &nv, 4);
         x[in.rd] = v;
         cost = cm.amo;
+        // A lock's spin (an AMO that leaves memory as it was, then a branch on its result back to it):
+        // nothing else runs during run(), so every further round reads and writes the same word.
+        if (nv == v && in.rd != 0 && in.rd != in.rs1 && in.rd != in.rs2 &&
+            spin(in, pc, a, v, cycle_limit, instret_limit))
+          return Stop::Limit;
         break;
       }
       case Op::Flw:

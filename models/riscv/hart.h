@@ -199,6 +199,8 @@ class Hart {
   bool refill_fetch();
   bool decode_at(Insn& slot);
 
+  bool spin(const Insn& amo, uint32_t pc, uint32_t addr, uint32_t v, uint64_t cycle_limit, uint64_t instret_limit);
+
   // traps and CSRs
   void trap(uint32_t cause, uint32_t tval);
   bool csr_access(uint16_t csr, uint32_t& value, uint32_t wdata, unsigned mode, bool write);

@@ -138,6 +138,18 @@ struct Insn {
 };
 static_assert(sizeof(Insn) == 12, "Insn is part of the decode cache; keep it small");
 
+/// Whether a conditional branch (Beq to Bgeu) with operands a and b is taken.
+inline bool branch_taken(Op op, uint32_t a, uint32_t b) {
+  switch (op) {
+    case Op::Beq: return a == b;
+    case Op::Bne: return a != b;
+    case Op::Blt: return static_cast<int32_t>(a) < static_cast<int32_t>(b);
+    case Op::Bge: return static_cast<int32_t>(a) >= static_cast<int32_t>(b);
+    case Op::Bltu: return a < b;
+    default: return a >= b;  // Bgeu
+  }
+}
+
 /// Decodes a 32-bit instruction (bits[1:0] == 3).
 Insn decode32(uint32_t bits);
 /// Decodes a 16-bit compressed instruction (bits[1:0] != 3).
