@@ -234,14 +234,16 @@ std::string failure_message(const std::string& log) {
 }  // namespace
 
 namespace {
-volatile std::sig_atomic_t g_signal = 0;
-void on_signal(int sig) { g_signal = sig; }
+void on_signal(int sig) { systems::jobs_signal = sig; }
 
-/// SIGINT / SIGTERM interrupt the sweep's wait for its points (no SA_RESTART):
-/// the running points are killed, what finished stays recorded.
+/// SIGINT / SIGTERM stop the sweep: they interrupt its wait for its points
+/// (no SA_RESTART), or, when they come while it records a point or starts
+/// the next, run_jobs sees them before its next wait (systems::jobs_signal).
+/// The running points are killed, what finished stays recorded.
 class SignalGuard {
  public:
   SignalGuard() {
+    systems::jobs_signal = 0;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -518,8 +520,8 @@ int run_sweep(const SweepOptions& o) {
     fmt::print(stderr,
                "\nfabricvp sweep: stopped by signal {}; the points that finished are recorded, running them "
                "again resumes the sweep\n",
-               static_cast<int>(g_signal));
-    return 128 + static_cast<int>(g_signal);
+               static_cast<int>(systems::jobs_signal));
+    return 128 + static_cast<int>(systems::jobs_signal);
   } catch (const core::ConfigError& e) {
     fmt::print(stderr, "fabricvp: error: {}\n", e.what());
     return 1;

@@ -43,6 +43,8 @@ std::string self_exe() {
 
 std::string fabricvp_executable() { return self_exe(); }
 
+volatile std::sig_atomic_t jobs_signal = 0;
+
 void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end) {
   const std::string exe = self_exe();
   struct Running {
@@ -73,6 +75,7 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(si
   try {
     while (done < work.size()) {
       while (next < work.size() && running.size() < std::max<uint32_t>(1, jobs)) start(next++);
+      if (jobs_signal) throw Interrupted();
       int status = 0;
       pid_t pid = waitpid(-1, &status, 0);
       if (pid < 0 && errno == EINTR) throw Interrupted();  // a handler of the caller's (fabricvp sweep) caught a signal

@@ -5,6 +5,7 @@
 // experiments next to its scenario (systems/<kind>/experiments.cpp).
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -77,6 +78,10 @@ struct JobEnd {
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted by a signal") {}
 };
+/// The signal that handler caught (it sets this), 0 if none. run_jobs also
+/// checks it before each wait, so a signal that arrives while it records a
+/// job or starts the next one is not lost.
+extern volatile std::sig_atomic_t jobs_signal;
 void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end);
 
 /// This fabricvp executable (what jobs run).

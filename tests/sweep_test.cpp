@@ -393,9 +393,8 @@ TEST(Sweep, StoppedSweepResumesWhereItStopped) {
   ASSERT_TRUE(WIFEXITED(status));
   const int code = WEXITSTATUS(status);
   const int recorded = std::stoi(query(db, "SELECT count(*) FROM runs")[0]);
-  if (code == 0) {
-    GTEST_SKIP() << "the sweep finished before it could be stopped";
-  }
+  // 59 points cannot finish between the first row and the signal: a 0 here is a lost signal (one that came while
+  // the sweep recorded a point or started the next, outside its wait).
   EXPECT_EQ(code, 128 + SIGTERM);
   EXPECT_GT(recorded, 0);
   EXPECT_LT(recorded, 60);
