@@ -79,7 +79,7 @@ void DecodeCache::invalidate() {
   for (auto& [base, p] : pages_) std::fill(std::begin(p->slot), std::end(p->slot), Insn{});
 }
 
-Hart::Hart(AddressMap& map, DecodeCache& cache, const HartConfig& cfg) : map_(map), cache_(cache), cfg_(cfg) {}
+Hart::Hart(AddressMap& map, DecodeCache& cache, const HartConfig& cfg) : cfg_(cfg), map_(map), cache_(cache) {}
 
 void Hart::set_priv(Priv p) {
   priv_ = p;

@@ -100,7 +100,7 @@ class DecodeCache {
   std::unordered_map<uint32_t, std::unique_ptr<Page>> pages_;
 };
 
-class Hart {
+class alignas(64) Hart {
  public:
   Hart(AddressMap& map, DecodeCache& cache, const HartConfig& cfg);
 
@@ -211,32 +211,36 @@ class Hart {
   bool exec_fp(const Insn& in);
   void fp_dirty() { mstatus_ |= 3u << 13; }
 
-  AddressMap& map_;
-  DecodeCache& cache_;
-  HartConfig cfg_;
-
-  uint32_t x_[32] = {};
-  uint32_t f_[32] = {};
+  // What every instruction touches first, in the object's first lines (a
+  // PsPIN cluster runs its harts a quantum of a few instructions each in
+  // turn, so each run() starts with the hart out of the host's L1 cache).
+  HartConfig cfg_;  // the cycle model
   uint32_t pc_ = 0;
+  Stop stop_ = Stop::None;
+  bool retry_ = false;
+  bool trap_exits_ = false;
   Priv priv_ = Priv::Machine;
   uint64_t cycle_ = 0;
   uint64_t instret_ = 0;
-  Stop stop_ = Stop::None;
-  bool trap_exits_ = false;
-  bool retry_ = false;
+  uint32_t mstatus_ = 0;  // MIE, MPIE, MPP, FS, MPRV (SD is derived)
+  uint32_t frm_ = 0;
+  FetchWindow fetch_;
+  Window rd_, wr_;
+  uint32_t fflags_ = 0;
+  uint64_t loads_ = 0, stores_ = 0;
+  uint32_t x_[32] = {};
+  uint32_t f_[32] = {};
+  uint64_t amos_ = 0;
+  Window rd_prev_, wr_prev_;  ///< the windows rd_ and wr_ last replaced (a handler alternating two buffers)
+
+  AddressMap& map_;
+  DecodeCache& cache_;
   TrapInfo trap_;
   uint64_t traps_taken_ = 0;
-  uint64_t loads_ = 0, stores_ = 0, amos_ = 0;
 
-  Window rd_, wr_;
-  Window rd_prev_, wr_prev_;  ///< the windows rd_ and wr_ last replaced (a handler alternating two buffers)
-  FetchWindow fetch_;
-
-  // CSRs
-  uint32_t mstatus_ = 0;  // MIE, MPIE, MPP, FS, MPRV (SD is derived)
+  // the other CSRs
   uint32_t mtvec_ = 0, mscratch_ = 0, mepc_ = 0, mcause_ = 0, mtval_ = 0;
   uint32_t mie_ = 0, mcounteren_ = 0, mcountinhibit_ = 0;
-  uint32_t fflags_ = 0, frm_ = 0;
   std::array<uint8_t, 16> pmpcfg_{};
   std::array<uint32_t, 16> pmpaddr_{};
   bool pmp_active_ = false;  // any entry enabled
