@@ -468,11 +468,11 @@ int collect(const SweepOptions& o, Prepared& p) {
 }  // namespace
 
 int run_sweep(const SweepOptions& o) {
-  const SignalGuard guard;
   try {
     Prepared p = prepare(o);
     if (o.collect) return collect(o, p);
     if (o.slurm) return submit_slurm(o, p);
+    const SignalGuard guard;  // the points run here: a signal stops them, what finished stays recorded
     const systems::SweepSpec& s = p.s;
     std::vector<systems::Job> jobs;
     for (const systems::SweepPoint* pt : p.to_run) {
@@ -506,6 +506,7 @@ int run_sweep(const SweepOptions& o) {
       }
       progress(false);
     });
+    if (systems::jobs_signal) throw systems::Interrupted();  // it came as the last point ended
     progress(true);
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print(

@@ -74,6 +74,7 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(si
   };
   try {
     while (done < work.size()) {
+      if (jobs_signal) throw Interrupted();
       while (next < work.size() && running.size() < std::max<uint32_t>(1, jobs)) start(next++);
       if (jobs_signal) throw Interrupted();
       int status = 0;

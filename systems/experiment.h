@@ -79,8 +79,10 @@ struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted by a signal") {}
 };
 /// The signal that handler caught (it sets this), 0 if none. run_jobs also
-/// checks it before each wait, so a signal that arrives while it records a
-/// job or starts the next one is not lost.
+/// checks it before starting jobs and before each wait, so a signal that
+/// arrives while it records a job or starts the next one is not lost (one
+/// in the instant between that check and the wait is seen when the next job
+/// ends; the caller checks it once more after run_jobs).
 extern volatile std::sig_atomic_t jobs_signal;
 void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(size_t, Job&, const JobEnd&)>& on_end);
 
