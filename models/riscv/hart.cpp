@@ -305,9 +305,7 @@ uint8_t* Hart::amo_slot(uint32_t a, bool is_lr) {
       }
       rd_ = w;
     }
-    if (rd_.banks) cycle_ = rd_.banks->access(a - rd_.bank_base, cycle_, 2);
-    cycle_ += rd_.cycles;
-    ++amos_;
+    amo_access(rd_, a);
     return rd_.host + (a - rd_.lo);
   }
   if (a - wr_.lo >= wr_.span || !wr_.readable) {
@@ -319,9 +317,7 @@ uint8_t* Hart::amo_slot(uint32_t a, bool is_lr) {
     }
     wr_ = w;
   }
-  if (wr_.banks) cycle_ = wr_.banks->access(a - wr_.bank_base, cycle_, 2);
-  cycle_ += wr_.cycles;
-  ++amos_;
+  amo_access(wr_, a);
   return wr_.host + (a - wr_.lo);
 }
 
@@ -621,8 +617,6 @@ bool Hart::spin(const Insn& amo, uint32_t pc, uint32_t addr, uint32_t v, uint64_
   if (br.op < Op::Beq || br.op > Op::Bgeu || pc + amo.len + static_cast<uint32_t>(br.imm) != pc) return false;
   if (!branch_taken(br.op, br.rs1 == amo.rd ? v : x_[br.rs1], br.rs2 == amo.rd ? v : x_[br.rs2])) return false;
   const CycleModel& cm = cfg_.cycles;
-  const Window& w = wr_;  // the AMO's window (amo_slot)
-  const uint32_t offset = addr - w.bank_base;
   for (;;) {
     ++instret_;  // the AMO ends
     cycle_ += cm.amo;
@@ -636,9 +630,7 @@ bool Hart::spin(const Insn& amo, uint32_t pc, uint32_t addr, uint32_t v, uint64_
       pc_ = pc;
       return true;
     }
-    if (w.banks) cycle_ = w.banks->access(offset, cycle_, 2);  // the AMO again
-    cycle_ += w.cycles;
-    ++amos_;
+    amo_access(wr_, addr);  // the AMO again (its window, as amo_slot left it)
   }
 }
 

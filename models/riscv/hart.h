@@ -193,6 +193,12 @@ class alignas(64) Hart {
   bool access_slow(uint32_t a, unsigned size, uint32_t& v, bool is_store);
   bool access_window(const Window& w, uint32_t a, unsigned size, uint32_t& v, bool is_store, uint64_t& count);
   uint8_t* amo_slot(uint32_t a, bool is_lr);
+  // An LR, SC or AMO at `a` through window w: the bank held 2 cycles, the region's cycles, the count.
+  void amo_access(const Window& w, uint32_t a) {
+    if (w.banks) cycle_ = w.banks->access(a - w.bank_base, cycle_, 2);
+    cycle_ += w.cycles;
+    ++amos_;
+  }
   bool refill(Window& w, uint32_t a, uint8_t access, const Region*& region);
   bool pmp_window(uint32_t a, uint8_t access, Priv p, uint32_t& lo, uint64_t& hi) const;
   Priv data_priv() const;

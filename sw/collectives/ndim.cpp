@@ -869,7 +869,6 @@ npu::Step NdChunk::step(uint32_t phase, uint32_t ring, uint32_t t) const {
 void NdChunk::count_lanes() {
   const CollectiveKind k = m_p.kind();
   if (k == CollectiveKind::broadcast) return;
-  const uint32_t align = m_align;
   std::vector<LaneCount> all;
   for (const EPhase& e : m_p.phase_list()) {
     const uint32_t K = m_p.lanes(e), n = m_p.size_of(e);
@@ -879,8 +878,8 @@ void NdChunk::count_lanes() {
     for (uint32_t q = 0; q < K; ++q) {
       LaneCount& lc = lanes[q];
       if (k == CollectiveKind::allreduce) {
-        lc.total = split_elems(m_group_elems[e.group], K, q, align);
-        const uint64_t units = (lc.total + align - 1) / align;
+        lc.total = split_elems(m_group_elems[e.group], K, q, m_align);
+        const uint64_t units = (lc.total + m_align - 1) / m_align;
         lc.base = units / n;
         lc.extra = units % n;
       } else {
@@ -891,7 +890,7 @@ void NdChunk::count_lanes() {
           const bool fixed = e.op == Op::rs ? l < e.level : l > e.level;
           if (l != e.level && !fixed) blocks *= m_p.radix(l);
         }
-        lc.total = blocks * split_elems(m_piece_elems, K, q, align);
+        lc.total = blocks * split_elems(m_piece_elems, K, q, m_align);
       }
     }
   }
