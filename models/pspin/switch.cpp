@@ -540,11 +540,15 @@ void Switch::post_quantum(Cluster& c, uint64_t t_ps) {
   if (c.m_quantum_posted && c.m_quantum_at <= t_ps) return;
   c.m_quantum_posted = true;
   c.m_quantum_at = t_ps;
-  m_q.at(t_ps, [this, &c, t_ps] {
-    if (!c.m_quantum_posted || c.m_quantum_at != t_ps) return;  // superseded by an earlier one
-    c.m_quantum_posted = false;
-    run_cluster(c);
-  });
+  m_q.post(t_ps, *this, kQuantum, c.m_index);
+}
+
+void Switch::act(uint32_t what, uint64_t arg) {
+  (void)what;  // kQuantum
+  Cluster& c = *m_clusters[arg];
+  if (!c.m_quantum_posted || c.m_quantum_at != m_q.time()) return;  // superseded by an earlier one
+  c.m_quantum_posted = false;
+  run_cluster(c);
 }
 
 // ---- running handlers

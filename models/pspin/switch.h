@@ -176,7 +176,7 @@ class Cluster : public core::Module {
   std::deque<Task*> m_l1_wait;  // tasks waiting for L1 packet buffer space
 };
 
-class Switch : public core::Module {
+class Switch : public core::Module, public core::Actor {
  public:
   explicit Switch(const sc_core::sc_module_name& nm);
   ~Switch() override;
@@ -283,6 +283,9 @@ class Switch : public core::Module {
   /// `before`; returns the core, or null (no ready task or no such core).
   Core* start_next(Cluster& c, uint64_t now_cycle, uint64_t before);
   void post_quantum(Cluster& c, uint64_t t_ps);
+  /// core::Actor: kQuantum runs cluster `arg`'s quantum (post_quantum), unless an earlier one took its place.
+  enum : uint32_t { kQuantum };
+  void act(uint32_t what, uint64_t arg) override;
   void run_cluster(Cluster& c);
   void start(Core& core, Task* t, uint64_t cycle);
   void handle_stop(Core& core, riscv::Stop stop);
