@@ -276,6 +276,18 @@ TEST(Flare, AUserOperatorInCRunsInTheSwitchAndInTheReference) {
   std::ofstream(dir / "none.c") << "int other(int x) { return x; }\n";
   r = sh("run " + kPlatform + " -p flare.op=user --operator " + (dir / "none.c") + " -q -o " + (dir / "o"));
   EXPECT_NE(r.out.find("no function uint32_t flare_user_op(uint32_t acc, uint32_t in)"), std::string::npos) << r.out;
+  // Compiled after the declaration the kernels call: a variable of that name, or another signature, is refused
+  // (the switch's cores would jump into data, or the bits would be read as the wrong type).
+  std::ofstream(dir / "var.c") << "int flare_user_op;\n";
+  std::ofstream(dir / "float.c") << "float flare_user_op(float a, float b) { return a + b; }\n";
+  for (const char* f : {"var.c", "float.c"}) {
+    r = sh("run " + kPlatform + " -p flare.op=user --operator " + (dir / f) + " -q -o " + (dir / "o"));
+    EXPECT_EQ(r.code, 1) << f;
+    EXPECT_NE(r.out.find("does not compile for the host"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(std::string(f) + ":1:"), std::string::npos) << r.out;  // the user's file and line
+  }
+  r = sh("run " + kPlatform + " -p flare.op=user --operator " + dir.path.string() + " -q -o " + (dir / "o"));
+  EXPECT_NE(r.out.find(": not a file"), std::string::npos) << r.out;
 }
 
 TEST(Flare, HalfPrecisionResultsEqualFabricvpsOwnIeeeAdders) {
@@ -638,6 +650,23 @@ TEST(Flare, ATrainingWorkloadRunsOnTheHostsWithItsAllReducesInTheSwitchesOrOnThe
   }
   // In-network aggregation halves the bytes on the host links.
   EXPECT_LT(in_network["wire_bytes_up"].get<double>() * 1.8, ring["wire_bytes_up"].get<double>());
+}
+
+TEST(Flare, ATrainingWorkloadsAllReducesTakeAUserOperator) {
+  // The training run's job carries the operator too (it once copied the job before the operator was loaded, and
+  // the host reference called a null function): every all-reduce of two iterations checked.
+  TempDir dir;
+  const std::string w = small_workload(dir.path.string());
+  std::ofstream(dir / "mix.c")
+      << "#include <stdint.h>\n"
+         "uint32_t flare_user_op(uint32_t acc, uint32_t in) { return (acc ^ (in * 3u)) + 1u; }\n";
+  const auto r = sh("run " + kPlatform + " --workload " + w + " --iterations 2 --dtype int32 -p flare.op=user " +
+                        "--operator mix.c -q -o " + (dir / "o"),
+                    dir.path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto wl = fabricvp::test::load_json(dir / "o/stats.json")["workload"];
+  EXPECT_EQ(wl["verified"], true);
+  EXPECT_EQ(wl["mismatched_elements"], 0);
 }
 
 TEST(Flare, ATrainingWorkloadsAllReducesRunSparseInTheSwitches) {

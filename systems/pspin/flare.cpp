@@ -397,6 +397,39 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
           m_job.window, 2 * m_job.window, s.name(), slots, s.nclusters(), s.scratchpad_KiB.get(), slot_bytes,
           s.name()));
   }
+  std::vector<std::string> extra;
+  std::string defines;
+  // The user's operator, before the training run copies the job.
+  if (m_job.op == kUser) {
+    const std::string& file = operator_file->second;
+    if (!fs::is_regular_file(file))
+      throw core::ConfigError(fmt::format("--operator {}: {}", file, fs::exists(file) ? "not a file" : "no such file"));
+    extra.push_back(file);
+    defines = "-DFLARE_USER_OP";
+    // The host reference runs the same C function, compiled for this machine, after the declaration the
+    // kernels call it by: a variable or another signature does not compile.
+    fs::create_directories(m_out_dir);
+    const std::string so = (fs::path(m_out_dir) / "operator.so").string();
+    const std::string typed = (fs::path(m_out_dir) / "operator_host.c").string();
+    {
+      core::OutputFile f(typed, "the operator's host build");
+      f.stream() << "#include <stdint.h>\nuint32_t flare_user_op(uint32_t acc, uint32_t in);\n#include \""
+                 << fs::absolute(file).string() << "\"\n";
+      f.close();
+    }
+    int st = 0;
+    const std::string msg = run_capture(
+        fmt::format("'{}' -x c -std=c11 -O2 -ffp-contract=off -shared -fPIC -o '{}' '{}'", FABRICVP_HOST_CC, so, typed),
+        st);
+    if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
+    m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));
+    void* fn = dlsym(m_operator, "flare_user_op");
+    if (!fn)
+      throw core::ConfigError(
+          fmt::format("--operator {}: no function uint32_t flare_user_op(uint32_t acc, uint32_t in)", file));
+    m_job.user_op = reinterpret_cast<uint32_t (*)(uint32_t, uint32_t)>(fn);
+  }
   // The training run takes the job as it is now (the sparse window above).
   if (training) {
     uint32_t iterations = 1;
@@ -426,10 +459,11 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     }
     const uint64_t log_bytes = (m_training ? m_training->total_blocks() : m_job.blocks()) * fan_in * 2;
     if (!m_ring && !m_sparse && log_bytes > s.host_mem_MiB.get() << 20)
-      throw core::ConfigError(
-          fmt::format("--bytes {}: the order log ({} B: 2 per contribution per block) does not "
-                      "fit {}.host_mem_MiB ({} MiB)",
-                      bytes, log_bytes, s.name(), s.host_mem_MiB.get()));
+      throw core::ConfigError(fmt::format(
+          "{}: the order log ({} B: 2 per contribution per block) does not fit {}.host_mem_MiB ({} MiB)",
+          m_training ? fmt::format("{}: {} blocks of all-reduce in the run", opt.workload, m_training->total_blocks())
+                     : fmt::format("--bytes {}", bytes),
+          log_bytes, s.name(), s.host_mem_MiB.get()));
   }
   const Switch& s = *m_sys->switches[0];
 
@@ -441,29 +475,6 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                                                                                        : m_multi  ? "/flare/multiple.c"
                                                                                                   : "/flare/dense.c");
   if (!fs::exists(m_handler_file)) throw core::ConfigError(fmt::format("--handlers {}: no such file", m_handler_file));
-  std::vector<std::string> extra;
-  std::string defines;
-  if (m_job.op == kUser) {
-    const std::string& file = operator_file->second;
-    if (!fs::exists(file)) throw core::ConfigError(fmt::format("--operator {}: no such file", file));
-    extra.push_back(file);
-    defines = "-DFLARE_USER_OP";
-    // The host reference runs the same C function, compiled for this machine.
-    fs::create_directories(m_out_dir);
-    const std::string so = (fs::path(m_out_dir) / "operator.so").string();
-    int st = 0;
-    const std::string msg = run_capture(
-        fmt::format("'{}' -x c -std=c11 -O2 -ffp-contract=off -shared -fPIC -o '{}' '{}'", FABRICVP_HOST_CC, so, file),
-        st);
-    if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
-    m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));
-    void* fn = dlsym(m_operator, "flare_user_op");
-    if (!fn)
-      throw core::ConfigError(
-          fmt::format("--operator {}: no function uint32_t flare_user_op(uint32_t acc, uint32_t in)", file));
-    m_job.user_op = reinterpret_cast<uint32_t (*)(uint32_t, uint32_t)>(fn);
-  }
   m_image = handler_image(m_handler_file, m_out_dir, s, extra, defines);
   // The aggregation kernels' tau: their blocks, not the host-to-host packets they forward.
   if (!m_ring)

@@ -150,7 +150,9 @@ void compile_handlers(const std::string& c_file, const std::string& out_elf, uin
       more, hdir, hdir, out_elf);
   int status = 0;
   const std::string out = run_capture(cmd, status);
-  if (status != 0) throw core::ConfigError(fmt::format("{}: the handler does not compile:\n{}", c_file, out));
+  if (status != 0)
+    throw core::ConfigError(fmt::format("{}{}: the handler does not compile for the switch's cores:\n{}", c_file,
+                                        extra.empty() ? "" : fmt::format(" with {}", fmt::join(extra, ", ")), out));
 }
 
 riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw,
