@@ -144,6 +144,14 @@ TEST(TrainingWorkload, MalformedInputIsAnErrorWithFileAndLine) {
       {"HYBRID_CUSTOMIZED\n1\n" + ok, "the file ends where the layer's parallelism (HYBRID_CUSTOMIZED) was expected"},
       {"HYBRID_CUSTOMIZED\n1\na -1 1 NONE 0 1 NONE 0 1 NONE 0 0 FOO\n", ":3: layer a: parallelism 'FOO'"},
       {"", "the file ends where the parallelism keyword was expected"},
+      // Sizes and times that would wrap a 64-bit count (of chunk bytes, of picoseconds).
+      {"DATA\n1\na -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 18446744073709551615 0\n",
+       ":3: layer a: a wg ALLREDUCE of 18446744073709551615 bytes: more than an NPU's memory may hold"},
+      {"DATA\n1\na -1 20000000000000000 NONE 0 1 NONE 0 1 NONE 0 0\n",
+       ":3: layer a: fwd compute time 20000000000000000 ns: the iteration's compute and update times add up"},
+      {"DATA\n2\na -1 600000000000 NONE 0 1 NONE 0 1 NONE 0 0\nb -1 1 NONE 0 1 NONE 0 1 NONE 0 400000000000\n",
+       ":4: layer b: update time 400000000000 ns: the iteration's compute and update times add up to more than "
+       "1000000000000 ns"},
   };
   for (const Case& c : cases) {
     const std::string path = dir.file("bad.txt", c.text);

@@ -115,11 +115,34 @@ void validate(Workload& w) {
   if (w.is_transformer() && w.model_parallel_group == 0)
     throw core::ConfigError(fmt::format("{}: model_parallel_NPU_group must be at least 1", w.file));
   if (w.layers.empty()) throw core::ConfigError(fmt::format("{}: a workload without layers", w.file));
-  for (const Layer& l : w.layers)
-    for (uint32_t p = 0; p < 3; ++p)
-      if (l.pass[p].comm != Comm::none && l.pass[p].bytes == 0)
+  // Times run on a clock of picoseconds in 64 bits: an iteration's compute and update times together at most
+  // kMaxIterationNs (with up to 999,999 iterations, far from 2^64 ps), sizes at most what an NPU's memory may hold.
+  constexpr uint64_t kMaxIterationNs = 1000000000000;  // 1,000 s
+  constexpr uint64_t kMaxBytes = uint64_t(1) << 50;    // Memory::size_mib at most 2^30 MiB
+  uint64_t total_ns = 0;
+  auto add_time = [&](const Layer& l, uint64_t ns, const std::string& what) {
+    if (ns > kMaxIterationNs - total_ns)
+      throw core::ConfigError(
+          fmt::format("{}: layer {}: {} {} ns: the iteration's compute and update times add up "
+                      "to more than {} ns (1,000 s)",
+                      l.origin, l.name, what, ns, kMaxIterationNs));
+    total_ns += ns;
+  };
+  for (const Layer& l : w.layers) {
+    for (uint32_t p = 0; p < 3; ++p) {
+      const Pass& ps = l.pass[p];
+      if (ps.comm != Comm::none && ps.bytes == 0)
         throw core::ConfigError(fmt::format("{}: layer {}: a {} {} of 0 bytes (use NONE for no collective)", l.origin,
-                                            l.name, pass_name(p), comm_name(l.pass[p].comm)));
+                                            l.name, pass_name(p), comm_name(ps.comm)));
+      if (ps.bytes > kMaxBytes)
+        throw core::ConfigError(
+            fmt::format("{}: layer {}: a {} {} of {} bytes: more than an NPU's memory may hold "
+                        "(2^50 bytes)",
+                        l.origin, l.name, pass_name(p), comm_name(ps.comm), ps.bytes));
+      add_time(l, ps.compute_ns, fmt::format("{} compute time", pass_name(p)));
+    }
+    add_time(l, l.update_ns, "update time");
+  }
 }
 
 }  // namespace
