@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -57,11 +59,16 @@ Network read_yaml(const std::string& text, const std::string& path) {
   n.file = path;
   n.format = "ASTRA-sim 2.x YAML";
   if (!root.IsMap()) throw core::ConfigError(fmt::format("{}: a network file is a map of lists", path));
+  std::map<std::string, int> seen;  // key -> its line
   for (const auto& kv : root) {
     const std::string k = kv.first.Scalar();
+    const int line = kv.first.Mark().line + 1;
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency")
-      throw core::ConfigError(fmt::format("{}:{}: unknown key '{}' (topology, npus_count, bandwidth, latency)", path,
-                                          kv.first.Mark().line + 1, k));
+      throw core::ConfigError(
+          fmt::format("{}:{}: unknown key '{}' (topology, npus_count, bandwidth, latency)", path, line, k));
+    if (const auto [it, fresh] = seen.emplace(k, line); !fresh)
+      throw core::ConfigError(
+          fmt::format("{}:{}: {} is given again (line {} gave it first)", path, line, k, it->second));
   }
   auto list = [&](const char* key) {
     const YAML::Node v = root[key];
@@ -95,8 +102,24 @@ Network read_yaml(const std::string& text, const std::string& path) {
 /// A JSON input file; every failure is a ConfigError naming the file (a
 /// number too large for a double is nlohmann's out_of_range, not a parse_error).
 nlohmann::json parse_json(const std::string& text, const std::string& path) {
+  // nlohmann keeps the last of a key given twice: refused instead (one key set per open object).
+  std::vector<std::vector<std::string>> keys;
+  auto once = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (ev == E::object_start) {
+      keys.emplace_back();
+    } else if (ev == E::object_end) {
+      keys.pop_back();
+    } else if (ev == E::key) {
+      const std::string k = parsed.get<std::string>();
+      if (std::find(keys.back().begin(), keys.back().end(), k) != keys.back().end())
+        throw core::ConfigError(fmt::format("{}: \"{}\" is given twice", path, k));
+      keys.back().push_back(k);
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, once);
   } catch (const nlohmann::json::parse_error& e) {
     throw core::ConfigError(fmt::format("{}: not JSON (byte {}): {}", path, e.byte, e.what()));
   } catch (const nlohmann::json::exception& e) {
@@ -109,6 +132,23 @@ Network read_json(const std::string& text, const std::string& path) {
   Network n;
   n.file = path;
   n.format = "ASTRA-sim 1.0 JSON";
+  if (!j.is_object()) throw core::ConfigError(fmt::format("{}: not a JSON object", path));
+  static const char* const kUsed[] = {"topologies-per-dim", "units-count", "links-count", "link-bandwidth",
+                                      "link-latency"};
+  static const char* const kLeftOut[] = {"topology-name",  "dimensions-count", "dimension-type", "nic-latency",
+                                         "router-latency", "hbm-latency",      "hbm-bandwidth",  "hbm-scale"};
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
+    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), k) != std::end(list); };
+    if (in(kLeftOut))
+      n.ignored.push_back(fmt::format("{}: {}", k, item.value().dump()));
+    else if (!in(kUsed))
+      throw core::ConfigError(fmt::format(
+          "{}: unknown key \"{}\" (topologies-per-dim, units-count, links-count, link-bandwidth, link-latency; "
+          "not modeled: topology-name, dimensions-count, dimension-type, nic-latency, router-latency, hbm-latency, "
+          "hbm-bandwidth, hbm-scale)",
+          path, k));
+  }
   auto list = [&](const char* key) {
     if (!j.contains(key) || !j[key].is_array() || j[key].empty())
       throw core::ConfigError(fmt::format("{}: \"{}\" must be a non-empty list", path, key));
@@ -117,6 +157,9 @@ Network read_json(const std::string& text, const std::string& path) {
   const auto topo = list("topologies-per-dim"), units = list("units-count"), links = list("links-count"),
              bw = list("link-bandwidth"), lat = list("link-latency");
   const size_t D = topo.size();
+  if (j.contains("dimensions-count") && j["dimensions-count"] != nlohmann::json(D))
+    throw core::ConfigError(fmt::format("{}: \"dimensions-count\" {} but \"topologies-per-dim\" lists {}", path,
+                                        j["dimensions-count"].dump(), D));
   if (units.size() != D || links.size() != D || bw.size() != D || lat.size() != D)
     throw core::ConfigError(fmt::format(
         "{}: topologies-per-dim, units-count, links-count, link-bandwidth and link-latency must have one entry per "
@@ -321,6 +364,7 @@ System read_system_string(const std::string& text, const std::string& path) {
   std::istringstream f(text);
   std::string line;
   uint32_t n = 0;
+  std::map<std::string, uint32_t> seen;  // key -> its line
   while (std::getline(f, line)) {
     ++n;
     std::istringstream ss(line);
@@ -329,6 +373,8 @@ System read_system_string(const std::string& text, const std::string& path) {
     const std::string where = fmt::format("{}:{}", path, n);
     if (key.back() != ':') throw core::ConfigError(fmt::format("{}: expected 'key: value', got '{}'", where, line));
     key.pop_back();
+    if (const auto [it, fresh] = seen.emplace(key, n); !fresh)
+      throw core::ConfigError(fmt::format("{}: {} is given again (line {} gave it first)", where, key, it->second));
     if (!(ss >> value)) throw core::ConfigError(fmt::format("{}: {}: no value", where, key));
     std::string extra;
     if (ss >> extra) throw core::ConfigError(fmt::format("{}: {}: '{}' after the value", where, key, extra));

@@ -11,6 +11,10 @@
 //             (GB/s = bytes/ns), "link-latency" (ns). links-count is per NPU in
 //             the dimension: a Ring's are split over its two directions
 //             (links = links-count / 2), a FullyConnected's over its n - 1 peers.
+//             The backend's other keys (topology-name, dimensions-count,
+//             dimension-type, nic-/router-/hbm-latency, hbm-bandwidth,
+//             hbm-scale) are listed back as ignored; any other key, and a key
+//             given twice (also in the system files), is an error.
 // System (1.0 `key: value` text or 2.x JSON): scheduling-policy,
 //   endpoint-delay, local-reduction-delay, active-chunks-per-dimension,
 //   preferred-dataset-splits, all-reduce/reduce-scatter/all-gather/all-to-all-
@@ -36,6 +40,8 @@ struct Network {
   std::string file;
   std::string format;  ///< "ASTRA-sim 2.x YAML" or "ASTRA-sim 1.0 JSON"
   std::vector<NetworkDim> dims;
+  /// 1.0 JSON: "nic-latency: [..] (not modeled)" — keys of ASTRA-sim's analytical backend read and left out.
+  std::vector<std::string> ignored;
 };
 
 /// Read a network file (.yml/.yaml: 2.x, .json: 1.0). Throws core::ConfigError.

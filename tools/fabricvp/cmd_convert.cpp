@@ -45,6 +45,8 @@ int convert(const Options& o) {
     training::astra::System s;
     if (!o.system.empty()) s = training::astra::read_system(o.system);
     write(o.out, training::astra::platform_yaml(n, s.overrides));
+    for (const std::string& i : n.ignored)
+      fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", o.network, i);
     for (const std::string& i : s.ignored)
       fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", o.system, i);
     if (!o.out.empty() && o.out != "-")
