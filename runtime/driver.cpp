@@ -205,6 +205,7 @@ int attempt_impl(const systems::RunOptions& opt) {
   progress.phase("simulating");
   huge_pages_for_heap();
   simulate(progress, *sc);
+  if (const auto& f = ctx.config_failure()) throw *f;
   sc->finish();
   const double sim_wall = since(sim0);
   const uint64_t sim_end = sc_core::sc_time_stamp().value();

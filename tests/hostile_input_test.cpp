@@ -301,3 +301,14 @@ TEST(HostileInput, OptionsTheWorkloadDoesNotUseAreRefused) {
   expect_refused(pspin + " --pcap-in " + dir.file("x.pcap", "") + " --fill zero" + o,
                  "--fill: the packets come from --pcap-in");
 }
+
+TEST(HostileInput, AnInputFoundWrongWhileTheSimulationRunsIsAnInputError) {
+  // An NPU finds a collective larger than its memory only when the workload issues it, inside the simulation:
+  // a plain input error (exit 1, the key to change), not SystemC's report of an exception in a process.
+  test::TempDir dir;
+  const std::string w = dir.file("big.txt", "DATA\n1\nl0 -1 100 NONE 0 200 NONE 0 300 ALLREDUCE 1099511627776 7\n");
+  expect_refused("run " + std::string(FABRICVP_PLATFORMS) + "/npu-3d-64.yaml --workload " + w + " -q -o " +
+                     (dir.path / "o").string(),
+                 "fabricvp: error: sys.npu0: a 1099511627776-byte allreduce at address 0 does not fit "
+                 "sys.npu0.memory.size_mib (32768 MiB)");
+}

@@ -42,4 +42,9 @@ void Context::hw_error(HardwareError e) {
   if (sc_core::sc_is_running()) sc_core::sc_stop();
 }
 
+void Context::config_failure(const ConfigError& e) {
+  if (!m_config_failure) m_config_failure = e;
+  if (sc_core::sc_is_running()) sc_core::sc_stop();
+}
+
 }  // namespace fabricvp::core

@@ -61,6 +61,13 @@ class Context {
   /// Set by the first hardware error; the data path stops applying operations.
   const bool& halted() const { return m_halted; }
 
+  /// A ConfigError thrown while the simulation runs (an input found wrong only
+  /// when it is used): kept, the simulation stopped, and rethrown by the run
+  /// driver as the input error it is (SystemC would report any exception from
+  /// a process as its own, without the type).
+  void config_failure(const ConfigError& e);
+  const std::optional<ConfigError>& config_failure() const { return m_config_failure; }
+
  private:
   Config m_config;
   uint64_t m_seed = 1;
@@ -71,6 +78,7 @@ class Context {
   bool m_halted = false;
   uint32_t m_attempt = 0;
   std::optional<uint64_t> m_stats_end;
+  std::optional<ConfigError> m_config_failure;
 };
 
 uint64_t fnv1a64(std::string_view s);

@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 
+#include "models/core/context.h"
+
 namespace fabricvp::core {
 
 ActionQueue::ActionQueue(const char* name) {
@@ -44,6 +46,22 @@ void ActionQueue::wake() {
   const uint64_t n = now();
   m_now = n;
   m_in_wake = true;
+  try {
+    run_due(n);
+  } catch (const ConfigError& e) {  // an input found wrong when used: the run ends with it (Context)
+    m_in_wake = false;
+    Context::get().config_failure(e);
+    return;
+  }
+  m_in_wake = false;
+  m_scheduled = ~uint64_t(0);
+  if (!m_actions.empty()) {
+    m_scheduled = m_actions.top_time();
+    m_wake.notify(sc_core::sc_time::from_value(m_scheduled - n));
+  }
+}
+
+void ActionQueue::run_due(uint64_t n) {
   while (m_actions.due(n)) {
     const Action a = m_actions.take();
     // Actions of one time run back to back, and with many endpoints each
@@ -66,12 +84,6 @@ void ActionQueue::wake() {
       m_free_fns.push_back(a.arg);
       fn();
     }
-  }
-  m_in_wake = false;
-  m_scheduled = ~uint64_t(0);
-  if (!m_actions.empty()) {
-    m_scheduled = m_actions.top_time();
-    m_wake.notify(sc_core::sc_time::from_value(m_scheduled - n));
   }
 }
 

@@ -306,6 +306,7 @@ class ActionQueue {
   static constexpr size_t kAhead[kStages + 1] = {10, 8, 6, 4, 2}, kActorLines = 4;
   void push(uint64_t t, const Action& a);
   void wake();
+  void run_due(uint64_t n);  ///< the actions due at n, those they post at n included
   TimeCalendar<Action> m_actions;
   std::vector<std::function<void()>> m_fns;  // functions posted with at(), by slot
   std::vector<uint64_t> m_free_fns;          // their free slots
