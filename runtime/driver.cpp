@@ -293,7 +293,12 @@ int attempt_impl(const systems::RunOptions& opt) {
     fmt::print("{}", s.str());
   }
   if (!hw_ok) return kHardwareError;
-  if (out.checked && !out.verified) return kMismatch;
+  if (out.checked && !out.verified) {
+    // also with -q: the exit code alone does not say which run's result is wrong or where to look
+    fmt::print(stderr, "fabricvp: error: the result does not match the host reference (see {}/stats.json)\n",
+               opt.out_dir);
+    return kMismatch;
+  }
   if (!out.timing_ok) {
     fmt::print(stderr, "fabricvp: error: {}\n", out.timing_note);
     return kTimingMismatch;
