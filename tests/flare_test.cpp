@@ -819,6 +819,15 @@ TEST(Flare, BadSettingsAreClearErrors) {
   EXPECT_NE(r.out.find("flare.entries 100: the hash table takes a power of 2"), std::string::npos) << r.out;
   r = run(" --sparse 0.1 -p flare.span=100");
   EXPECT_NE(r.out.find("flare.span 100: not a multiple of 32 elements"), std::string::npos) << r.out;
+  // Settings the chosen kernel never reads.
+  r = run(" --sparse 0.1 -p flare.sparse_format=array -p flare.entries=64");
+  EXPECT_NE(r.out.find("flare.entries: the array store holds a value per element"), std::string::npos) << r.out;
+  for (const char* alg : {"single", "tree", "ring"}) {
+    r = run(std::string(" -p flare.buffers=4 -p flare.algorithm=") + alg);
+    EXPECT_NE(r.out.find(std::string("flare.buffers: only with flare.algorithm=multiple (not ") + alg + ")"),
+              std::string::npos)
+        << r.out;
+  }
   r = run(" --bytes 16MiB --sparse 0.5 -p sys.switch0.host_mem_MiB=1");
   EXPECT_NE(r.out.find("--sparse 0.5: sys.switch0's order log (1081040 B: 8 per packet applied, 135130 packets from "
                        "its hosts) does not fit sys.switch0.host_mem_MiB (1 MiB)"),

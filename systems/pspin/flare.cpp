@@ -324,6 +324,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       !why.empty())
     throw core::ConfigError(fmt::format("flare.algorithm ring: {}", why));
   m_sys->buffers = m_multi ? m_params.buffers.get() : 1;
+  // Settings the chosen variant never reads are refused, not dropped.
+  const std::string& alg = m_params.algorithm.get();
+  if (m_params.buffers.source() && !m_multi)
+    throw core::ConfigError(fmt::format("flare.buffers: only with flare.algorithm=multiple (not {})", alg));
   auto sparse = opt.kind_options.find("sparse");
   m_sparse = m_job.sparse = sparse != opt.kind_options.end();
   if (m_sparse) {
@@ -345,6 +349,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       throw core::ConfigError("flare.block_bytes: dense blocks only; a sparse block is flare.span elements");
     const std::string& f = m_params.sparse_format.get();
     m_sys->sparse_format = f == "array" ? 0 : f == "hash" ? 1 : 2;
+    if (m_sys->sparse_format == 0 && m_params.entries.source())
+      throw core::ConfigError(
+          "flare.entries: the array store holds a value per element of the block's span; "
+          "entries are for sparse_format hash or twolevel");
     m_sys->span = m_params.span.get();
     m_sys->entries = m_params.entries.get()      ? m_params.entries.get()
                      : m_sys->sparse_format == 1 ? 512

@@ -87,11 +87,14 @@ struct FlareParams {
                                64,
                                "blocks",
                                "blocks each host keeps in flight (sent, result not back; with --sparse and not given: "
-                               "at most half the block buffers the switch scratchpads hold)",
+                               "at most half the block buffers the switch scratchpads hold); in-network all-reduces "
+                               "only: the ring baseline sends each step's segment when it has it (a sweep may set "
+                               "it for all algorithms)",
                                1u,
                                1u << 20};
   core::Param<bool> stagger{"flare", "stagger", false, "",
-                            "each host sends each group of `window` blocks from offset host x window / hosts"};
+                            "each host sends each group of `window` blocks from offset host x window / hosts "
+                            "(in-network all-reduces only, as flare.window)"};
   core::Param<std::string> sparse_format{
       "flare",
       "sparse_format",
