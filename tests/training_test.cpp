@@ -195,12 +195,34 @@ TEST(TrainingWorkload, YamlFormHasTheSameContent) {
        "has bytes but no collective"},
       {"workload:\n  parallelism: DATA\n", "workload.layers must be a list"},
       {"workload:\n  parallelism: DATA\n  layers: [\n", ":4:1: YAML syntax error: end of sequence flow not found"},
+      {"workload:\n  parallelism: DATA\n  model_parallel_npu_group: 8\n  layers:\n    - name: a\n",
+       ":3: model_parallel_npu_group goes with HYBRID_TRANSFORMER(_FWD_IN_BCKWD), not DATA"},
+      {"workload:\n  parallelism: HYBRID_TRANSFORMER\n  model_parallel_npu_group: 2\n  checkpoints: [0]\n"
+       "  layers:\n    - name: a\n",
+       ":4: checkpoints goes with HYBRID_TRANSFORMER_FWD_IN_BCKWD, not HYBRID_TRANSFORMER"},
+      {"workload:\n  parallelism: MODEL\n  dlrm_last_bottom_layer: 0\n  layers:\n    - name: a\n",
+       ":3: dlrm_last_bottom_layer goes with HYBRID_DLRM, not MODEL"},
   };
   for (const Case& c : cases) {
     const std::string path = dir.file("bad.yaml", c.text);
     const std::string err = error_of([&] { load_workload(path); });
     EXPECT_NE(err.find(c.want), std::string::npos) << c.text << "error: " << err;
   }
+  // The text form: one word per layer name, and no place for a pass's flops and mem_bytes (listed as dropped).
+  for (const char* name : {"\"a b\"", "\"\""}) {
+    const std::string path =
+        dir.file("name.yaml", std::string("workload:\n  parallelism: DATA\n  layers:\n    - name: ") + name + "\n");
+    const std::string err = error_of([&] { to_astra_text(load_workload(path)); });
+    EXPECT_NE(err.find(":4: layer name '"), std::string::npos) << err;
+    EXPECT_NE(err.find("a layer name there is one word"), std::string::npos) << err;
+  }
+  std::vector<std::string> dropped;
+  to_astra_text(load_workload(dir.file("r.yaml",
+                                       "workload:\n  parallelism: DATA\n  layers:\n    - name: a\n"
+                                       "      fwd: {compute_ns: 5, flops: 100, mem_bytes: 8}\n")),
+                &dropped);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_NE(dropped[0].find("flops and mem_bytes of 1 passes"), std::string::npos) << dropped[0];
 }
 
 namespace {

@@ -283,6 +283,16 @@ Workload parse_yaml_string(const std::string& text, const std::string& path) {
   if (!parse_parallelism(par.Scalar(), w.parallelism))
     throw core::ConfigError(
         fmt::format("{}: unknown parallelism '{}' ({})", core::yaml_at(path, par), par.Scalar(), parallelism_list()));
+  // What only some parallelisms read is refused with the others (never dropped silently).
+  auto only_with = [&](const char* key, bool used, const char* with) {
+    if (w_node[key] && !used)
+      throw core::ConfigError(fmt::format("{}: {} goes with {}, not {}", core::yaml_at(path, w_node[key]), key, with,
+                                          parallelism_name(w.parallelism)));
+  };
+  only_with("model_parallel_npu_group", w.is_transformer(), "HYBRID_TRANSFORMER(_FWD_IN_BCKWD)");
+  only_with("dlrm_last_bottom_layer", w.is_dlrm(), "HYBRID_DLRM");
+  for (const char* key : {"checkpoints", "checkpoint_initiates"})
+    only_with(key, w.parallelism == Parallelism::hybrid_transformer_fwd_in_bckwd, "HYBRID_TRANSFORMER_FWD_IN_BCKWD");
   if (const YAML::Node g = w_node["model_parallel_npu_group"])
     w.model_parallel_group = static_cast<uint32_t>(yaml_uint(path, g, "model_parallel_npu_group"));
   if (const YAML::Node g = w_node["dlrm_last_bottom_layer"])
@@ -349,7 +359,23 @@ Workload load_workload(const std::string& path) {
   return parse_astra_text(path);
 }
 
-std::string to_astra_text(const Workload& w) {
+std::string to_astra_text(const Workload& w, std::vector<std::string>* dropped) {
+  for (const Layer& l : w.layers)
+    if (l.name.empty() || l.name.find_first_of(" \t\r\n") != std::string::npos)
+      throw core::ConfigError(
+          fmt::format("{}: layer name '{}': the text form separates its fields by white space, "
+                      "so a layer name there is one word",
+                      l.origin, l.name));
+  if (dropped) {
+    uint32_t with_roofline = 0;
+    for (const Layer& l : w.layers)
+      for (const Pass& p : l.pass) with_roofline += p.flops || p.mem_bytes;
+    if (with_roofline)
+      dropped->push_back(
+          fmt::format("flops and mem_bytes of {} passes (the text form has no place for them; "
+                      "NPUs with compute.timing: roofline time those passes by their compute_ns)",
+                      with_roofline));
+  }
   std::string s = parallelism_name(w.parallelism);
   if (w.is_transformer()) {
     s += fmt::format(" model_parallel_NPU_group: {}", w.model_parallel_group);

@@ -91,7 +91,9 @@ Workload parse_yaml_string(const std::string& text, const std::string& path);
 /// By extension: .yaml/.yml the YAML form, anything else ASTRA-sim's text.
 Workload load_workload(const std::string& path);
 
-/// Write `w` in ASTRA-sim 1.0's text form (`fabricvp convert`, tests).
-std::string to_astra_text(const Workload& w);
+/// Write `w` in ASTRA-sim 1.0's text form (`fabricvp convert`, tests). A layer
+/// name the text cannot hold (empty, with white space) is a ConfigError; what
+/// it has no place for (the passes' flops and mem_bytes) is listed in `dropped`.
+std::string to_astra_text(const Workload& w, std::vector<std::string>* dropped = nullptr);
 
 }  // namespace fabricvp::training

@@ -37,7 +37,9 @@ int convert(const Options& o) {
       throw core::ConfigError("convert astra: give --network (with --system if you have one) or --workload");
     if (!o.workload.empty()) {
       if (!o.system.empty()) throw core::ConfigError("convert astra: --system goes with --network");
-      write(o.out, training::to_astra_text(training::load_workload(o.workload)));
+      std::vector<std::string> dropped;
+      write(o.out, training::to_astra_text(training::load_workload(o.workload), &dropped));
+      for (const std::string& d : dropped) fmt::print(stderr, "{}: not written: {}\n", o.workload, d);
       if (!o.out.empty() && o.out != "-") fmt::print(stderr, "wrote {} (ASTRA-sim 1.0 text)\n", o.out);
       return 0;
     }
