@@ -294,8 +294,8 @@ int attempt_impl(const systems::RunOptions& opt) {
   }
   if (!hw_ok) return kHardwareError;
   if (out.checked && !out.verified) {
-    // also with -q: the exit code alone does not say which run's result is wrong or where to look
-    fmt::print(stderr, "fabricvp: error: the result does not match the host reference (see {}/stats.json)\n",
+    // also with -q: the exit code alone does not say which run failed its check or where to look
+    fmt::print(stderr, "fabricvp: error: the run failed its check (the summary without -q says why; {}/stats.json)\n",
                opt.out_dir);
     return kMismatch;
   }

@@ -108,6 +108,15 @@ TEST(Chakra, MalformedTracesAreRefusedWithFileAndNode) {
   dims.nodes = {c};
   r = run(dims);
   EXPECT_EQ(r.code, 0) << r.out;  // no involved_dim: every dimension
+  // Compute that adds up past what the picosecond clock holds (it wrapped).
+  Graph long_compute;
+  long_compute.nodes = {comp(1, 4000000000000, {}), comp(2, 1000000000000, {1})};
+  r = run(long_compute);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("t.0.et: node 2 ('comp2'): duration_micros 1000000000000: the trace's compute adds up to "
+                       "more than"),
+            std::string::npos)
+      << r.out;
   // A truncated file.
   const std::string bad = dir.file("bad.0.et", std::string("\x05\x0a\x03", 3));
   for (uint32_t i = 1; i < 4; ++i) dir.file("bad." + std::to_string(i) + ".et", std::string("\x05\x0a\x03", 3));

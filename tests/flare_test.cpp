@@ -807,7 +807,7 @@ TEST(Flare, BadSettingsAreClearErrors) {
   r = run(" -p flare.op=prod");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("flare.op"), std::string::npos) << r.out;
-  for (const char* d : {"0", "1.5", "x", "0.1x", ""}) {
+  for (const char* d : {"0", "1.5", "x", "0.1x", "", "0x0.1", " 0.01"}) {
     r = run(std::string(" --sparse '") + d + "'");
     EXPECT_NE(r.out.find(std::string("--sparse '") + d + "': expected the share of each host's elements"),
               std::string::npos)

@@ -201,7 +201,7 @@ TEST(TrainingWorkload, YamlFormHasTheSameContent) {
        "  layers:\n    - name: a\n",
        ":4: checkpoints goes with HYBRID_TRANSFORMER_FWD_IN_BCKWD, not HYBRID_TRANSFORMER"},
       {"workload:\n  parallelism: MODEL\n  dlrm_last_bottom_layer: 0\n  layers:\n    - name: a\n",
-       ":3: dlrm_last_bottom_layer goes with HYBRID_DLRM, not MODEL"},
+       ":3: dlrm_last_bottom_layer goes with HYBRID_DLRM(_ENHANCED), not MODEL"},
   };
   for (const Case& c : cases) {
     const std::string path = dir.file("bad.yaml", c.text);
@@ -416,8 +416,33 @@ TEST(TrainingWorkload, AstraKeysGivenTwiceOrUnknownAreErrorsAndLeftOutKeysAreLis
   const training::astra::Network n = training::astra::read_network_string(
       "{" + net + ", \"topology-name\": \"Hierarchical\", \"dimensions-count\": 1, \"nic-latency\": [0]}", "net.json");
   ASSERT_EQ(n.dims.size(), 1u);
-  EXPECT_EQ(n.ignored,
-            (std::vector<std::string>{"dimensions-count: 1", "nic-latency: [0]", "topology-name: \"Hierarchical\""}));
+  EXPECT_EQ(n.ignored, (std::vector<std::string>{"nic-latency: [0]", "topology-name: \"Hierarchical\""}));
+  // One key set per object: a key again in a nested object is refused, the same key in sibling objects is not.
+  EXPECT_NE(error_of([] {
+              training::astra::read_system_string("{\"a\": {\"k\": 1, \"k\": 2}}", "sys.json");
+            }).find("sys.json: \"k\" is given twice"),
+            std::string::npos);
+  const std::string siblings =
+      error_of([] { training::astra::read_system_string("{\"a\": [{\"k\": 1}, {\"k\": 2}]}", "sys.json"); });
+  EXPECT_EQ(siblings.find("given twice"), std::string::npos) << siblings;
+  EXPECT_FALSE(siblings.empty());  // refused for what it is: not a system key
+}
+
+TEST(TrainingWorkload, RunsPastThePicosecondClockAreRefusedWithTheirIterations) {
+  // 10^12 ns of compute per iteration: 4503 iterations fit under kMaxRunNs (4.5e15 ns), 4504 do not; each
+  // checkpoint initiate may re-run every forward pass, so two of them triple the bound.
+  test::TempDir dir;
+  const Workload w = parse_astra_text(dir.file("w.txt", "DATA\n1\na -1 1000000000000 NONE 0 0 NONE 0 0 NONE 0 0\n"));
+  EXPECT_EQ(w.iteration_ns_bound, 1000000000000u);
+  EXPECT_NO_THROW(check_run_length(w, 4503));
+  const std::string err = error_of([&] { check_run_length(w, 4504); });
+  EXPECT_NE(err.find("w.txt: 4504 iterations of up to 1000000000000 ns of compute and update each"), std::string::npos)
+      << err;
+  const Workload t = parse_astra_text(
+      dir.file("t.txt",
+               "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 checkpoints: 0 checkpoint_initiates: 2 "
+               "0 1\n2\na -1 100 NONE 0 0 NONE 0 0 NONE 0 0\nb -1 100 NONE 0 0 NONE 0 0 NONE 0 0\n"));
+  EXPECT_EQ(t.iteration_ns_bound, 600u);
 }
 
 TEST(TrainingWorkload, NetworkCountsPast32BitsAreInputErrorsNotCasts) {

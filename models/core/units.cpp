@@ -53,8 +53,9 @@ uint64_t parse_bytes(const std::string& s, const std::string& what) {
   const double bytes = v * mult;
   if (bytes != std::floor(bytes) || bytes <= 0)
     throw ConfigError(fmt::format("{} '{}' is not a positive whole number of bytes", what, s));
-  if (!(bytes < 18446744073709551616.0))  // 2^64 (also catches an infinite value)
-    throw ConfigError(fmt::format("{} '{}' is more than 2^64 bytes", what, s));
+  // Read as a double: exact up to 2^53 (larger values were rounded; also catches an infinite value).
+  if (!(bytes <= 9007199254740992.0))
+    throw ConfigError(fmt::format("{} '{}' is more than 2^53 bytes (8 PiB)", what, s));
   return static_cast<uint64_t>(bytes);
 }
 

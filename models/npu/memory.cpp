@@ -171,24 +171,37 @@ Compute::Compute(const sc_core::sc_module_name& nm)
   m_roofline = timing.get() == "roofline";
 }
 
+namespace {
+/// An arithmetic time in ps, refused past what the 64-bit clock holds (a workload's flops at a very low rate).
+uint64_t arith_ps(const Compute& c, double flops, double rate) {
+  const double ps = std::ceil(flops / rate * 1e12);
+  if (!(ps < 9.2e18))
+    throw core::ConfigError(
+        fmt::format("{}: {:g} operations at {:g} per second take {:g} ps, past the 64-bit "
+                    "picosecond clock",
+                    c.name(), flops, rate, ps));
+  return static_cast<uint64_t>(ps);
+}
+}  // namespace
+
 uint64_t Compute::kernel_ps(uint64_t f, uint64_t memory_ps) const {
   const uint32_t s = compute_sms();
   if (s == 0)
     throw core::ConfigError(fmt::format("{}: comm_sms ({}) leaves no SMs to the workload's kernels ({} SMs)", name(),
                                         comm_sms.get(), sms.get()));
   const double rate = tensor_tflops.get() * efficiency.get() * 1e12 * s / sms.get();
-  const uint64_t arith = static_cast<uint64_t>(std::ceil(static_cast<double>(f) / rate * 1e12));
+  const uint64_t arith = arith_ps(*this, static_cast<double>(f), rate);
   return launch_ns.get() * 1000 + std::max(arith, memory_ps);
 }
 
 uint64_t Compute::vector_ps(uint64_t f, uint32_t use_sms) const {
   const double rate = vector_tflops.get() * 1e12 * use_sms / sms.get();  // flop/s
-  return launch_ns.get() * 1000 + static_cast<uint64_t>(std::ceil(static_cast<double>(f) / rate * 1e12));
+  return launch_ns.get() * 1000 + arith_ps(*this, static_cast<double>(f), rate);
 }
 
 uint64_t Compute::tensor_ps(uint64_t f, uint32_t use_sms) const {
   const double rate = tensor_tflops.get() * 1e12 * use_sms / sms.get();
-  return launch_ns.get() * 1000 + static_cast<uint64_t>(std::ceil(static_cast<double>(f) / rate * 1e12));
+  return launch_ns.get() * 1000 + arith_ps(*this, static_cast<double>(f), rate);
 }
 
 }  // namespace fabricvp::npu

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
 #include "models/core/config.h"
 #include "models/core/input_file.h"
@@ -103,7 +104,7 @@ Network read_yaml(const std::string& text, const std::string& path) {
 /// number too large for a double is nlohmann's out_of_range, not a parse_error).
 nlohmann::json parse_json(const std::string& text, const std::string& path) {
   // nlohmann keeps the last of a key given twice: refused instead (one key set per open object).
-  std::vector<std::vector<std::string>> keys;
+  std::vector<std::unordered_set<std::string>> keys;
   auto once = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     if (ev == E::object_start) {
@@ -111,10 +112,8 @@ nlohmann::json parse_json(const std::string& text, const std::string& path) {
     } else if (ev == E::object_end) {
       keys.pop_back();
     } else if (ev == E::key) {
-      const std::string k = parsed.get<std::string>();
-      if (std::find(keys.back().begin(), keys.back().end(), k) != keys.back().end())
-        throw core::ConfigError(fmt::format("{}: \"{}\" is given twice", path, k));
-      keys.back().push_back(k);
+      std::string k = parsed.get<std::string>();
+      if (!keys.back().insert(k).second) throw core::ConfigError(fmt::format("{}: \"{}\" is given twice", path, k));
     }
     return true;
   };
@@ -133,21 +132,19 @@ Network read_json(const std::string& text, const std::string& path) {
   n.file = path;
   n.format = "ASTRA-sim 1.0 JSON";
   if (!j.is_object()) throw core::ConfigError(fmt::format("{}: not a JSON object", path));
-  static const char* const kUsed[] = {"topologies-per-dim", "units-count", "links-count", "link-bandwidth",
-                                      "link-latency"};
-  static const char* const kLeftOut[] = {"topology-name",  "dimensions-count", "dimension-type", "nic-latency",
-                                         "router-latency", "hbm-latency",      "hbm-bandwidth",  "hbm-scale"};
+  static const std::vector<std::string> kUsed = {"topologies-per-dim", "units-count",  "links-count",
+                                                 "link-bandwidth",     "link-latency", "dimensions-count"};
+  static const std::vector<std::string> kLeftOut = {"topology-name",  "dimension-type",  "nic-latency",
+                                                    "router-latency", "hbm-latency",     "hbm-bandwidth",
+                                                    "hbm-scale",      "use-fast-version"};
   for (const auto& item : j.items()) {
     const std::string& k = item.key();
-    auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), k) != std::end(list); };
+    auto in = [&](const auto& list) { return std::find(list.begin(), list.end(), k) != list.end(); };
     if (in(kLeftOut))
       n.ignored.push_back(fmt::format("{}: {}", k, item.value().dump()));
     else if (!in(kUsed))
-      throw core::ConfigError(fmt::format(
-          "{}: unknown key \"{}\" (topologies-per-dim, units-count, links-count, link-bandwidth, link-latency; "
-          "not modeled: topology-name, dimensions-count, dimension-type, nic-latency, router-latency, hbm-latency, "
-          "hbm-bandwidth, hbm-scale)",
-          path, k));
+      throw core::ConfigError(fmt::format("{}: unknown key \"{}\" ({}; not modeled: {})", path, k,
+                                          fmt::join(kUsed, ", "), fmt::join(kLeftOut, ", ")));
   }
   auto list = [&](const char* key) {
     if (!j.contains(key) || !j[key].is_array() || j[key].empty())

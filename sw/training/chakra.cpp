@@ -62,6 +62,7 @@ Graph read_one(const std::string& path) {
   pb::GlobalMetadata meta;
   if (!next(meta, "GlobalMetadata", 0)) throw core::ConfigError(fmt::format("{}: an empty Chakra trace", path));
   std::map<uint64_t, size_t> index;
+  uint64_t compute_ns = 0;  // the COMP nodes' durations so far
   pb::Node n;
   for (size_t i = 0; next(n, "Node", i); ++i) {
     GraphNode gn;
@@ -93,7 +94,13 @@ Graph read_one(const std::string& path) {
     switch (n.type()) {
       case pb::COMP_NODE:
         gn.kind = GraphNode::comp;
+        if (n.duration_micros() > (kMaxRunNs - compute_ns) / 1000)
+          throw core::ConfigError(
+              fmt::format("{}: duration_micros {}: the trace's compute adds up to more than {} ns (52 days), past "
+                          "what the 64-bit picosecond clock is trusted with",
+                          where, n.duration_micros(), kMaxRunNs));
         gn.duration_ns = n.duration_micros() * 1000;
+        compute_ns += gn.duration_ns;
         break;
       case pb::METADATA_NODE: gn.kind = GraphNode::metadata; break;
       case pb::COMM_SEND_NODE:

@@ -112,6 +112,7 @@ std::vector<uint32_t> range(uint32_t from, uint32_t to) {
 TrainingLoop::TrainingLoop(const Workload& w, Platform& p, uint32_t iterations)
     : m_w(w), m_p(p), m_iterations(iterations) {
   if (iterations == 0) throw core::ConfigError("--iterations must be at least 1");
+  check_run_length(w, iterations);
   const std::vector<uint32_t> sizes = p.dim_sizes();
   const uint32_t D = static_cast<uint32_t>(sizes.size());
   // The model-parallel boundary of the transformers: the first dimensions

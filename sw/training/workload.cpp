@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -116,7 +118,7 @@ void validate(Workload& w) {
     throw core::ConfigError(fmt::format("{}: model_parallel_NPU_group must be at least 1", w.file));
   if (w.layers.empty()) throw core::ConfigError(fmt::format("{}: a workload without layers", w.file));
   // Times run on a clock of picoseconds in 64 bits: an iteration's compute and update times together at most
-  // kMaxIterationNs (with up to 999,999 iterations, far from 2^64 ps), sizes at most what an NPU's memory may hold.
+  // kMaxIterationNs (and the run's at most kMaxRunNs: check_run_length), sizes at most what an NPU's memory may hold.
   constexpr uint64_t kMaxIterationNs = 1000000000000;  // 1,000 s
   constexpr uint64_t kMaxBytes = uint64_t(1) << 50;    // Memory::size_mib at most 2^30 MiB
   uint64_t total_ns = 0;
@@ -143,6 +145,8 @@ void validate(Workload& w) {
     }
     add_time(l, l.update_ns, "update time");
   }
+  // at most 10^12 x (10^6 + 1): no overflow
+  w.iteration_ns_bound = total_ns * (1 + w.checkpoint_initiates.size());
 }
 
 }  // namespace
@@ -290,7 +294,7 @@ Workload parse_yaml_string(const std::string& text, const std::string& path) {
                                           parallelism_name(w.parallelism)));
   };
   only_with("model_parallel_npu_group", w.is_transformer(), "HYBRID_TRANSFORMER(_FWD_IN_BCKWD)");
-  only_with("dlrm_last_bottom_layer", w.is_dlrm(), "HYBRID_DLRM");
+  only_with("dlrm_last_bottom_layer", w.is_dlrm(), "HYBRID_DLRM(_ENHANCED)");
   for (const char* key : {"checkpoints", "checkpoint_initiates"})
     only_with(key, w.parallelism == Parallelism::hybrid_transformer_fwd_in_bckwd, "HYBRID_TRANSFORMER_FWD_IN_BCKWD");
   if (const YAML::Node g = w_node["model_parallel_npu_group"])
@@ -359,9 +363,19 @@ Workload load_workload(const std::string& path) {
   return parse_astra_text(path);
 }
 
+void check_run_length(const Workload& w, uint64_t iterations) {
+  if (w.iteration_ns_bound && iterations > kMaxRunNs / w.iteration_ns_bound)
+    throw core::ConfigError(
+        fmt::format("{}: {} iterations of up to {} ns of compute and update each (recomputed forward passes "
+                    "included): more than {} ns (52 days) in all, past what the 64-bit picosecond clock is trusted "
+                    "with; run fewer iterations",
+                    w.file, iterations, w.iteration_ns_bound, kMaxRunNs));
+}
+
 std::string to_astra_text(const Workload& w, std::vector<std::string>* dropped) {
   for (const Layer& l : w.layers)
-    if (l.name.empty() || l.name.find_first_of(" \t\r\n") != std::string::npos)
+    if (l.name.empty() ||
+        std::any_of(l.name.begin(), l.name.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }))
       throw core::ConfigError(
           fmt::format("{}: layer name '{}': the text form separates its fields by white space, "
                       "so a layer name there is one word",

@@ -72,6 +72,11 @@ struct Workload {
   std::vector<uint32_t> checkpoints, checkpoint_initiates;  ///< *_FWD_IN_BCKWD: layer indices
   uint32_t dlrm_last_bottom_layer = 0;                      ///< HYBRID_DLRM*
   std::vector<Layer> layers;
+  /// Compute and update time of one iteration at most, in ns, forward passes
+  /// recomputed included (each checkpoint initiate re-runs at most all of
+  /// them); set by the parsers (validate), used to refuse runs that would take
+  /// the picosecond clock past 2^62 (check_run_length).
+  uint64_t iteration_ns_bound = 0;
   bool is_dlrm() const {
     return parallelism == Parallelism::hybrid_dlrm || parallelism == Parallelism::hybrid_dlrm_enhanced;
   }
@@ -90,6 +95,11 @@ Workload parse_yaml(const std::string& path);
 Workload parse_yaml_string(const std::string& text, const std::string& path);
 /// By extension: .yaml/.yml the YAML form, anything else ASTRA-sim's text.
 Workload load_workload(const std::string& path);
+
+/// Refuses `iterations` iterations of `w` whose compute and update times alone
+/// (iteration_ns_bound each) would run past kMaxRunNs: ConfigError naming the file.
+constexpr uint64_t kMaxRunNs = uint64_t(1) << 52;  // 4.5e15 ns (52 days): below 2^62 ps
+void check_run_length(const Workload& w, uint64_t iterations);
 
 /// Write `w` in ASTRA-sim 1.0's text form (`fabricvp convert`, tests). A layer
 /// name the text cannot hold (empty, with white space) is a ConfigError; what

@@ -337,7 +337,8 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != sparse->second.size() || !(m_density > 0 && m_density <= 1))
+    if (used == 0 || used != sparse->second.size() || !(m_density > 0 && m_density <= 1) ||
+        sparse->second.find_first_not_of("0123456789.eE+-") != std::string::npos)  // no hex, no white space
       throw core::ConfigError(fmt::format(
           "--sparse '{}': expected the share of each host's elements that are nonzero, 0 < D <= 1", sparse->second));
     if (m_params.algorithm.get() != "single")
@@ -412,6 +413,12 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     const std::string& file = operator_file->second;
     if (!fs::is_regular_file(file))
       throw core::ConfigError(fmt::format("--operator {}: {}", file, fs::exists(file) ? "not a file" : "no such file"));
+    // The path goes into a shell command and an #include line (C11 would read a trigraph in it).
+    if (file.find_first_of("'\"\n\\") != std::string::npos || file.find("??") != std::string::npos)
+      throw core::ConfigError(
+          fmt::format("--operator {}: a path with a quote, a backslash, a line break or '\?\?' (rename or move the "
+                      "file)",
+                      file));
     extra.push_back(file);
     defines = "-DFLARE_USER_OP";
     // The host reference runs the same C function, compiled for this machine, after the declaration the
