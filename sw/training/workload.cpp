@@ -145,8 +145,8 @@ void validate(Workload& w) {
     }
     add_time(l, l.update_ns, "update time");
   }
-  // at most 10^12 x (10^6 + 1): no overflow
-  w.iteration_ns_bound = total_ns * (1 + w.checkpoint_initiates.size());
+  const uint64_t passes = 1 + w.checkpoint_initiates.size();  // an index may repeat: saturate, never wrap
+  w.iteration_ns_bound = total_ns && passes > UINT64_MAX / total_ns ? UINT64_MAX : total_ns * passes;
 }
 
 }  // namespace
