@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "models/core/config.h"
@@ -85,9 +86,13 @@ YAML::Node load_yaml_document(const std::string& text, const std::string& file, 
 
 void yaml_no_unknown_keys(const std::string& file, const YAML::Node& map, std::initializer_list<const char*> known) {
   if (!map.IsMap()) throw ConfigError(fmt::format("{}: a map of keys was expected here", yaml_at(file, map)));
+  std::map<std::string, int> seen;  // key -> its line (yaml-cpp keeps both of a key given twice; lookups see one)
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) throw ConfigError(fmt::format("{}: keys must be scalars", yaml_at(file, kv.first)));
     const std::string& k = kv.first.Scalar();
+    if (const auto [it, fresh] = seen.emplace(k, kv.first.Mark().line + 1); !fresh)
+      throw ConfigError(
+          fmt::format("{}: {} is given again (line {} gave it first)", yaml_at(file, kv.first), k, it->second));
     bool ok = false;
     for (const char* x : known) ok |= k == x;
     if (!ok) {

@@ -30,7 +30,7 @@ YAML::Node load_yaml_document(const std::string& text, const std::string& file, 
 std::string yaml_at(const std::string& file, const YAML::Node& n);
 
 /// Throws ConfigError if `map` is not a map, for a key of it that is not in
-/// `known` (listing them), or for a key that is not a scalar.
+/// `known` (listing them), for a key given twice, or for a key that is not a scalar.
 void yaml_no_unknown_keys(const std::string& file, const YAML::Node& map, std::initializer_list<const char*> known);
 
 /// The non-negative finite number a scalar node holds. Throws ConfigError

@@ -60,17 +60,7 @@ Network read_yaml(const std::string& text, const std::string& path) {
   n.file = path;
   n.format = "ASTRA-sim 2.x YAML";
   if (!root.IsMap()) throw core::ConfigError(fmt::format("{}: a network file is a map of lists", path));
-  std::map<std::string, int> seen;  // key -> its line
-  for (const auto& kv : root) {
-    const std::string k = kv.first.Scalar();
-    const int line = kv.first.Mark().line + 1;
-    if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency")
-      throw core::ConfigError(
-          fmt::format("{}:{}: unknown key '{}' (topology, npus_count, bandwidth, latency)", path, line, k));
-    if (const auto [it, fresh] = seen.emplace(k, line); !fresh)
-      throw core::ConfigError(
-          fmt::format("{}:{}: {} is given again (line {} gave it first)", path, line, k, it->second));
-  }
+  core::yaml_no_unknown_keys(path, root, {"topology", "npus_count", "bandwidth", "latency"});
   auto list = [&](const char* key) {
     const YAML::Node v = root[key];
     if (!v || !v.IsSequence() || v.size() == 0)
