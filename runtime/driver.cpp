@@ -165,7 +165,7 @@ int attempt_impl(const systems::RunOptions& opt) {
   // ---- elaborate ----
   ProgressLine progress(ProgressLine::wanted(opt.quiet));
   progress.phase("elaborating");
-  std::unique_ptr<systems::Scenario> sc = kind.elaborate(opt);
+  std::unique_ptr<systems::Scenario> sc = systems::elaborate(kind, opt);
   ctx.config().check_all_used(systems::parameter_names());
   if (!sc->replays())
     opt.refuse("max-replays", fmt::format("{} platforms raise no machine checks: nothing is replayed", kind.name));
@@ -315,7 +315,7 @@ std::unique_ptr<systems::Scenario> elaborate(const std::string& platform, const 
   systems::RunOptions opt;
   opt.platform = platform;
   opt.overrides = overrides;
-  std::unique_ptr<systems::Scenario> sc = systems::kind_for(ctx.config()).elaborate(opt);
+  std::unique_ptr<systems::Scenario> sc = systems::elaborate(systems::kind_for(ctx.config()), opt);
   ctx.config().check_all_used(systems::parameter_names());
   return sc;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/core/context.h"
 #include "models/core/param.h"
 
 namespace fabricvp::systems {
@@ -68,6 +69,20 @@ std::vector<std::string> parameter_names() {
   std::vector<std::string> out;
   for (const auto* p : core::all_params()) out.push_back(p->name());
   return out;
+}
+
+std::unique_ptr<Scenario> elaborate(const Kind& kind, const RunOptions& opt) {
+  core::Context& ctx = core::Context::get();
+  const size_t unwound_before = ctx.unwound_params().size();  // another elaboration's, in this process
+  try {
+    return kind.elaborate(opt);
+  } catch (const core::ConfigError& e) {
+    std::vector<std::string> known = parameter_names();
+    known.insert(known.end(), ctx.unwound_params().begin() + unwound_before, ctx.unwound_params().end());
+    const std::string typos = ctx.config().likely_typos(known);
+    if (typos.empty()) throw;
+    throw core::ConfigError(std::string(e.what()) + typos);
+  }
 }
 
 }  // namespace fabricvp::systems

@@ -164,5 +164,10 @@ const Kind& kind_for(const core::Config& config);
 
 /// Names of all declared parameters (for "did you mean" suggestions).
 std::vector<std::string> parameter_names();
+/// kind.elaborate(opt); a core::ConfigError it throws also lists the keys
+/// that set nothing and are close to a parameter declared so far: the check
+/// that failed may be about the default a typo left (`portz: 8` leaves
+/// `ports` at its default), and check_all_used() runs only after elaboration.
+std::unique_ptr<Scenario> elaborate(const Kind& kind, const RunOptions& opt);
 
 }  // namespace fabricvp::systems

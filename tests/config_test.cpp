@@ -95,6 +95,16 @@ TEST(Config, UnknownKeyInPlatformFileIsAnErrorWithSuggestion) {
             "(did you mean 'sys.node0.tsp*.clock_mhz'?)");
 }
 
+TEST(Config, LikelyTyposNameOnlyKeysCloseToAParameterOfTheirObject) {
+  Config c;
+  c.load_string("grp:\n  portz: 4\n  ports: 2\nother:\n  portz: 1\ngrp2:\n  zzzzzzzz: 1\n", "t.yaml");
+  (void)c.resolve("grp.ports");
+  const std::vector<std::string> known{"grp.ports", "grp.clusters", "grp2.ports"};
+  // other.portz: no parameter of `other` is known (not built yet); grp2.zzzzzzzz: nothing close.
+  EXPECT_EQ(c.likely_typos(known), "\n  t.yaml:2:3: key 'grp.portz' has set no parameter (did you mean 'grp.ports'?)");
+  EXPECT_EQ(c.likely_typos({}), "");
+}
+
 TEST(Config, KeyForAModuleThatDoesNotExistIsAnError) {
   auto& ctx = core::Context::get();
   ctx.config().load_string("sys:\n  tsps_per_node: 2\n  node0:\n    tsp5:\n      clock_mhz: 800\n", "plat.yaml");

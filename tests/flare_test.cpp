@@ -790,6 +790,13 @@ TEST(Flare, BadSettingsAreClearErrors) {
   r = run(" -p sys.hosts=4");
   EXPECT_NE(r.out.find("sys.switch0.ports = 8: 4 (a Flare switch has one port per host: sys.hosts)"), std::string::npos)
       << r.out;
+  // A typo leaves the port count at its default, which the check refuses: the typo is named with it.
+  r = run(" -p sys.hosts=4 -p sys.switch0.portz=4");
+  EXPECT_NE(r.out.find("sys.switch0.ports = 8: 4 (a Flare switch has one port per host: sys.hosts)\n  -p "
+                       "sys.switch0.portz=4: key 'sys.switch0.portz' has set no parameter (did you mean "
+                       "'sys.switch0.ports'?)"),
+            std::string::npos)
+      << r.out;
   const std::string tree = std::string(FABRICVP_PLATFORMS) + "/flare-fattree-64.yaml";
   r = sh("run " + tree + " -p sys.leaves=7 -q -o " + (dir / "o"));
   EXPECT_NE(r.out.find("sys.hosts = 64: not a multiple of sys.leaves = 7"), std::string::npos) << r.out;

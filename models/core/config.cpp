@@ -153,45 +153,67 @@ void Config::note_absent(const std::string& prefix, const std::string& reason) {
   m_absent.emplace_back(prefix, reason);
 }
 
+namespace {
+
+std::pair<std::string, std::string> split_key(const std::string& k) {
+  const size_t dot = k.rfind('.');
+  if (dot == std::string::npos) return {"", k};
+  return {k.substr(0, dot), k.substr(dot + 1)};
+}
+
+/// The parameter of `known` that `key` most likely means: first one of the same object(s) with a similar
+/// name, then (unless `same_object`) any similar full name; empty if none is close.
+std::string suggestion(const std::string& key, const std::vector<std::string>& known, bool same_object) {
+  auto [prefix, leaf] = split_key(key);
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const auto& k : known) {
+    auto [kprefix, kleaf] = split_key(k);
+    if (!glob_match(prefix, kprefix)) continue;
+    const size_t d = edit_distance(leaf, kleaf);
+    if (d < best_d) {
+      best_d = d;
+      best = prefix.empty() ? kleaf : prefix + "." + kleaf;
+    }
+  }
+  size_t limit = std::max<size_t>(2, leaf.size() / 3);
+  if (best_d > limit && !same_object) {
+    best_d = std::string::npos;
+    for (const auto& k : known) {
+      const size_t d = edit_distance(key, k);
+      if (d < best_d) {
+        best_d = d;
+        best = k;
+      }
+    }
+    limit = std::max<size_t>(2, key.size() / 4);
+  }
+  return best_d <= limit ? best : std::string();
+}
+
+}  // namespace
+
 void Config::check_all_used(const std::vector<std::string>& known) const {
-  auto split = [](const std::string& k) {
-    size_t dot = k.rfind('.');
-    if (dot == std::string::npos) return std::pair<std::string, std::string>{"", k};
-    return std::pair<std::string, std::string>{k.substr(0, dot), k.substr(dot + 1)};
-  };
   for (const auto& e : m_entries) {
     if (e.uses) continue;
     for (const auto& [absent, reason] : m_absent)
       if (e.key.compare(0, absent.size(), absent) == 0)
         throw ConfigError(fmt::format("{}: key '{}' matches no parameter: {}", e.origin.str(), e.key, reason));
-    auto [prefix, leaf] = split(e.key);
-    // Prefer a parameter of the same object(s) with a similar name, then any similar full name.
-    std::string best;
-    size_t best_d = std::string::npos;
-    for (const auto& k : known) {
-      auto [kprefix, kleaf] = split(k);
-      if (!glob_match(prefix, kprefix)) continue;
-      size_t d = edit_distance(leaf, kleaf);
-      if (d < best_d) {
-        best_d = d;
-        best = prefix.empty() ? kleaf : prefix + "." + kleaf;
-      }
-    }
-    size_t limit = std::max<size_t>(2, leaf.size() / 3);
-    if (best_d > limit) {
-      best_d = std::string::npos;
-      for (const auto& k : known) {
-        size_t d = edit_distance(e.key, k);
-        if (d < best_d) {
-          best_d = d;
-          best = k;
-        }
-      }
-      limit = std::max<size_t>(2, e.key.size() / 4);
-    }
-    std::string hint = best_d <= limit ? fmt::format(" (did you mean '{}'?)", best) : "";
+    const std::string best = suggestion(e.key, known, false);
+    const std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
     throw ConfigError(fmt::format("{}: unknown key '{}': it matches no parameter{}", e.origin.str(), e.key, hint));
   }
+}
+
+std::string Config::likely_typos(const std::vector<std::string>& known) const {
+  std::string out;
+  for (const auto& e : m_entries) {
+    if (e.uses) continue;
+    const std::string best = suggestion(e.key, known, true);
+    if (!best.empty())
+      out += fmt::format("\n  {}: key '{}' has set no parameter (did you mean '{}'?)", e.origin.str(), e.key, best);
+  }
+  return out;
 }
 
 }  // namespace fabricvp::core

@@ -66,6 +66,12 @@ class Config {
   /// suggestion from `known` (all declared parameter names), or the reason a
   /// family of keys does not exist (note_absent).
   void check_all_used(const std::vector<std::string>& known) const;
+  /// For an error found while the modules are built, before check_all_used()
+  /// can run: the entries that have set nothing and are close to a parameter
+  /// of `known` (those declared so far) of the same object, one line each
+  /// ("\n  file:line: key 'k' has set no parameter (did you mean 'p'?)"),
+  /// or empty. A typo's default may be what the error is about.
+  std::string likely_typos(const std::vector<std::string>& known) const;
   /// Keys starting with `prefix` name modules this platform does not have,
   /// because of `reason` (e.g. "sys.vlink": "sys.vertical_npus is 1: ...").
   /// An entry that sets nothing there is still an error; its message says why.

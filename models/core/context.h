@@ -42,6 +42,11 @@ class Context {
   uint64_t stream_seed(std::string_view stream) const;
 
   Registry<ParamBase>& params() { return m_params; }
+  /// Names of the parameters destroyed by an exception (a platform that
+  /// failed to elaborate): what its keys were meant for, when that error is
+  /// reported (systems::elaborate).
+  const std::vector<std::string>& unwound_params() const { return m_unwound_params; }
+  void note_unwound_param(std::string name) { m_unwound_params.push_back(std::move(name)); }
   Registry<StatBase>& stats() { return m_stats; }
 
   Trace& trace() { return m_trace; }
@@ -72,6 +77,7 @@ class Context {
   Config m_config;
   uint64_t m_seed = 1;
   Registry<ParamBase> m_params;
+  std::vector<std::string> m_unwound_params;
   Registry<StatBase> m_stats;
   Trace m_trace;
   std::vector<HardwareError> m_errors;

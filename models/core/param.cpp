@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <systemc>
 
 #include "models/core/context.h"
@@ -15,7 +16,11 @@ ParamBase::ParamBase(const sc_core::sc_object* owner, const char* prefix, const 
                      const char* desc)
     : Named(owner, prefix, leaf, unit, desc), m_slot(Context::get().params().add(this)) {}
 
-ParamBase::~ParamBase() { Context::get().params().remove(m_slot); }
+ParamBase::~ParamBase() {
+  Context& ctx = Context::get();
+  if (std::uncaught_exceptions()) ctx.note_unwound_param(name());
+  ctx.params().remove(m_slot);
+}
 
 const ConfigEntry* ParamBase::lookup() {
   m_source = Context::get().config().resolve(name());
