@@ -141,6 +141,7 @@ int attempt_impl(const systems::RunOptions& opt) {
   ctx.set_seed(opt.seed);
   ctx.set_attempt(opt.attempt);
   ctx.config().load_file(opt.platform);
+  for (const core::ConfigEntry& e : opt.settings) ctx.config().set(e.key, e.value, e.origin);
   for (const auto& o : opt.overrides) ctx.config().add_override(o);
   const systems::Kind& kind = systems::kind_for(ctx.config());
   for (const auto& kind_option : opt.kind_options) {

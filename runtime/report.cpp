@@ -78,6 +78,8 @@ uint64_t write_effective_config(const std::string& path, const systems::RunOptio
   core::OutputFile f(path, "effective configuration");
   f << "# fabricvp effective configuration (every parameter; loadable as a platform file)\n";
   f << "# platform: " << opt.platform << "\n";
+  for (const core::ConfigEntry& e : opt.settings)
+    f << "# " << e.origin.str() << ": " << e.key << "=" << e.value << "\n";
   for (const auto& o : opt.overrides) f << "# -p " << o << "\n";
   f << fmt::format("# config_hash: {:016x}\n", hash);
   for (const core::ParamBase* p : core::all_params()) {

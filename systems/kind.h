@@ -29,6 +29,9 @@ namespace fabricvp::systems {
 struct RunOptions {
   std::string platform;
   std::vector<std::string> overrides;  ///< -p key=value
+  /// Settings read from another file (ASTRA-sim's --system file), set before
+  /// the -p overrides (which win); each origin is what an error names.
+  std::vector<core::ConfigEntry> settings;
   uint64_t seed = 1;
   std::string out_dir = "out";
   bool trace = false;

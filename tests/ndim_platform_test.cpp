@@ -273,6 +273,19 @@ TEST(NdimPlatform, AstraNetworkAndSystemFilesConvertAndRun) {
   r = run(dir, out, "--bytes 1MiB --system " + sys1, "txt");
   ASSERT_EQ(r.r.code, 0) << r.r.out;
   EXPECT_EQ(r.stats["workload"]["chunks"], 8);
+  EXPECT_NE(slurp((dir.path / "txt" / "config.yaml").string())
+                .find("# " + sys1 +
+                      ":3: preferred-dataset-splits: "
+                      "collective.chunks=8"),
+            std::string::npos);
+  // A value the parameter it sets refuses: the error names the system file's line and key.
+  const std::string big = dir.file("big.txt", "endpoint-delay: 10\npreferred-dataset-splits: 100000000\n");
+  r = run(dir, out, "--bytes 1MiB --system " + big, "big");
+  EXPECT_EQ(r.r.code, 1);
+  EXPECT_NE(r.r.out.find(big + ":2: preferred-dataset-splits: key 'collective.chunks' (parameter collective.chunks): "
+                               "value 100000000 out of range"),
+            std::string::npos)
+      << r.r.out;
   // Errors name the file and key.
   struct Case {
     std::string file, text, want;

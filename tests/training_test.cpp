@@ -394,9 +394,13 @@ TEST(TrainingWorkload, AstraKeysGivenTwiceOrUnknownAreErrorsAndLeftOutKeysAreLis
   };
   const Case cases[] = {
       {"net.json", "{" + net + ", \"units-count\": [8]}", "net.json: \"units-count\" is given twice"},
-      {"net.json", "{" + net + ", \"link-bandwith\": [1]}", "net.json: unknown key \"link-bandwith\""},
+      {"net.json", "{" + net + ", \"link-bandwith\": [1]}", "net.json:1:121: unknown key \"link-bandwith\""},
       {"net.json", "{" + net + ", \"dimensions-count\": 2}",
-       "net.json: \"dimensions-count\" 2 but \"topologies-per-dim\" lists 1"},
+       "net.json:1:121: \"dimensions-count\" 2 but \"topologies-per-dim\" lists 1"},
+      // A JSON file's errors name the line and column of the key, or of the syntax error.
+      {"sys.json", "{\n  \"endpoint-delay\": 10,\n  \"local-mem-bw\": -5\n}\n",
+       "sys.json:3:3: local-mem-bw: '-5' is not a non-negative number"},
+      {"sys.json", "{\n  \"endpoint-delay\": 10,\n}\n", "sys.json:3:1: not JSON"},
       {"net.yml", "topology: [Ring]\nnpus_count: [4]\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n",
        "net.yml:3: npus_count is given again (line 2 gave it first)"},
       {"sys.json", "{\"endpoint-delay\": 10, \"endpoint-delay\": 20}", "sys.json: \"endpoint-delay\" is given twice"},

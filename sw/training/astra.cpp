@@ -90,6 +90,25 @@ Network read_yaml(const std::string& text, const std::string& path) {
   return n;
 }
 
+/// "path:line:column" of the byte at offset `at` of `text` (1-based line and column).
+std::string at_byte(const std::string& text, const std::string& path, size_t at) {
+  at = std::min(at, text.size());
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  const size_t bol = at ? text.rfind('\n', at - 1) : std::string::npos;
+  return fmt::format("{}:{}:{}", path, line, at - (bol == std::string::npos ? 0 : bol + 1) + 1);
+}
+
+/// Where key `key` of a JSON object is in `text`: the first "key" followed by ':' (a file's keys are each given
+/// once), as "path:line:column"; `path` if not found.
+std::string json_key_where(const std::string& text, const std::string& path, const std::string& key) {
+  const std::string quoted = '"' + key + '"';
+  for (size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
+    const size_t next = text.find_first_not_of(" \t\r\n", at + quoted.size());
+    if (next != std::string::npos && text[next] == ':') return at_byte(text, path, at);
+  }
+  return path;
+}
+
 /// A JSON input file; every failure is a ConfigError naming the file (a
 /// number too large for a double is nlohmann's out_of_range, not a parse_error).
 nlohmann::json parse_json(const std::string& text, const std::string& path) {
@@ -110,7 +129,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& path) {
   try {
     return nlohmann::json::parse(text, once);
   } catch (const nlohmann::json::parse_error& e) {
-    throw core::ConfigError(fmt::format("{}: not JSON (byte {}): {}", path, e.byte, e.what()));
+    throw core::ConfigError(fmt::format("{}: not JSON: {}", at_byte(text, path, e.byte ? e.byte - 1 : 0), e.what()));
   } catch (const nlohmann::json::exception& e) {
     throw core::ConfigError(fmt::format("{}: {}", path, e.what()));
   }
@@ -133,20 +152,21 @@ Network read_json(const std::string& text, const std::string& path) {
     if (in(kLeftOut))
       n.ignored.push_back(fmt::format("{}: {}", k, item.value().dump()));
     else if (!in(kUsed))
-      throw core::ConfigError(fmt::format("{}: unknown key \"{}\" ({}; not modeled: {})", path, k,
-                                          fmt::join(kUsed, ", "), fmt::join(kLeftOut, ", ")));
+      throw core::ConfigError(fmt::format("{}: unknown key \"{}\" ({}; not modeled: {})", json_key_where(text, path, k),
+                                          k, fmt::join(kUsed, ", "), fmt::join(kLeftOut, ", ")));
   }
   auto list = [&](const char* key) {
     if (!j.contains(key) || !j[key].is_array() || j[key].empty())
-      throw core::ConfigError(fmt::format("{}: \"{}\" must be a non-empty list", path, key));
+      throw core::ConfigError(fmt::format("{}: \"{}\" must be a non-empty list", json_key_where(text, path, key), key));
     return j[key];
   };
   const auto topo = list("topologies-per-dim"), units = list("units-count"), links = list("links-count"),
              bw = list("link-bandwidth"), lat = list("link-latency");
   const size_t D = topo.size();
   if (j.contains("dimensions-count") && j["dimensions-count"] != nlohmann::json(D))
-    throw core::ConfigError(fmt::format("{}: \"dimensions-count\" {} but \"topologies-per-dim\" lists {}", path,
-                                        j["dimensions-count"].dump(), D));
+    throw core::ConfigError(fmt::format("{}: \"dimensions-count\" {} but \"topologies-per-dim\" lists {}",
+                                        json_key_where(text, path, "dimensions-count"), j["dimensions-count"].dump(),
+                                        D));
   if (units.size() != D || links.size() != D || bw.size() != D || lat.size() != D)
     throw core::ConfigError(fmt::format(
         "{}: topologies-per-dim, units-count, links-count, link-bandwidth and link-latency must have one entry per "
@@ -154,14 +174,15 @@ Network read_json(const std::string& text, const std::string& path) {
         path));
   auto num = [&](const nlohmann::json& v, const char* key, size_t d) {
     if (!v.is_number() || v.get<double>() < 0)
-      throw core::ConfigError(fmt::format("{}: \"{}\"[{}]: {} is not a non-negative number", path, key, d, v.dump()));
+      throw core::ConfigError(fmt::format("{}: \"{}\"[{}]: {} is not a non-negative number",
+                                          json_key_where(text, path, key), key, d, v.dump()));
     return v.get<double>();
   };
   for (size_t d = 0; d < D; ++d) {
     NetworkDim nd;
     if (!topo[d].is_string() || !known_type(topo[d].get<std::string>()))
-      throw core::ConfigError(
-          fmt::format("{}: \"topologies-per-dim\"[{}]: {} (Ring, FullyConnected, Switch)", path, d, topo[d].dump()));
+      throw core::ConfigError(fmt::format("{}: \"topologies-per-dim\"[{}]: {} (Ring, FullyConnected, Switch)",
+                                          json_key_where(text, path, "topologies-per-dim"), d, topo[d].dump()));
     nd.type = topo[d].get<std::string>();
     const std::string where = fmt::format("{}: dimension {}", path, d);
     nd.npus = count(where, "units-count", num(units[d], "units-count", d), 2);
@@ -208,7 +229,9 @@ void apply(System& s, const std::string& where, const std::string& key, const st
     if (values.size() != 1) throw core::ConfigError(fmt::format("{}: {}: expected one value", where, key));
     return values[0];
   };
-  auto set = [&](const char* param, const std::string& v) { s.overrides.emplace_back(param, v); };
+  auto set = [&](const char* param, const std::string& v) {
+    s.overrides.push_back(Setting{param, v, fmt::format("{}: {}", where, key)});
+  };
   if (key == "scheduling-policy") {
     const std::string& v = one();
     if (v != "LIFO" && v != "FIFO")
@@ -276,7 +299,7 @@ Network read_network_string(const std::string& text, const std::string& path) {
   throw core::ConfigError(fmt::format("{}: a network file is .yml/.yaml (ASTRA-sim 2.x) or .json (1.0)", path));
 }
 
-std::string platform_yaml(const Network& n, const std::vector<std::pair<std::string, std::string>>& overrides) {
+std::string platform_yaml(const Network& n, const std::vector<Setting>& overrides) {
   uint64_t total = 1;
   std::string shape;
   for (const NetworkDim& d : n.dims) {
@@ -305,7 +328,9 @@ std::string platform_yaml(const Network& n, const std::vector<std::pair<std::str
                      nd.links, nd.GBps, nd.latency_ns);
   }
   std::string mem, npu, coll;
-  for (const auto& [k, v] : overrides) {
+  for (const Setting& o : overrides) {
+    const std::string& k = o.param;
+    const std::string& v = o.value;
     if (k == "sys.npu*.memory.GBps")
       mem = fmt::format("    memory:\n      GBps: {}\n", v);
     else if (k.rfind("sys.npu*.", 0) == 0)
@@ -338,13 +363,14 @@ System read_system_string(const std::string& text, const std::string& path) {
       auto value_text = [&](const nlohmann::json& x) {
         if (x.is_string()) return x.get<std::string>();
         if (x.is_number() || x.is_boolean()) return x.dump();
-        throw core::ConfigError(fmt::format("{}: \"{}\": {} is not a string or number", path, k, x.dump()));
+        throw core::ConfigError(
+            fmt::format("{}: \"{}\": {} is not a string or number", json_key_where(text, path, k), k, x.dump()));
       };
       if (v.is_array())
         for (const auto& x : v) vals.push_back(value_text(x));
       else
         vals.push_back(value_text(v));
-      apply(s, path, k, vals);
+      apply(s, json_key_where(text, path, k), k, vals);
     }
     return s;
   }

@@ -48,14 +48,21 @@ struct Network {
 Network read_network(const std::string& path);
 /// The same from the file's text (`path`'s extension picks the format; fuzz target).
 Network read_network_string(const std::string& text, const std::string& path);
+
+/// One fabricvp parameter a system file sets.
+struct Setting {
+  std::string param;   ///< "collective.chunks"
+  std::string value;   ///< "16"
+  std::string origin;  ///< where: "sys.txt:4: preferred-dataset-splits" (what an error about the value names)
+};
+
 /// A fabricvp platform file (topology ndim) for `n`, with the collective
 /// settings `overrides` (from read_system) written in.
-std::string platform_yaml(const Network& n, const std::vector<std::pair<std::string, std::string>>& overrides = {});
+std::string platform_yaml(const Network& n, const std::vector<Setting>& overrides = {});
 
 struct System {
   std::string file;
-  /// fabricvp parameter -> value ("collective.chunks" -> "16").
-  std::vector<std::pair<std::string, std::string>> overrides;
+  std::vector<Setting> overrides;
   /// "boost-mode: 1 (not modeled)" — what was read and changes nothing here.
   std::vector<std::string> ignored;
 };

@@ -30,9 +30,8 @@ int run_cli(CliRun& c) {
     if (!c.astra_system.empty()) {
       // ASTRA-sim's system file: its settings go before the -p overrides (which win).
       const training::astra::System s = training::astra::read_system(c.astra_system);
-      for (size_t i = 0; i < s.overrides.size(); ++i)
-        opt.overrides.insert(opt.overrides.begin() + static_cast<long>(i),
-                             s.overrides[i].first + "=" + s.overrides[i].second);
+      for (const training::astra::Setting& o : s.overrides)
+        opt.settings.push_back(core::ConfigEntry{o.param, o.value, core::Origin{o.origin, 0, 0}});
       for (const std::string& i : s.ignored)
         fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", c.astra_system, i);
     }
