@@ -44,6 +44,22 @@ uint32_t seq_word(uint32_t m, uint32_t k, uint32_t w, uint32_t packets, uint32_t
 
 constexpr size_t kScratchpad = 0x4400 + 64 * 1024;  // L1 offset of the scratchpad (64 KiB packet buffer)
 
+TEST(Pspin, HandlerPathsReachTheCompilerAsTheyAre) {
+  // A quote or a semicolon in a path is part of the name: the compiler runs without a shell.
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const fs::path odd = dir.path / "h'; touch INJECTED; '";
+  fs::create_directories(odd);
+  fs::copy_file(kKernels + "reduce.c", odd / "r.c");
+  const fs::path out = odd / "o'x";
+  const auto r =
+      sh("run " + kPlatform + " --handlers \"" + (odd / "r.c").string() + "\" -q -o \"" + out.string() + "\"");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(out / "r.elf"));
+  EXPECT_FALSE(fs::exists("INJECTED"));
+  EXPECT_FALSE(fs::exists(dir.path / "INJECTED"));
+}
+
 TEST(Pspin, ReduceSumsEveryPacketIntoTheHomeScratchpad) {
   TempDir dir;
   const auto r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --messages 2 -o " + (dir / "o"));

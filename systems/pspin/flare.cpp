@@ -407,7 +407,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
           s.name()));
   }
   std::vector<std::string> extra;
-  std::string defines;
+  std::vector<std::string> defines;
   // The user's operator, before the training run copies the job.
   if (m_job.op == kUser) {
     const std::string& file = operator_file->second;
@@ -420,7 +420,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
                       "file)",
                       file));
     extra.push_back(file);
-    defines = "-DFLARE_USER_OP";
+    defines = {"-DFLARE_USER_OP"};
     // The host reference runs the same C function, compiled for this machine, after the declaration the
     // kernels call it by: a variable or another signature does not compile.
     fs::create_directories(m_out_dir);
@@ -433,9 +433,9 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       f.close();
     }
     int st = 0;
-    const std::string msg = run_capture(
-        fmt::format("'{}' -x c -std=c11 -O2 -ffp-contract=off -shared -fPIC -o '{}' '{}'", FABRICVP_HOST_CC, so, typed),
-        st);
+    const std::string msg = run_capture({FABRICVP_HOST_CC, "-x", "c", "-std=c11", "-O2", "-ffp-contract=off", "-shared",
+                                         "-fPIC", "-o", path_arg(so), path_arg(typed)},
+                                        st);
     if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
     m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));

@@ -2,8 +2,11 @@
 #include "models/core/output_file.h"
 #include "models/pspin/input_buffer.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -54,8 +57,8 @@ double to_double(const std::map<std::string, std::string>& o, const char* key, d
 
 // --define NAME[=VALUE][,NAME[=VALUE]...]: -D flags for the handlers' compiler. Names are C identifiers and
 // values plain tokens (letters, digits, _ . + -): they go into a command line.
-std::string define_flags(const std::string& list) {
-  std::string out;
+std::vector<std::string> define_flags(const std::string& list) {
+  std::vector<std::string> out;
   size_t at = 0;
   if (list.empty()) throw core::ConfigError("--define: expected NAME or NAME=VALUE[,...]");
   while (at < list.size()) {
@@ -74,7 +77,7 @@ std::string define_flags(const std::string& list) {
           "--define '{}': expected NAME or NAME=VALUE (a C identifier; letters, digits, _ . + - in the value)", d));
     if (name == "NB_CLUSTERS")
       throw core::ConfigError("--define NB_CLUSTERS: set by the switch (its clusters), not here");
-    out += " -D" + d;
+    out.push_back("-D" + d);
     at = comma + 1;
   }
   if (!list.empty() && list.back() == ',')
@@ -122,41 +125,72 @@ uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, cons
                   cands.empty() ? "" : " (" + fmt::format("{}", fmt::join(cands, ", ")) + ")", option));
 }
 
-std::string run_capture(const std::string& cmd, int& status) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) {
-    status = -1;
-    return "cannot start: " + cmd;
+std::string run_capture(const std::vector<std::string>& argv, int& status) {
+  status = -1;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return fmt::format("cannot start {}: {}", argv.at(0), std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);  // dup2 clears close-on-exec on the copies
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
   }
+  std::string out;
   char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
+  }
+  close(fds[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
   status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
 }
 
+std::string path_arg(const std::string& path) { return !path.empty() && path[0] == '-' ? "./" + path : path; }
+
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
-                      const std::vector<std::string>& extra, const std::string& defines) {
+                      const std::vector<std::string>& extra, const std::vector<std::string>& defines) {
   const std::string hdir = FABRICVP_HANDLER_DIR;
-  std::string more;
-  for (const std::string& e : extra) more += " '" + e + "'";
-  const std::string cmd = fmt::format(
-      "'{}' -march={} -O3 -g -static -nostdlib -nostartfiles -ffreestanding -fno-builtin-printf "
-      "-DNB_CLUSTERS={} {} -I '{}/include' -isystem /usr/lib/picolibc/riscv64-unknown-elf/include "
-      "-T '{}/rt/handler.ld' '{}'{} '{}/rt/printf.c' '{}/rt/string.c' -lgcc -o '{}'",
-      FABRICVP_RISCV_CC, f ? "rv32imafc -mabi=ilp32f" : "rv32imac -mabi=ilp32", clusters, defines, hdir, hdir, c_file,
-      more, hdir, hdir, out_elf);
+  std::vector<std::string> argv = {FABRICVP_RISCV_CC,
+                                   f ? "-march=rv32imafc" : "-march=rv32imac",
+                                   f ? "-mabi=ilp32f" : "-mabi=ilp32",
+                                   "-O3",
+                                   "-g",
+                                   "-static",
+                                   "-nostdlib",
+                                   "-nostartfiles",
+                                   "-ffreestanding",
+                                   "-fno-builtin-printf",
+                                   fmt::format("-DNB_CLUSTERS={}", clusters)};
+  argv.insert(argv.end(), defines.begin(), defines.end());
+  argv.insert(argv.end(), {"-I", hdir + "/include", "-isystem", "/usr/lib/picolibc/riscv64-unknown-elf/include", "-T",
+                           hdir + "/rt/handler.ld", path_arg(c_file)});
+  for (const std::string& e : extra) argv.push_back(path_arg(e));
+  argv.insert(argv.end(), {hdir + "/rt/printf.c", hdir + "/rt/string.c", "-lgcc", "-o", path_arg(out_elf)});
   int status = 0;
-  const std::string out = run_capture(cmd, status);
+  const std::string out = run_capture(argv, status);
   if (status != 0)
     throw core::ConfigError(fmt::format("{}{}: the handler does not compile for the switch's cores:\n{}", c_file,
                                         extra.empty() ? "" : fmt::format(" with {}", fmt::join(extra, ", ")), out));
 }
 
 riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw,
-                              const std::vector<std::string>& extra, const std::string& defines) {
+                              const std::vector<std::string>& extra, const std::vector<std::string>& defines) {
   std::string elf = file;
   if (fs::path(file).extension() == ".c") {
     fs::create_directories(out_dir);
@@ -219,7 +253,7 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   if (o.count("define") && fs::path(m_handler_file).extension() != ".c")
     throw core::ConfigError(fmt::format("--define: {} is not compiled here (a .c file is)", m_handler_file));
   m_image = handler_image(m_handler_file, m_out_dir, sw(), {},
-                          o.count("define") ? define_flags(get(o, "define")) : std::string());
+                          o.count("define") ? define_flags(get(o, "define")) : std::vector<std::string>{});
   m_handlers.hh = find_handler(m_image, get(o, "hh"), "hh", "_hh", false, m_handlers.hh_name);
   m_handlers.ph = find_handler(m_image, get(o, "ph"), "ph", "_ph", true, m_handlers.ph_name);
   m_handlers.th = find_handler(m_image, get(o, "th"), "th", "_th", false, m_handlers.th_name);

@@ -28,15 +28,19 @@ class System : public core::Module {
 
 /// Compiles a handler C file with the documented flags (docs/pspin.md) into
 /// `out_elf`; throws core::ConfigError with the compiler's messages.
-/// Run a shell command; its stdout and stderr, and its exit status (-1 if it did not exit).
-std::string run_capture(const std::string& cmd, int& status);
+/// Run a program (argv[0], found on PATH) with these arguments, no shell in
+/// between; its stdout and stderr, and its exit status (-1 if it did not exit
+/// or could not start).
+std::string run_capture(const std::vector<std::string>& argv, int& status);
+/// A path as a program's argument: "./" before one that starts with '-' (else read as an option).
+std::string path_arg(const std::string& path);
 /// `extra`: more C files to compile with it; `defines`: more -D flags.
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
-                      const std::vector<std::string>& extra = {}, const std::string& defines = "");
+                      const std::vector<std::string>& extra = {}, const std::vector<std::string>& defines = {});
 /// The handlers of `file`: an ELF, or a C file compiled into `out_dir`;
 /// checks they were built for the switch's clusters. core::ConfigError if not.
 riscv::ElfImage handler_image(const std::string& file, const std::string& out_dir, const Switch& sw,
-                              const std::vector<std::string>& extra = {}, const std::string& defines = "");
+                              const std::vector<std::string>& extra = {}, const std::vector<std::string>& defines = {});
 /// The handler `given` (a symbol of img), or, if empty, the one symbol ending
 /// in `suffix`; 0 if none and not required. `option` names the command-line
 /// option in errors; `name` gets the symbol's name.
