@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "models/core/param.h"
 
 using namespace fabricvp;
 
@@ -71,6 +72,8 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   expect_refused("run " + plat + " --seed 99999999999999999999" + o,
                  "--seed: '99999999999999999999' is out of range for an integer of 64 bits");
   expect_refused("run " + plat + " --seed -1" + o, "--seed: '-1' is negative");
+  expect_refused("run " + plat + " --seed \"\"" + o, "--seed: an empty value: expected a whole number");
+  expect_refused("run " + plat + " --seed 1e3" + o, "--seed: '1e3': expected a whole number");
   expect_refused("run " + plat + " --no-such-option" + o, "--no-such-option");
   expect_refused("run " + (dir.path / "missing.yaml").string() + o, "missing.yaml");
   expect_refused("sweep x.yaml -j 0", "--jobs");
@@ -81,6 +84,29 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   expect_refused("fec bench --codewords 0", "--codewords");
   EXPECT_EQ(test::sh("--help").code, 0);
   EXPECT_EQ(test::sh("--version").code, 0);
+}
+
+TEST(HostileInput, IntegersAreDecimalOrHexNeverOctal) {
+  // "010" is ten on the command line and in a parameter (strtoull's base 0 read it as octal 8).
+  test::TempDir dir;
+  const std::string o = (dir.path / "o").string();
+  const std::string plat = std::string(FABRICVP_PLATFORMS) + "/groq-node.yaml --bytes 4KiB -q -o " + o;
+  for (const auto& [seed, want] : {std::pair<const char*, int>{"010", 10}, {"0x10", 16}, {"\" 7 \"", 7}}) {
+    const test::Result r = test::sh("run " + plat + " --seed " + seed);
+    ASSERT_EQ(r.code, 0) << seed << ": " << r.out;
+    EXPECT_EQ(test::load_json(o + "/stats.json")["run"]["seed"], want) << seed;
+  }
+  uint64_t u = 0;
+  EXPECT_TRUE(core::detail::parse_value("010", u));
+  EXPECT_EQ(u, 10u);
+  EXPECT_TRUE(core::detail::parse_value("0x1F", u));
+  EXPECT_EQ(u, 31u);
+  EXPECT_FALSE(core::detail::parse_value("08x", u));
+  int64_t i = 0;
+  EXPECT_TRUE(core::detail::parse_value("-010", i));
+  EXPECT_EQ(i, -10);
+  EXPECT_TRUE(core::detail::parse_value("-0x10", i));
+  EXPECT_EQ(i, -16);
 }
 
 TEST(HostileInput, TraceWindowsReadAsTheReadmeWritesThemAndReversedOnesAreRefused) {

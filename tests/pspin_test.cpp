@@ -538,6 +538,11 @@ TEST(PspinInputBuffer, BadPortAndDefineOptionsAreClearErrors) {
   r = sh("run " + kPlatform + h + " --ports 1 --packet-gap-ns 5 -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--packet-gap-ns with --ports"), std::string::npos) << r.out;
+  for (const char* gap : {"inf", "nan", "1e300", "0x10", "' 5'", "-1", "5ns"}) {
+    r = sh("run " + kPlatform + h + " --packet-gap-ns " + gap + " -o " + (dir / "o"));
+    EXPECT_EQ(r.code, 1) << gap;
+    EXPECT_NE(r.out.find("': expected a number of ns from 0 to 1e9"), std::string::npos) << r.out;
+  }
   r = sh("run " + kPlatform + h + " --define 'X=1;true' -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--define 'X=1;true': expected NAME or NAME=VALUE"), std::string::npos) << r.out;

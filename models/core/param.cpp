@@ -40,12 +40,17 @@ std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
+/// Digits after an optional sign: base 16 after "0x", else base 10 ("010" is ten, never octal eight).
+int int_base(const std::string& t) {
+  const size_t at = t[0] == '-' || t[0] == '+' ? 1 : 0;
+  return t.compare(at, 2, "0x") == 0 || t.compare(at, 2, "0X") == 0 ? 16 : 10;
+}
 bool parse_int(const std::string& text, long long& out) {
   std::string t = trim(text);
   if (t.empty()) return false;
   errno = 0;
   char* end = nullptr;
-  out = std::strtoll(t.c_str(), &end, 0);
+  out = std::strtoll(t.c_str(), &end, int_base(t));
   return errno == 0 && end && *end == '\0';
 }
 bool parse_uint(const std::string& text, unsigned long long& out) {
@@ -53,7 +58,7 @@ bool parse_uint(const std::string& text, unsigned long long& out) {
   if (t.empty() || t[0] == '-') return false;
   errno = 0;
   char* end = nullptr;
-  out = std::strtoull(t.c_str(), &end, 0);
+  out = std::strtoull(t.c_str(), &end, int_base(t));
   return errno == 0 && end && *end == '\0';
 }
 }  // namespace

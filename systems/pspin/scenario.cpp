@@ -40,18 +40,21 @@ uint32_t to_u32(const std::map<std::string, std::string>& o, const char* key, ui
   return static_cast<uint32_t>(std::stoul(s));
 }
 
-double to_double(const std::map<std::string, std::string>& o, const char* key, double def) {
+/// A time in ns: a decimal number from 0 to 1e9 (one second; "inf", hex and white space refused).
+double to_ns(const std::map<std::string, std::string>& o, const char* key, double def) {
   auto it = o.find(key);
   if (it == o.end()) return def;
+  const std::string& t = it->second;
   size_t used = 0;
   double v = 0;
   try {
-    v = std::stod(it->second, &used);
+    if (!t.empty() && !std::isspace(static_cast<unsigned char>(t[0])) && t.find_first_of("xX") == std::string::npos)
+      v = std::stod(t, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != it->second.size() || !(v >= 0))
-    throw core::ConfigError(fmt::format("--{} '{}': expected a number >= 0", key, it->second));
+  if (used == 0 || used != t.size() || !(v >= 0) || !(v <= 1e9))
+    throw core::ConfigError(fmt::format("--{} '{}': expected a number of ns from 0 to 1e9", key, t));
   return v;
 }
 
@@ -262,8 +265,8 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   g.messages = to_u32(o, "messages", 1);
   g.packets = to_u32(o, "packets", 32);
   g.packet_bytes = to_u32(o, "packet-bytes", 1024);
-  g.packet_gap_ns = to_double(o, "packet-gap-ns", 20);
-  g.message_gap_ns = to_double(o, "message-gap-ns", 40);
+  g.packet_gap_ns = to_ns(o, "packet-gap-ns", 20);
+  g.message_gap_ns = to_ns(o, "message-gap-ns", 40);
   g.fill = get(o, "fill", "seq");
   g.ports = to_u32(o, "ports", 0);
   if (o.count("ports") && g.ports == 0) throw core::ConfigError("--ports 0: expected at least one port");

@@ -17,6 +17,7 @@
 
 #include "fabricvp_version.h"
 #include "models/core/kernel.h"
+#include "models/core/param.h"
 #include "tools/fabricvp/commands.h"
 
 int sc_main(int argc, char** argv) {
@@ -27,21 +28,28 @@ int sc_main(int argc, char** argv) {
   std::vector<fabricvp::cli::Handler> handlers;
   for (const auto& setup : fabricvp::cli::setups()) handlers.push_back(setup(app));
   // CLI11 reads an integer that does not fit its type as the type's largest
-  // value, and a negative one into an unsigned type as a huge one; refuse
-  // both, for every integer option of every subcommand.
+  // value, a negative one into an unsigned type as a huge one, an empty one as
+  // 0 and "010" as octal 8; refuse the first three and read every integer
+  // option of every subcommand as the parameters are read (base 10, or 16
+  // after 0x): the validator hands CLI11 the number in decimal.
   auto fits = [](bool is_unsigned) {
     return CLI::Validator(
         [is_unsigned](std::string& v) -> std::string {
           const size_t at = v.find_first_not_of(" \t");
-          if (at == std::string::npos) return {};
+          if (at == std::string::npos) return "an empty value: expected a whole number";
           if (is_unsigned && v[at] == '-') return "'" + v + "' is negative; a count or size is >= 0";
-          errno = 0;
-          char* end = nullptr;
-          if (is_unsigned)
-            (void)std::strtoull(v.c_str(), &end, 0);
-          else
-            (void)std::strtoll(v.c_str(), &end, 0);
-          if (errno == ERANGE) return "'" + v + "' is out of range for an integer of 64 bits";
+          uint64_t u = 0;
+          int64_t i = 0;
+          if (is_unsigned ? !fabricvp::core::detail::parse_value(v, u) : !fabricvp::core::detail::parse_value(v, i)) {
+            // Digits that do not fit, or not a number at all.
+            std::string t = v.substr(at, v.find_last_not_of(" \t") - at + 1);
+            if (t[0] == '-' || t[0] == '+') t.erase(0, 1);
+            const bool hex = t.size() > 2 && (t.compare(0, 2, "0x") == 0 || t.compare(0, 2, "0X") == 0);
+            const bool digits = !t.empty() && t.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789",
+                                                                  hex ? 2 : 0) == std::string::npos;
+            return "'" + v + (digits ? "' is out of range for an integer of 64 bits" : "': expected a whole number");
+          }
+          v = is_unsigned ? std::to_string(u) : std::to_string(i);
           return {};
         },
         "");
@@ -49,8 +57,8 @@ int sc_main(int argc, char** argv) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     for (CLI::Option* o : sub->get_options()) {
       const std::string t = o->get_type_name();
-      if (t.rfind("UINT", 0) == 0) o->check(fits(true));
-      if (t.rfind("INT", 0) == 0) o->check(fits(false));
+      if (t.rfind("UINT", 0) == 0) o->transform(fits(true));
+      if (t.rfind("INT", 0) == 0) o->transform(fits(false));
     }
   try {
     app.parse(argc, argv);
