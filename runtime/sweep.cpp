@@ -328,6 +328,7 @@ int record(Prepared& p, const systems::SweepPoint& pt, const std::string& dir, c
       const nlohmann::json* v = find_stat(result, k);
       if (!v || v->is_object() || v->is_array()) {
         missing.push_back(k);
+        p.db->column(k, "stat", "", "");  // the column exists (NULL here); a point that has the value gives its unit
         row.emplace_back(k, nullptr);
         continue;
       }
@@ -347,7 +348,7 @@ int record(Prepared& p, const systems::SweepPoint& pt, const std::string& dir, c
     if (end.exit_code < 0) code = 5;
     message = end.signal ? fmt::format("killed by signal {}", end.signal) : failure_message(end.log);
     for (const std::string& k : s.record) {
-      if (p.units_known.insert(k).second) p.db->column(k, "stat", "", "");
+      p.db->column(k, "stat", "", "");
       row.emplace_back(k, nullptr);
     }
   }

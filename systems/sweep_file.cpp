@@ -147,6 +147,13 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
   SweepSpec out;
   out.file = path;
   out.name = s["name"] ? scalar(path, s["name"], "name") : fs::path(path).stem().string();
+  // The database and the points' folder are named after it, inside -o.
+  if (out.name.empty() || out.name[0] == '.' ||
+      out.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-") !=
+          std::string::npos)
+    throw core::ConfigError(fmt::format(
+        "{}: name '{}': letters, digits and _ . + - only, not starting with '.' (it names the database in -o)",
+        s["name"] ? core::yaml_at(path, s["name"]) : path, out.name));
   if (s["command"]) {
     out.command = scalar(path, s["command"], "command");
     if (out.command != "run" && out.command != "topology")

@@ -301,6 +301,9 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  quick: {y: [3]}\n", "s.yaml:4: quick: 'y' is not an axis"},
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: ['1|y=2']}\n",
        "axis value '1|y=2' contains '|'"},
+      // The name names the database and the points' folder inside -o.
+      {"sweep:\n  name: ../../escape\n  platform: ring.yaml\n  record: [a]\n", "s.yaml:2: name '../../escape'"},
+      {"sweep:\n  name: ''\n  platform: ring.yaml\n  record: [a]\n", "s.yaml:2: name ''"},
   };
   for (const Case& c : cases) {
     const std::string f = dir.file("s.yaml", c.text);
@@ -315,6 +318,17 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
   test::Result r = test::sh("sweep " + dir.file("s.yaml", cases[0].text) + " -o " + (dir.path / "o").string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("unknown key 'axis'"), std::string::npos) << r.out;
+  // Slurm settings need --slurm and are one word each of the job script's header.
+  const std::string ok = dir.file("ok.yaml", "sweep:\n  platform: ring.yaml\n  record: [a]\n");
+  r = test::sh("sweep " + ok + " --time 00:10 -o " + (dir.path / "o").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--time is a Slurm setting: give --slurm"), std::string::npos) << r.out;
+  r = test::sh("sweep " + ok + " --slurm --mem '4G; echo x' -o " + (dir.path / "o").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--mem '4G; echo x': one word"), std::string::npos) << r.out;
+  r = test::sh("sweep " + ok + " --db ''");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--db: an empty path"), std::string::npos) << r.out;
 }
 
 TEST(Sweep, LocalSweepFillsTheDatabaseAndResumes) {
@@ -360,6 +374,31 @@ TEST(Sweep, LocalSweepFillsTheDatabaseAndResumes) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("2 run (0 ok, 2 failed), 4 already ok"), std::string::npos) << r.out;
   EXPECT_EQ(query(db, "SELECT count(*) FROM runs"), std::vector<std::string>{"6"});
+}
+
+TEST(Sweep, ARecordedKeyTheResultsLackFailsItsPointsNotTheSweep) {
+  test::TempDir dir;
+  ring_platform(dir);
+  const std::string f = dir.file("s.yaml",
+                                 "sweep:\n"
+                                 "  name: nokey\n"
+                                 "  platform: ring.yaml\n"
+                                 "  options: [--workload, allreduce, --bytes, 64KiB]\n"
+                                 "  axes:\n"
+                                 "    - key: sys.dim0.GBps\n"
+                                 "      values: [50, 100]\n"
+                                 "  record: [workload.simulated_ps, workload.no_such_stat]\n");
+  const std::string out = (dir.path / "o").string(), db = out + "/nokey.sqlite";
+  const test::Result r = test::sh("sweep " + f + " -o " + out + " -j 1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("2 points: 2 run (0 ok, 2 failed)"), std::string::npos) << r.out;
+  const auto rows = query(db, "SELECT status, \"workload.no_such_stat\" IS NULL, message FROM runs");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const std::string& row : rows) {
+    EXPECT_EQ(row.rfind("failed|1|", 0), 0u) << row;
+    EXPECT_NE(row.find("has no value workload.no_such_stat"), std::string::npos) << row;
+  }
+  EXPECT_EQ(query(db, "SELECT unit FROM columns WHERE name = 'workload.simulated_ps'"), std::vector<std::string>{"ps"});
 }
 
 TEST(Sweep, StoppedSweepResumesWhereItStopped) {

@@ -29,23 +29,42 @@ const cli::Command sweep_cmd([](CLI::App& app) {
   sub->add_option("--partition", o->partition, "Slurm partition");
   sub->add_option("--time", o->time, "Slurm time limit per point (e.g. 00:30:00)");
   sub->add_option("--mem", o->mem, "Slurm memory per point (e.g. 4G)");
-  return cli::Handler{sub, [o, words] {
-                        if (words->size() == 2 && (*words)[0] == "collect") {
-                          o->collect = true;
-                          o->file = (*words)[1];
-                        } else if (words->size() == 1) {
-                          o->file = (*words)[0];
-                        } else {
-                          std::fprintf(stderr,
-                                       "fabricvp: error: sweep takes a sweep file, or collect and a sweep file\n");
-                          return 1;
-                        }
-                        if (o->collect && o->slurm) {
-                          std::fprintf(stderr, "fabricvp: error: sweep collect reads results; --slurm submits\n");
-                          return 1;
-                        }
-                        return runtime::run_sweep(*o);
-                      }};
+  return cli::Handler{
+      sub, [o, words, sub] {
+        if (words->size() == 2 && (*words)[0] == "collect") {
+          o->collect = true;
+          o->file = (*words)[1];
+        } else if (words->size() == 1) {
+          o->file = (*words)[0];
+        } else {
+          std::fprintf(stderr, "fabricvp: error: sweep takes a sweep file, or collect and a sweep file\n");
+          return 1;
+        }
+        if (o->collect && o->slurm) {
+          std::fprintf(stderr, "fabricvp: error: sweep collect reads results; --slurm submits\n");
+          return 1;
+        }
+        for (const auto& [name, v] : {std::pair<const char*, const std::string*>{"--partition", &o->partition},
+                                      {"--time", &o->time},
+                                      {"--mem", &o->mem}}) {
+          if (!v->empty() && !o->slurm) {
+            std::fprintf(stderr, "fabricvp: error: %s is a Slurm setting: give --slurm\n", name);
+            return 1;
+          }
+          // One word of the job script's #SBATCH header.
+          if (v->find_first_of(" \t\r\n'\"\\$`;") != std::string::npos) {
+            std::fprintf(stderr, "fabricvp: error: %s '%s': one word, no spaces or shell characters\n", name,
+                         v->c_str());
+            return 1;
+          }
+        }
+        for (const char* opt : {"--db", "--out"})
+          if (sub->count(opt) && (std::string(opt) == "--db" ? o->db : o->out).empty()) {
+            std::fprintf(stderr, "fabricvp: error: %s: an empty path\n", opt);
+            return 1;
+          }
+        return runtime::run_sweep(*o);
+      }};
 });
 
 }  // namespace
