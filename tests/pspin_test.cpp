@@ -538,6 +538,27 @@ TEST(PspinInputBuffer, BadPortAndDefineOptionsAreClearErrors) {
   r = sh("run " + kPlatform + h + " --ports 1 --packet-gap-ns 5 -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--packet-gap-ns with --ports"), std::string::npos) << r.out;
+  // Packets that could never have room in the packet buffers (they waited for ever, a hardware error).
+  r = sh("run " + kPlatform + h + " --packet-bytes 8000 -p sys.switch0.l1_packet_buffer_KiB=4 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--packet-bytes 8000: larger than a cluster's L1 packet buffer (4 KiB, "
+                       "sys.switch0.l1_packet_buffer_KiB)"),
+            std::string::npos)
+      << r.out;
+  r = sh("run " + kPlatform + h + " --packet-bytes 8000 -p sys.switch0.l2_packet_buffer_KiB=4 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("--packet-bytes 8000: larger than the L2 packet buffer"), std::string::npos) << r.out;
+  {
+    // One raw-IPv4 packet of 70,000 bytes.
+    std::string pcap;
+    auto w32 = [&](uint32_t v) { pcap.append(reinterpret_cast<const char*>(&v), 4); };
+    for (uint32_t v : {0xa1b2c3d4u, 0x00040002u, 0u, 0u, 262144u, 101u}) w32(v);
+    for (uint32_t v : {0u, 0u, 70000u, 70000u}) w32(v);
+    pcap.append(70000, '\0');
+    r = sh("run " + kPlatform + h + " --pcap-in " + dir.file("big.pcap", pcap) + " --packets 1 -o " + (dir / "o"));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("packet 0 has 70000 bytes: an IPv4 packet holds at most 65535"), std::string::npos) << r.out;
+  }
   for (const char* gap : {"inf", "nan", "1e300", "0x10", "' 5'", "-1", "5ns"}) {
     r = sh("run " + kPlatform + h + " --packet-gap-ns " + gap + " -o " + (dir / "o"));
     EXPECT_EQ(r.code, 1) << gap;

@@ -139,6 +139,8 @@ std::vector<Packet> parse_pcap(const std::string& f, const std::string& path, ui
     }
     if (bytes.size() < 28)
       throw fail(fmt::format("packet {} has {} bytes, fewer than IPv4 + UDP headers", out.size(), bytes.size()));
+    if (bytes.size() > 65535)
+      throw fail(fmt::format("packet {} has {} bytes: an IPv4 packet holds at most 65535", out.size(), bytes.size()));
     Packet p;
     p.msg = static_cast<uint32_t>(out.size() / per_message);
     p.index = static_cast<uint32_t>(out.size() % per_message);

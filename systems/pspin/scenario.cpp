@@ -283,6 +283,21 @@ void Scenario::prepare(const systems::RunOptions& opt) {
   g.seed = opt.seed;
   const std::string pcap = get(o, "pcap-in");
   m_packets = pcap.empty() ? generate(g) : read_pcap(pcap, g.packets, g.packet_gap_ns, g.message_gap_ns);
+  // A packet that can never have room in the packet buffers would wait there for ever.
+  const Switch& s = sw();
+  for (const Packet& k : m_packets) {
+    const uint64_t size = k.bytes.size(), l1 = s.copy_bytes.get() ? std::min<uint64_t>(s.copy_bytes.get(), size) : size;
+    const std::string what = pcap.empty()
+                                 ? fmt::format("--packet-bytes {}", size)
+                                 : fmt::format("{}: packet {} of message {} ({} bytes)", pcap, k.index, k.msg, size);
+    if (size > uint64_t{s.l2_packet_buffer_KiB.get()} * 1024)
+      throw core::ConfigError(fmt::format("{}: larger than the L2 packet buffer ({} KiB, {}.l2_packet_buffer_KiB)",
+                                          what, s.l2_packet_buffer_KiB.get(), s.name()));
+    if (l1 > uint64_t{s.l1_packet_buffer_KiB.get()} * 1024)
+      throw core::ConfigError(
+          fmt::format("{}: larger than a cluster's L1 packet buffer ({} KiB, {}.l1_packet_buffer_KiB)", what,
+                      s.l1_packet_buffer_KiB.get(), s.name()));
+  }
   m_gen = g;
   m_stats.packets.set(m_packets.size());
   m_stats.handlers.set(m_handler_file);
