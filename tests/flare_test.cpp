@@ -788,11 +788,13 @@ TEST(Flare, BadSettingsAreClearErrors) {
             std::string::npos)
       << r.out;
   r = run(" -p sys.hosts=4");
-  EXPECT_NE(r.out.find("sys.switch0.ports = 8: 4 (a Flare switch has one port per host: sys.hosts)"), std::string::npos)
+  EXPECT_NE(r.out.find("flare-switch.yaml:15:5: sys.switch0.ports is 8; it must be 4 (a Flare switch has one port per "
+                       "host: sys.hosts)"),
+            std::string::npos)
       << r.out;
   // A typo leaves the port count at its default, which the check refuses: the typo is named with it.
   r = run(" -p sys.hosts=4 -p sys.switch0.portz=4");
-  EXPECT_NE(r.out.find("sys.switch0.ports = 8: 4 (a Flare switch has one port per host: sys.hosts)\n  -p "
+  EXPECT_NE(r.out.find("sys.switch0.ports is 8; it must be 4 (a Flare switch has one port per host: sys.hosts)\n  -p "
                        "sys.switch0.portz=4: key 'sys.switch0.portz' has set no parameter (did you mean "
                        "'sys.switch0.ports'?)"),
             std::string::npos)
@@ -801,7 +803,8 @@ TEST(Flare, BadSettingsAreClearErrors) {
   r = sh("run " + tree + " -p sys.leaves=7 -q -o " + (dir / "o"));
   EXPECT_NE(r.out.find("sys.hosts = 64: not a multiple of sys.leaves = 7"), std::string::npos) << r.out;
   r = sh("run " + tree + " -p sys.spines=2 -q -o " + (dir / "o"));
-  EXPECT_NE(r.out.find("sys.leaf0.ports = 9: 10 (8 hosts, then an uplink to each of 2 spines)"), std::string::npos)
+  EXPECT_NE(r.out.find("sys.leaf0.ports is 9; it must be 10 (8 hosts, then an uplink to each of 2 spines)"),
+            std::string::npos)
       << r.out;
   r = run(" --dtype fp16 -p flare.op=user --operator " + std::string(FABRICVP_SOURCE_DIR) + "/README.md");
   EXPECT_NE(r.out.find("--dtype fp16: a user operator takes 32-bit elements (int32, fp32)"), std::string::npos)
@@ -814,7 +817,9 @@ TEST(Flare, BadSettingsAreClearErrors) {
   r = run(" -p flare.op=prod");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("flare.op"), std::string::npos) << r.out;
-  for (const char* d : {"0", "1.5", "x", "0.1x", "", "0x0.1", " 0.01"}) {
+  r = run(" --sparse ''");
+  EXPECT_NE(r.out.find("--sparse: an empty value"), std::string::npos) << r.out;
+  for (const char* d : {"0", "1.5", "x", "0.1x", "0x0.1", " 0.01"}) {
     r = run(std::string(" --sparse '") + d + "'");
     EXPECT_NE(r.out.find(std::string("--sparse '") + d + "': expected the share of each host's elements"),
               std::string::npos)

@@ -77,6 +77,12 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   expect_refused("run " + plat + " --no-such-option" + o, "--no-such-option");
   expect_refused("run " + (dir.path / "missing.yaml").string() + o, "missing.yaml");
   expect_refused("sweep x.yaml -j 0", "--jobs");
+  expect_refused("experiment ace -j 0", "--jobs");
+  // An empty text value is refused, in nested subcommands too.
+  expect_refused("run " + plat + " --ber \"\"" + o, "--ber: an empty value");
+  expect_refused("run " + plat + " --trace-window \"\"" + o, "--trace-window: an empty value");
+  expect_refused("convert astra --network " + std::string(FABRICVP_SOURCE_DIR) + "/README.md -o \"\"",
+                 "--out: an empty value");
   // Counts that would run for ever are bounded.
   expect_refused("run " + plat + " --max-replays 4294967295" + o, "--max-replays");
   expect_refused("hac " + plat + " --align-exchanges 99999999999", "--align-exchanges");

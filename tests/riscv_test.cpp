@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <set>
@@ -328,6 +330,15 @@ TEST(RiscvCli, BadFilesAreClearErrors) {
   r = run_cmd(std::string(FABRICVP_BIN) + " riscv --isa rv64gc '" + elf("rv32ui") + "'");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("--isa rv64gc"), std::string::npos) << r.err;
+  // Section headers past the end of the file: refused (the symbols were silently none).
+  std::ifstream in(elf("rv32ui"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 0x34u);
+  const uint32_t past = static_cast<uint32_t>(bytes.size()) + 4096;
+  std::memcpy(&bytes[0x20], &past, 4);  // e_shoff of an ELF32 header
+  r = fabricvp_riscv(dir.file("shoff.elf", bytes));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("shoff.elf: bad section"), std::string::npos) << r.err;
 }
 
 // ---- units

@@ -328,7 +328,7 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
   EXPECT_NE(r.out.find("--mem '4G; echo x': one word"), std::string::npos) << r.out;
   r = test::sh("sweep " + ok + " --db ''");
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("--db: an empty path"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--db: an empty value"), std::string::npos) << r.out;
 }
 
 TEST(Sweep, LocalSweepFillsTheDatabaseAndResumes) {

@@ -70,12 +70,18 @@ ElfImage read_elf(const std::string& path) {
   }
   if (img.segments.empty()) throw fail("no loadable segment");
 
+  size_t nsh = 0;
+  if (elf_getshdrnum(elf.get(), &nsh) != 0) throw fail(std::string("bad section headers: ") + elf_errmsg(-1));
+  if (eh.e_shoff && eh.e_shoff + uint64_t{nsh} * eh.e_shentsize > file.size())
+    throw fail("bad section headers: they lie past the end of the file");
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB) continue;
+    if (!gelf_getshdr(scn, &sh)) throw fail(std::string("bad section header: ") + elf_errmsg(-1));
+    if (sh.sh_type != SHT_SYMTAB) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data || sh.sh_entsize == 0) continue;
+    if (!data || sh.sh_entsize == 0)
+      throw fail(std::string("unreadable symbol table: ") + (data ? "entry size 0" : elf_errmsg(-1)));
     const size_t count = sh.sh_size / sh.sh_entsize;
     for (size_t k = 0; k < count; ++k) {
       GElf_Sym sym;

@@ -154,7 +154,9 @@ FlareSystem::FlareSystem(const sc_core::sc_module_name& nm)
   const uint32_t n = hosts.get(), L = leaves.get(), S = spines.get();
   auto ports_must_be = [](const Switch& sw, uint32_t want, const std::string& why) {
     if (sw.ports.get() != want)
-      throw core::ConfigError(fmt::format("{}.ports = {}: {} ({})", sw.name(), sw.ports.get(), want, why));
+      throw core::ConfigError(fmt::format("{}{}.ports is {}; it must be {} ({})",
+                                          sw.ports.source() ? sw.ports.source()->origin.str() + ": " : "", sw.name(),
+                                          sw.ports.get(), want, why));
   };
   if (!fat_tree()) {
     switches.push_back(std::make_unique<Switch>("switch0"));

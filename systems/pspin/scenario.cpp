@@ -208,6 +208,7 @@ riscv::ElfImage handler_image(const std::string& file, const std::string& out_di
   } catch (const std::exception& e) {
     throw core::ConfigError(e.what());
   }
+  if (elf != file) image.path = fmt::format("{} (compiled to {})", file, elf);  // what errors about it name
   if (auto at = image.symbol("fabricvp_nb_clusters")) {
     for (const auto& seg : image.segments) {
       if (*at >= seg.addr && uint64_t{*at} + 4 <= uint64_t{seg.addr} + seg.bytes.size()) {

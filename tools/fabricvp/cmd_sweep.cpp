@@ -30,7 +30,7 @@ const cli::Command sweep_cmd([](CLI::App& app) {
   sub->add_option("--time", o->time, "Slurm time limit per point (e.g. 00:30:00)");
   sub->add_option("--mem", o->mem, "Slurm memory per point (e.g. 4G)");
   return cli::Handler{
-      sub, [o, words, sub] {
+      sub, [o, words] {
         if (words->size() == 2 && (*words)[0] == "collect") {
           o->collect = true;
           o->file = (*words)[1];
@@ -58,11 +58,6 @@ const cli::Command sweep_cmd([](CLI::App& app) {
             return 1;
           }
         }
-        for (const char* opt : {"--db", "--out"})
-          if (sub->count(opt) && (std::string(opt) == "--db" ? o->db : o->out).empty()) {
-            std::fprintf(stderr, "fabricvp: error: %s: an empty path\n", opt);
-            return 1;
-          }
         return runtime::run_sweep(*o);
       }};
 });

@@ -54,9 +54,17 @@ int sc_main(int argc, char** argv) {
         },
         "");
   };
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+  // Every subcommand's options, nested ones (convert astra) included.
+  std::vector<CLI::App*> subs = app.get_subcommands([](CLI::App*) { return true; });
+  for (size_t i = 0; i < subs.size(); ++i)
+    for (CLI::App* nested : subs[i]->get_subcommands([](CLI::App*) { return true; })) subs.push_back(nested);
+  for (CLI::App* sub : subs)
     for (CLI::Option* o : sub->get_options()) {
       const std::string t = o->get_type_name();
+      // An empty text value (`--ber ""`) is a mistake, never "not given".
+      if (t == "TEXT")
+        o->check(CLI::Validator(
+            [](std::string& v) { return v.empty() ? std::string("an empty value") : std::string(); }, ""));
       if (t.rfind("UINT", 0) == 0) o->transform(fits(true));
       if (t.rfind("INT", 0) == 0) o->transform(fits(false));
     }
