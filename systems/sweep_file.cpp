@@ -181,7 +181,11 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
       throw core::ConfigError(fmt::format("{}: options must be a list", core::yaml_at(path, s["options"])));
     for (const auto& o : s["options"]) {
       const std::string v = scalar(path, o, "an option");
-      if (v == "-o" || v == "--out" || v == "--seed" || v == "-s" || v == "-q" || v == "--json")
+      // Also in their joined forms: --seed=4, -oDIR.
+      auto is = [&v](const std::string& opt) {
+        return v.compare(0, opt.size(), opt) == 0 && (v.size() == opt.size() || opt[1] != '-' || v[opt.size()] == '=');
+      };
+      if (is("-o") || is("--out") || is("--seed") || is("-s") || is("-q") || is("--quiet") || is("--json"))
         throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", core::yaml_at(path, o), v));
       topology_option(o, v);
       out.options.push_back(v);

@@ -78,6 +78,9 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   expect_refused("run " + (dir.path / "missing.yaml").string() + o, "missing.yaml");
   expect_refused("sweep x.yaml -j 0", "--jobs");
   expect_refused("experiment ace -j 0", "--jobs");
+  // Options that set parameters are named as given, not as the -p override they once became.
+  expect_refused("run " + plat + " --ber 2" + o,
+                 "--ber 2: key 'sys.phy.ber' (parameter sys.phy.ber): value 2 out of range");
   // An empty text value is refused, in nested subcommands too.
   expect_refused("run " + plat + " --ber \"\"" + o, "--ber: an empty value");
   expect_refused("run " + plat + " --trace-window \"\"" + o, "--trace-window: an empty value");

@@ -320,7 +320,7 @@ TEST(RiscvCli, BadFilesAreClearErrors) {
   const std::string txt = dir.file("not.elf", "hello");
   Proc r = fabricvp_riscv(txt);
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("not.elf: not an ELF file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fabricvp: error: " + txt + ": not an ELF file"), std::string::npos) << r.err;
   r = fabricvp_riscv(dir / "missing.elf");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("missing.elf: cannot open"), std::string::npos) << r.err;

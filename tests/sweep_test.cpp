@@ -301,6 +301,10 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  quick: {y: [3]}\n", "s.yaml:4: quick: 'y' is not an axis"},
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: x, values: ['1|y=2']}\n",
        "axis value '1|y=2' contains '|'"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  options: [--seed=4]\n",
+       "s.yaml:4: option '--seed=4' is set by the sweep itself"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  options: [--bytes, 1KiB, -oDIR]\n",
+       "option '-oDIR' is set by the sweep itself"},
       // The name names the database and the points' folder inside -o.
       {"sweep:\n  name: ../../escape\n  platform: ring.yaml\n  record: [a]\n", "s.yaml:2: name '../../escape'"},
       {"sweep:\n  name: ''\n  platform: ring.yaml\n  record: [a]\n", "s.yaml:2: name ''"},

@@ -37,7 +37,7 @@ int run_riscv(const RiscvOptions& o) {
   if (o.isa == "rv32imafc") {
     cfg.f = true;
   } else if (o.isa != "rv32imac") {
-    fmt::print(stderr, "error: --isa {}: expected rv32imac or rv32imafc\n", o.isa);
+    fmt::print(stderr, "fabricvp: error: --isa {}: expected rv32imac or rv32imafc\n", o.isa);
     return 1;
   }
   try {
@@ -72,12 +72,13 @@ int run_riscv(const RiscvOptions& o) {
         return 2;
       }
       case riscv::BareMetalResult::End::Limit:
-        fmt::print(stderr, "error: {} instructions executed without an HTIF exit (--max-instructions); pc 0x{:08x}\n",
+        fmt::print(stderr,
+                   "fabricvp: error: {} instructions executed without an HTIF exit (--max-instructions); pc 0x{:08x}\n",
                    r.instructions, machine.hart().pc());
         return 2;
     }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "fabricvp: error: {}\n", e.what());
     return 1;
   }
   return 1;

@@ -26,20 +26,23 @@ int run_cli(CliRun& c) {
     opt.bytes = core::parse_bytes(c.bytes);
     if (!core::parse_dtype(c.dtype, opt.dtype))
       throw core::ConfigError(fmt::format("--dtype '{}': expected fp32, bf16, fp16, int32 or int8 (matmul)", c.dtype));
-    if (!c.ber.empty()) opt.overrides.insert(opt.overrides.begin(), "sys.phy.ber=" + c.ber);
+    // Options that set parameters: before the -p overrides (which win), each named as the user gave it.
+    auto setting = [&opt](const std::string& key, const std::string& value, const std::string& given) {
+      opt.settings.push_back(core::ConfigEntry{key, value, core::Origin{given, 0, 0}});
+    };
+    if (!c.ber.empty()) setting("sys.phy.ber", c.ber, "--ber " + c.ber);
     if (!c.astra_system.empty()) {
       // ASTRA-sim's system file: its settings go before the -p overrides (which win).
       const training::astra::System s = training::astra::read_system(c.astra_system);
-      for (const training::astra::Setting& o : s.overrides)
-        opt.settings.push_back(core::ConfigEntry{o.param, o.value, core::Origin{o.origin, 0, 0}});
+      for (const training::astra::Setting& o : s.overrides) setting(o.param, o.value, o.origin);
       for (const std::string& i : s.ignored)
         fmt::print(stderr, "{}: {} (not modeled by fabricvp, ignored)\n", c.astra_system, i);
     }
     if (!c.burst.empty()) {
       const auto colon = c.burst.find(':');
-      opt.overrides.insert(opt.overrides.begin(), "sys.phy.burst_rate=" + c.burst.substr(0, colon));
+      setting("sys.phy.burst_rate", c.burst.substr(0, colon), "--burst " + c.burst);
       if (colon != std::string::npos)
-        opt.overrides.insert(opt.overrides.begin() + 1, "sys.phy.burst_length_mean=" + c.burst.substr(colon + 1));
+        setting("sys.phy.burst_length_mean", c.burst.substr(colon + 1), "--burst " + c.burst);
     }
     if (!c.window.empty()) {
       auto colon = c.window.find(':');
