@@ -74,7 +74,13 @@ std::vector<std::string> parameter_names() {
 std::unique_ptr<Scenario> elaborate(const Kind& kind, const RunOptions& opt) {
   core::Context& ctx = core::Context::get();
   const size_t unwound_before = ctx.unwound_params().size();  // another elaboration's, in this process
+  struct Noting {
+    core::Context& ctx;
+    explicit Noting(core::Context& c) : ctx(c) { ctx.set_noting_unwound_params(true); }
+    ~Noting() { ctx.set_noting_unwound_params(false); }
+  };
   try {
+    const Noting noting(ctx);
     return kind.elaborate(opt);
   } catch (const core::ConfigError& e) {
     std::vector<std::string> known = parameter_names();

@@ -181,6 +181,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
       throw core::ConfigError(fmt::format("{}: options must be a list", core::yaml_at(path, s["options"])));
     for (const auto& o : s["options"]) {
       const std::string v = scalar(path, o, "an option");
+      if (v.empty()) throw core::ConfigError(fmt::format("{}: an empty option", core::yaml_at(path, o)));
       // Also in their joined forms: --seed=4, -oDIR.
       auto is = [&v](const std::string& opt) {
         return v.compare(0, opt.size(), opt) == 0 && (v.size() == opt.size() || opt[1] != '-' || v[opt.size()] == '=');
@@ -237,6 +238,9 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
           if (x != kUnset && x.find_first_of("|\n") != std::string::npos)
             throw core::ConfigError(
                 fmt::format("{}: axis value '{}' contains '|' or a newline", core::yaml_at(path, a), x));
+          else if (x.empty())
+            throw core::ConfigError(
+                fmt::format("{}: an empty axis value (~ leaves the key unset at that point)", core::yaml_at(path, a)));
         if (!distinct.insert(v).second) {
           std::vector<std::string> shown;
           for (const std::string& x : v) shown.push_back(x == kUnset ? "~" : x);

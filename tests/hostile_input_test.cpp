@@ -111,6 +111,10 @@ TEST(HostileInput, IntegersAreDecimalOrHexNeverOctal) {
   EXPECT_TRUE(core::detail::parse_value("0x1F", u));
   EXPECT_EQ(u, 31u);
   EXPECT_FALSE(core::detail::parse_value("08x", u));
+  EXPECT_FALSE(core::detail::parse_value("0x", u));
+  EXPECT_FALSE(core::detail::parse_value("-0x10", u));
+  EXPECT_TRUE(core::detail::parse_value("+5", u));
+  EXPECT_EQ(u, 5u);
   int64_t i = 0;
   EXPECT_TRUE(core::detail::parse_value("-010", i));
   EXPECT_EQ(i, -10);

@@ -58,6 +58,16 @@ TEST(Pspin, HandlerPathsReachTheCompilerAsTheyAre) {
   EXPECT_TRUE(fs::exists(out / "r.elf"));
   EXPECT_FALSE(fs::exists("INJECTED"));
   EXPECT_FALSE(fs::exists(dir.path / "INJECTED"));
+  // A leading '@' (gcc: a file of options) or '-' (an option) is still a file name.
+  const fs::path plain = dir.path / "plain";
+  fs::create_directories(plain);
+  fs::copy_file(kKernels + "reduce.c", plain / "@r.c");
+  fs::copy_file(kKernels + "reduce.c", plain / "-r.c");
+  std::ofstream(plain / "r.c") << "-E\n";  // what gcc would read as options for @r.c
+  for (const char* name : {"@r.c", "-r.c"}) {
+    const auto q = sh("run " + kPlatform + " --handlers=" + name + " -q -o out", plain.string());
+    EXPECT_EQ(q.code, 0) << name << ": " << q.out;
+  }
 }
 
 TEST(Pspin, ReduceSumsEveryPacketIntoTheHomeScratchpad) {

@@ -305,6 +305,9 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
        "s.yaml:4: option '--seed=4' is set by the sweep itself"},
       {"sweep:\n  platform: ring.yaml\n  record: [a]\n  options: [--bytes, 1KiB, -oDIR]\n",
        "option '-oDIR' is set by the sweep itself"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  axes:\n    - {key: --ber, values: ['', 1e-9]}\n",
+       "s.yaml:5: an empty axis value (~ leaves the key unset at that point)"},
+      {"sweep:\n  platform: ring.yaml\n  record: [a]\n  options: ['']\n", "s.yaml:4: an empty option"},
       // The name names the database and the points' folder inside -o.
       {"sweep:\n  name: ../../escape\n  platform: ring.yaml\n  record: [a]\n", "s.yaml:2: name '../../escape'"},
       {"sweep:\n  name: ''\n  platform: ring.yaml\n  record: [a]\n", "s.yaml:2: name ''"},
@@ -326,7 +329,7 @@ TEST(Sweep, BadSweepFilesNameFileLineAndKey) {
   const std::string ok = dir.file("ok.yaml", "sweep:\n  platform: ring.yaml\n  record: [a]\n");
   r = test::sh("sweep " + ok + " --time 00:10 -o " + (dir.path / "o").string());
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("--time is a Slurm setting: give --slurm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--time is a Slurm setting: it applies when --slurm submits"), std::string::npos) << r.out;
   r = test::sh("sweep " + ok + " --slurm --mem '4G; echo x' -o " + (dir.path / "o").string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--mem '4G; echo x': one word"), std::string::npos) << r.out;

@@ -393,17 +393,19 @@ TEST(TrainingWorkload, AstraKeysGivenTwiceOrUnknownAreErrorsAndLeftOutKeysAreLis
     std::string name, text, want;
   };
   const Case cases[] = {
-      {"net.json", "{" + net + ", \"units-count\": [8]}", "net.json: \"units-count\" is given twice"},
+      {"net.json", "{" + net + ", \"units-count\": [8]}", "net.json:1:121: \"units-count\" is given twice"},
       {"net.json", "{" + net + ", \"link-bandwith\": [1]}", "net.json:1:121: unknown key \"link-bandwith\""},
       {"net.json", "{" + net + ", \"dimensions-count\": 2}",
        "net.json:1:121: \"dimensions-count\" 2 but \"topologies-per-dim\" lists 1"},
       // A JSON file's errors name the line and column of the key, or of the syntax error.
       {"sys.json", "{\n  \"endpoint-delay\": 10,\n  \"local-mem-bw\": -5\n}\n",
        "sys.json:3:3: local-mem-bw: '-5' is not a non-negative number"},
-      {"sys.json", "{\n  \"endpoint-delay\": 10,\n}\n", "sys.json:3:1: not JSON"},
+      {"sys.json", "{\n  \"endpoint-delay\": 10,\n}\n",
+       "sys.json:3:1: not JSON: syntax error while parsing object key - unexpected '}'"},
       {"net.yml", "topology: [Ring]\nnpus_count: [4]\nnpus_count: [8]\nbandwidth: [50]\nlatency: [500]\n",
        "net.yml:3: npus_count is given again (line 2 gave it first)"},
-      {"sys.json", "{\"endpoint-delay\": 10, \"endpoint-delay\": 20}", "sys.json: \"endpoint-delay\" is given twice"},
+      {"sys.json", "{\"endpoint-delay\": 10, \"endpoint-delay\": 20}",
+       "sys.json:1:24: \"endpoint-delay\" is given twice"},
       {"sys.txt", "endpoint-delay: 10\nendpoint-delay: 20\n",
        "sys.txt:2: endpoint-delay is given again (line 1 gave it first)"},
   };
@@ -424,7 +426,7 @@ TEST(TrainingWorkload, AstraKeysGivenTwiceOrUnknownAreErrorsAndLeftOutKeysAreLis
   // One key set per object: a key again in a nested object is refused, the same key in sibling objects is not.
   EXPECT_NE(error_of([] {
               training::astra::read_system_string("{\"a\": {\"k\": 1, \"k\": 2}}", "sys.json");
-            }).find("sys.json: \"k\" is given twice"),
+            }).find("sys.json:1:16: \"k\" is given twice"),
             std::string::npos);
   const std::string siblings =
       error_of([] { training::astra::read_system_string("{\"a\": [{\"k\": 1}, {\"k\": 2}]}", "sys.json"); });

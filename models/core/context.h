@@ -42,10 +42,12 @@ class Context {
   uint64_t stream_seed(std::string_view stream) const;
 
   Registry<ParamBase>& params() { return m_params; }
-  /// Names of the parameters destroyed by an exception (a platform that
-  /// failed to elaborate): what its keys were meant for, when that error is
-  /// reported (systems::elaborate).
+  /// While noting (systems::elaborate sets it around a platform's
+  /// elaboration), the names of the parameters an exception destroys: what the
+  /// keys of a platform that failed to elaborate were meant for.
   const std::vector<std::string>& unwound_params() const { return m_unwound_params; }
+  bool noting_unwound_params() const { return m_noting_unwound; }
+  void set_noting_unwound_params(bool on) { m_noting_unwound = on; }
   void note_unwound_param(std::string name) { m_unwound_params.push_back(std::move(name)); }
   Registry<StatBase>& stats() { return m_stats; }
 
@@ -78,6 +80,7 @@ class Context {
   uint64_t m_seed = 1;
   Registry<ParamBase> m_params;
   std::vector<std::string> m_unwound_params;
+  bool m_noting_unwound = false;
   Registry<StatBase> m_stats;
   Trace m_trace;
   std::vector<HardwareError> m_errors;

@@ -18,7 +18,12 @@ ParamBase::ParamBase(const sc_core::sc_object* owner, const char* prefix, const 
 
 ParamBase::~ParamBase() {
   Context& ctx = Context::get();
-  if (std::uncaught_exceptions()) ctx.note_unwound_param(name());
+  if (ctx.noting_unwound_params() && std::uncaught_exceptions()) {
+    try {
+      ctx.note_unwound_param(name());
+    } catch (...) {  // a hint only: never an exception out of a destructor
+    }
+  }
   ctx.params().remove(m_slot);
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "models/core/config.h"
@@ -98,13 +99,13 @@ std::string at_byte(const std::string& text, const std::string& path, size_t at)
   return fmt::format("{}:{}:{}", path, line, at - (bol == std::string::npos ? 0 : bol + 1) + 1);
 }
 
-/// Where key `key` of a JSON object is in `text`: the first "key" followed by ':' (a file's keys are each given
-/// once), as "path:line:column"; `path` if not found.
-std::string json_key_where(const std::string& text, const std::string& path, const std::string& key) {
+/// Where key `key` of a JSON object is in `text`: its `nth` (1-based) "key" followed by ':' (a file's keys are
+/// each given once, or this is about the repeat), as "path:line:column"; `path` if not found.
+std::string json_key_where(const std::string& text, const std::string& path, const std::string& key, size_t nth = 1) {
   const std::string quoted = '"' + key + '"';
   for (size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
     const size_t next = text.find_first_not_of(" \t\r\n", at + quoted.size());
-    if (next != std::string::npos && text[next] == ':') return at_byte(text, path, at);
+    if (next != std::string::npos && text[next] == ':' && --nth == 0) return at_byte(text, path, at);
   }
   return path;
 }
@@ -114,6 +115,7 @@ std::string json_key_where(const std::string& text, const std::string& path, con
 nlohmann::json parse_json(const std::string& text, const std::string& path) {
   // nlohmann keeps the last of a key given twice: refused instead (one key set per open object).
   std::vector<std::unordered_set<std::string>> keys;
+  std::unordered_map<std::string, size_t> seen;  // key -> times read so far, in text order (its position)
   auto once = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     if (ev == E::object_start) {
@@ -122,14 +124,21 @@ nlohmann::json parse_json(const std::string& text, const std::string& path) {
       keys.pop_back();
     } else if (ev == E::key) {
       std::string k = parsed.get<std::string>();
-      if (!keys.back().insert(k).second) throw core::ConfigError(fmt::format("{}: \"{}\" is given twice", path, k));
+      const size_t nth = ++seen[k];
+      if (!keys.back().insert(k).second)
+        throw core::ConfigError(fmt::format("{}: \"{}\" is given twice", json_key_where(text, path, k, nth), k));
     }
     return true;
   };
   try {
     return nlohmann::json::parse(text, once);
   } catch (const nlohmann::json::parse_error& e) {
-    throw core::ConfigError(fmt::format("{}: not JSON: {}", at_byte(text, path, e.byte ? e.byte - 1 : 0), e.what()));
+    // nlohmann's text says "parse error at line L, column C: ..." (its own count): the reason only.
+    const std::string what = e.what();
+    const size_t at = what.find("column ");
+    const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
+    throw core::ConfigError(fmt::format("{}: not JSON: {}", at_byte(text, path, e.byte ? e.byte - 1 : 0),
+                                        colon == std::string::npos ? what : what.substr(colon + 2)));
   } catch (const nlohmann::json::exception& e) {
     throw core::ConfigError(fmt::format("{}: {}", path, e.what()));
   }

@@ -438,6 +438,7 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
     const std::string msg = run_capture({FABRICVP_HOST_CC, "-x", "c", "-std=c11", "-O2", "-ffp-contract=off", "-shared",
                                          "-fPIC", "-o", path_arg(so), path_arg(typed)},
                                         st);
+    if (st == kCannotStart) throw core::ConfigError(fmt::format("--operator {}: {}", file, msg));
     if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
     m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char** environ;
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -145,6 +147,7 @@ std::string run_capture(const std::vector<std::string>& argv, int& status) {
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
+    status = kCannotStart;
     return fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
   }
   std::string out;
@@ -158,13 +161,16 @@ std::string run_capture(const std::vector<std::string>& argv, int& status) {
   }
   close(fds[0]);
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
   }
-  status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  status = waited == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
 }
 
-std::string path_arg(const std::string& path) { return !path.empty() && path[0] == '-' ? "./" + path : path; }
+std::string path_arg(const std::string& path) {
+  return !path.empty() && (path[0] == '-' || path[0] == '@') ? "./" + path : path;
+}
 
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
                       const std::vector<std::string>& extra, const std::vector<std::string>& defines) {
@@ -187,6 +193,7 @@ void compile_handlers(const std::string& c_file, const std::string& out_elf, uin
   argv.insert(argv.end(), {hdir + "/rt/printf.c", hdir + "/rt/string.c", "-lgcc", "-o", path_arg(out_elf)});
   int status = 0;
   const std::string out = run_capture(argv, status);
+  if (status == kCannotStart) throw core::ConfigError(fmt::format("{}: {}", c_file, out));
   if (status != 0)
     throw core::ConfigError(fmt::format("{}{}: the handler does not compile for the switch's cores:\n{}", c_file,
                                         extra.empty() ? "" : fmt::format(" with {}", fmt::join(extra, ", ")), out));

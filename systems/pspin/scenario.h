@@ -30,9 +30,11 @@ class System : public core::Module {
 /// `out_elf`; throws core::ConfigError with the compiler's messages.
 /// Run a program (argv[0], found on PATH) with these arguments, no shell in
 /// between; its stdout and stderr, and its exit status (-1 if it did not exit
-/// or could not start).
+/// normally, kCannotStart with the reason as the text if it could not start).
 std::string run_capture(const std::vector<std::string>& argv, int& status);
-/// A path as a program's argument: "./" before one that starts with '-' (else read as an option).
+constexpr int kCannotStart = -2;
+/// A path as a program's argument: "./" before one that starts with '-' or '@' (else read as an option, or
+/// as a file of options).
 std::string path_arg(const std::string& path);
 /// `extra`: more C files to compile with it; `defines`: more -D flags.
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,

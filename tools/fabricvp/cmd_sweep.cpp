@@ -48,7 +48,8 @@ const cli::Command sweep_cmd([](CLI::App& app) {
                                       {"--time", &o->time},
                                       {"--mem", &o->mem}}) {
           if (!v->empty() && !o->slurm) {
-            std::fprintf(stderr, "fabricvp: error: %s is a Slurm setting: give --slurm\n", name);
+            std::fprintf(stderr, "fabricvp: error: %s is a Slurm setting: it applies when --slurm submits%s\n", name,
+                         o->collect ? ", not to sweep collect" : "");
             return 1;
           }
           // One word of the job script's #SBATCH header.
