@@ -78,6 +78,11 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   expect_refused("run " + (dir.path / "missing.yaml").string() + o, "missing.yaml");
   expect_refused("sweep x.yaml -j 0", "--jobs");
   expect_refused("experiment ace -j 0", "--jobs");
+  expect_refused("hac " + std::string(FABRICVP_PLATFORMS) + "/pspin-switch.yaml",
+                 "pspin-switch.yaml: a pspin platform: hac characterizes the HAC clock alignment of Groq platforms");
+  expect_refused("run " + std::string(FABRICVP_PLATFORMS) + "/pspin-switch.yaml --handlers " +
+                     std::string(FABRICVP_SOURCE_DIR) + "/sw/handlers/kernels/reduce.c --messages 4294967295" + o,
+                 "--messages 4294967295: too large");
   // Options that set parameters are named as given, not as the -p override they once became.
   expect_refused("run " + plat + " --ber 2" + o,
                  "--ber 2: key 'sys.phy.ber' (parameter sys.phy.ber): value 2 out of range");

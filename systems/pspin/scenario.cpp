@@ -37,8 +37,9 @@ uint32_t to_u32(const std::map<std::string, std::string>& o, const char* key, ui
   auto it = o.find(key);
   if (it == o.end()) return def;
   const std::string& s = it->second;
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 9)
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
     throw core::ConfigError(fmt::format("--{} '{}': expected a whole number", key, s));
+  if (s.size() > 9) throw core::ConfigError(fmt::format("--{} {}: too large", key, s));
   return static_cast<uint32_t>(std::stoul(s));
 }
 

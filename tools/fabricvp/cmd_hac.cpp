@@ -43,6 +43,11 @@ int run_hac(const HacOptions& o) {
     auto& ctx = core::Context::get();
     ctx.set_seed(o.seed);
     ctx.config().load_file(o.platform);
+    if (const systems::Kind& k = systems::kind_for(ctx.config()); k.name != "groq")
+      throw core::ConfigError(
+          fmt::format("{}: a {} platform: hac characterizes the HAC clock alignment of Groq "
+                      "platforms (groq_node, dragonfly)",
+                      o.platform, k.name));
     ctx.config().add_override("sys.hac.exchange=on");
     ctx.config().add_override(fmt::format("sys.hac.calibration_iterations={}", o.iterations));
     for (const auto& ov : o.overrides) ctx.config().add_override(ov);
