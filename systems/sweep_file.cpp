@@ -115,12 +115,21 @@ std::vector<std::string> axis_values(const std::string& path, const YAML::Node& 
   return out;
 }
 
+/// An option the sweep sets itself (its output, seed, quiet and topology's --json), also in a joined form
+/// (--seed=4, -oDIR): no axis or option of the file may set it.
+bool set_by_sweep(const std::string& v) {
+  for (const std::string opt : {"-o", "--out", "--seed", "-s", "-q", "--quiet", "--json"})
+    if (v.compare(0, opt.size(), opt) == 0 && (v.size() == opt.size() || opt[1] != '-' || v[opt.size()] == '='))
+      return true;
+  return false;
+}
+
 void check_key(const std::string& path, const YAML::Node& n, const std::string& key, std::set<std::string>& seen) {
   if (key.empty()) throw core::ConfigError(fmt::format("{}: an axis key is empty", core::yaml_at(path, n)));
   if (key.find_first_of("|=\n") != std::string::npos)
     throw core::ConfigError(
         fmt::format("{}: axis key '{}' contains '|', '=' or a newline", core::yaml_at(path, n), key));
-  if (fixed_column(key) || key == "--seed" || key == "-s" || key == "-o" || key == "--out" || key == "-q")
+  if (fixed_column(key) || set_by_sweep(key))
     throw core::ConfigError(
         fmt::format("{}: axis key '{}' is set by the sweep itself (seeds: use the sweep's seeds or repetitions)",
                     core::yaml_at(path, n), key));
@@ -182,11 +191,7 @@ SweepSpec load_sweep_string(const std::string& text, const std::string& path) {
     for (const auto& o : s["options"]) {
       const std::string v = scalar(path, o, "an option");
       if (v.empty()) throw core::ConfigError(fmt::format("{}: an empty option", core::yaml_at(path, o)));
-      // Also in their joined forms: --seed=4, -oDIR.
-      auto is = [&v](const std::string& opt) {
-        return v.compare(0, opt.size(), opt) == 0 && (v.size() == opt.size() || opt[1] != '-' || v[opt.size()] == '=');
-      };
-      if (is("-o") || is("--out") || is("--seed") || is("-s") || is("-q") || is("--quiet") || is("--json"))
+      if (set_by_sweep(v))
         throw core::ConfigError(fmt::format("{}: option '{}' is set by the sweep itself", core::yaml_at(path, o), v));
       topology_option(o, v);
       out.options.push_back(v);

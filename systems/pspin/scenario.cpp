@@ -8,8 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -21,6 +19,8 @@ extern char** environ;
 
 #include "models/core/config.h"
 #include "models/core/context.h"
+
+extern char** environ;  // posix_spawnp passes it on
 
 namespace fabricvp::pspin {
 
