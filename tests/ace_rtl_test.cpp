@@ -373,6 +373,130 @@ TEST(AceDatapath, RtlBurstsFollowTheClosedForm) {
   EXPECT_FALSE(rtl.failed());
 }
 
+namespace {
+/// One burst as Ace::reduce runs its beats: per row, a store then an add on every slice (slice s has the
+/// lanes lane0 = s * lanes of each row of `stride` elements); the sums go back into `local`.
+BurstCycles burst_by_beats(std::vector<Datapath>& slices, const Burst& b, std::vector<uint8_t>& local,
+                           const std::vector<uint8_t>& incoming) {
+  const uint32_t G = slices[0].geometry().lanes, depth = slices[0].geometry().depth;
+  auto lane = [&](const std::vector<uint8_t>& v, uint64_t e) {
+    uint32_t x = 0;
+    std::memcpy(&x, v.data() + e * b.es, b.es);
+    return x;
+  };
+  for (uint64_t k = 0; k < b.rows; ++k)
+    for (uint32_t pass = 0; pass < 2; ++pass)
+      for (uint32_t s = 0; s < slices.size(); ++s) {
+        Chunk c = make_chunk(pass == 0 ? Op::store : Op::add, b.dtype, static_cast<uint32_t>((b.row0 + k) % depth),
+                             std::vector<uint32_t>(G, 0), pass == 0, pass == 1);
+        for (uint32_t i = 0; i < G; ++i) {
+          const uint64_t e = k * b.stride + s * G + i;
+          if (e < b.n) c.data[i] = lane(pass == 0 ? local : incoming, e);
+        }
+        slices[s].submit(c);
+      }
+  BurstCycles got;
+  for (uint32_t s = 0; s < slices.size(); ++s) {
+    Completion x;
+    for (uint64_t j = 0; j < 2 * b.rows; ++j) {
+      EXPECT_TRUE(slices[s].next(x));
+      if (j == 0) got.first_accept = x.accept_cycle;
+      got.last_accept = x.accept_cycle;
+      got.last_retire = x.retire_cycle;
+      if (j % 2 == 0) continue;
+      for (uint32_t i = 0; i < G; ++i) {
+        const uint64_t e = (j / 2) * b.stride + s * G + i;
+        if (e < b.n) std::memcpy(local.data() + e * b.es, &x.data[i], b.es);
+      }
+    }
+  }
+  return got;
+}
+}  // namespace
+
+// The C++ model's burst in one call (what the ACE runs with data), with the
+// sums added in one pass, leaves the same sums, cycles, staging rows and
+// pipeline as its beats: bursts of every
+// element type over three slices, a partial last row, rows wrapping around the
+// buffer and more rows than it has, after idle gaps; then a beat reading a row
+// the burst wrote meets the same pipeline. The RTL has no such call.
+TEST(AceDatapath, CppModelBurstEqualsItsBeats) {
+  const Geometry geo = RtlDatapath::built_geometry();
+  const uint32_t S = 3, G = geo.lanes, depth = geo.depth;
+  std::mt19937_64 rng(11);
+  for (Dtype dt : {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int32}) {
+    std::vector<Datapath> beats(S, Datapath(geo)), bursts(S, Datapath(geo));
+    for (uint32_t s = 0; s < S; ++s) {
+      beats[s].configure(0, 0, depth);
+      bursts[s].configure(0, 0, depth);
+    }
+    uint32_t row = depth - 2;
+    for (uint64_t n : {uint64_t{1}, uint64_t{S * G}, uint64_t{5 * S * G + 7}, uint64_t{(depth + 3) * S * G - 5}}) {
+      Burst b;
+      b.dtype = dt;
+      b.row0 = row;
+      b.es = static_cast<uint32_t>(dtype_bytes(dt));
+      b.n = n;
+      b.stride = S * G;
+      b.rows = (n + b.stride - 1) / b.stride;
+      std::vector<uint8_t> local(n * b.es), incoming(n * b.es);
+      core::random_elements(dt, rng(), local.data(), local.size(), 0, 2);
+      core::random_elements(dt, rng(), incoming.data(), incoming.size(), 0, 2);
+      std::vector<uint8_t> sums = local;
+      const uint64_t idle = rng() % 9;
+      for (uint32_t s = 0; s < S; ++s) {
+        ASSERT_TRUE(beats[s].advance(idle));
+        ASSERT_TRUE(bursts[s].advance(idle));
+      }
+      const BurstCycles want = burst_by_beats(beats, b, local, incoming);
+      b.local = sums.data();
+      for (uint32_t s = 0; s < S; ++s) {
+        b.lane0 = s * G;
+        BurstCycles got;
+        ASSERT_TRUE(bursts[s].reduce_burst(b, got)) << dtype_name(dt);
+        EXPECT_EQ(got.first_accept, want.first_accept) << dtype_name(dt) << " n " << n;
+        EXPECT_EQ(got.last_accept, want.last_accept) << dtype_name(dt) << " n " << n;
+        EXPECT_EQ(got.last_retire, want.last_retire) << dtype_name(dt) << " n " << n;
+        EXPECT_EQ(bursts[s].cycle(), beats[s].cycle());
+        EXPECT_EQ(bursts[s].pending(), 0u);
+        for (uint32_t r = 0; r < depth; ++r)
+          ASSERT_EQ(0, std::memcmp(bursts[s].row(r), beats[s].row(r), G * 4)) << dtype_name(dt) << " row " << r;
+      }
+      core::add(dt, sums.data(), incoming.data(), sums.data(), sums.size());  // what Ace::reduce adds to it
+      EXPECT_EQ(sums, local) << dtype_name(dt) << " n " << n;
+      row = static_cast<uint32_t>((row + b.rows) % depth);
+    }
+    // A beat that reads the row the last burst wrote, offered at once: the same acceptance and result.
+    const uint32_t last = (row + depth - 1) % depth;
+    const Chunk probe = make_chunk(Op::forward, dt, last, std::vector<uint32_t>(G, 0), false, true);
+    for (uint32_t s = 0; s < S; ++s) {
+      beats[s].submit(probe);
+      bursts[s].submit(probe);
+      Completion x, y;
+      ASSERT_TRUE(beats[s].next(x));
+      ASSERT_TRUE(bursts[s].next(y));
+      EXPECT_EQ(x.accept_cycle, y.accept_cycle);
+      EXPECT_EQ(x.retire_cycle, y.retire_cycle);
+      EXPECT_EQ(x.data, y.data);
+    }
+  }
+  // Not where a chunk is pending, nor on the RTL.
+  Datapath busy(geo);
+  busy.configure(0, 0, depth);
+  busy.submit(make_chunk(Op::store, Dtype::fp32, 0, std::vector<uint32_t>(G, 0), true, false));
+  std::vector<uint8_t> data(G * 4);
+  Burst b;
+  b.rows = 1;
+  b.n = G;
+  b.stride = G;
+  b.local = data.data();
+  BurstCycles unused;
+  EXPECT_FALSE(busy.reduce_burst(b, unused));
+  RtlDatapath rtl("burst_call_dut");
+  rtl.configure(0, 0, depth);
+  EXPECT_FALSE(rtl.reduce_burst(b, unused));
+}
+
 TEST(AceDatapath, ChunksThatDoNotFitAreRejected) {
   Datapath model(RtlDatapath::built_geometry());
   Chunk c = make_chunk(Op::add, Dtype::fp32, 0, std::vector<uint32_t>(3, 0), true, true);

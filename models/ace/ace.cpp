@@ -404,6 +404,36 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
     return v;
   };
   const uint64_t nbeats = (n + L - 1) / L;
+  if (nbeats == 0) return now;
+  // Where the slices' model has the burst's closed form (the C++ model): the
+  // burst in one call per slice and the sums in one pass, giving the same
+  // sums, cycles and model state as the beats.
+  Burst burst;
+  burst.dtype = k.dt;
+  burst.row0 = m_stage_row[unit];
+  burst.rows = nbeats;
+  burst.local = m_local.data();
+  burst.es = es;
+  burst.n = n;
+  burst.stride = L;
+  BurstCycles cycles;
+  if (dp[0]->reduce_burst(burst, cycles)) {
+    for (uint32_t s = 1; s < S; ++s) {
+      burst.lane0 = s * g;
+      BurstCycles other;
+      if (!dp[s]->reduce_burst(burst, other))
+        throw std::logic_error(fmt::format("{}: datapath {} slice {} ran no burst where slice 0 did", name(), unit, s));
+      if (other.first_accept != cycles.first_accept || other.last_retire != cycles.last_retire)
+        throw std::logic_error(fmt::format("{}: datapath {} slices 0 and {} disagree on timing", name(), unit, s));
+    }
+    core::add(k.dt, m_local.data(), in, m_local.data(), n * es);  // the add beats' sums
+    m_stage_row[unit] = static_cast<uint32_t>((burst.row0 + nbeats) % m_geo.depth);
+    m_tag += static_cast<uint32_t>(2 * nbeats);
+    sram_write(c, span, m_local.data());
+    if (out) std::memcpy(out, m_local.data(), n * es);
+    m_unit_horizon[unit] = cycles.last_retire + 1;
+    return count_burst(c_now, cycles.first_accept, cycles.last_accept, cycles.last_retire, nbeats);
+  }
   const uint32_t tag_mask = m_geo.tag_bits >= 32 ? 0xffffffffu : (1u << m_geo.tag_bits) - 1;
   for (uint64_t b = 0; b < nbeats; ++b) {
     const uint64_t e0 = b * L;
@@ -429,7 +459,6 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
       ++m_tag;
     }
   }
-  if (nbeats == 0) return now;
   const uint64_t nsub = 2 * nbeats;
   m_cpl.resize(nsub);
   for (uint32_t s = 0; s < S; ++s) {

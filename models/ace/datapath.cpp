@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace fabricvp::ace {
@@ -141,6 +142,52 @@ void Datapath::submit(const Chunk& c) {
   ++m_submitted;
   m_offer_base = a + 1;
   m_last_retire = d;
+}
+
+bool Datapath::reduce_burst(const Burst& b, BurstCycles& out) {
+  if (b.rows == 0 || m_ready || pending() != 0 || b.es != core::dtype_bytes(b.dtype) || (b.es != 2 && b.es != 4))
+    return false;
+  const uint32_t depth = m_geo.depth, G = m_geo.lanes;
+  const uint64_t staged = std::min<uint64_t>(b.rows, depth);  // the rows whose last store is in the burst
+  uint32_t addr = 0;
+  for (uint64_t k = b.rows - staged; k < b.rows; ++k)
+    if (!map(b.part, static_cast<uint32_t>((b.row0 + k) % depth), addr)) return false;
+  // Every older chunk has retired before m_horizon (none pending, the send
+  // side always ready): the burst's closed form holds from there.
+  const uint64_t start = m_horizon;
+  out = reduce_burst_cycles(start, b.rows);
+  const uint64_t beats = 2 * b.rows;
+  for (uint64_t k = b.rows - staged; k < b.rows; ++k) {
+    map(b.part, static_cast<uint32_t>((b.row0 + k) % depth), addr);
+    // What the row holds after the burst: the local partial of its last store beat.
+    uint32_t* row = &m_mem[size_t(addr) * G];
+    const uint64_t e0 = k * b.stride + b.lane0;
+    const uint32_t cnt = e0 >= b.n ? 0 : static_cast<uint32_t>(std::min<uint64_t>(G, b.n - e0));
+    const uint8_t* src = b.local + e0 * b.es;
+    uint32_t i = 0;
+    if (b.es == 4) {
+      std::memcpy(row, src, size_t(cnt) * 4);
+      i = cnt;
+    } else {
+      for (; i < cnt; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + size_t(i) * 2, 2);
+        row[i] = h;
+      }
+    }
+    std::fill(row + i, row + G, 0u);
+    // The pipeline remembers the last kInFlight chunks: store k retires at start + 6k + 4, add k at + 9.
+    if (2 * k + 2 + kInFlight > beats) {
+      const uint64_t t = start + 6 * k;
+      m_flight[(m_submitted + 2 * k) % kInFlight] = Flight{t + 4, true, addr};
+      m_flight[(m_submitted + 2 * k + 1) % kInFlight] = Flight{t + 9, false, addr};
+    }
+  }
+  m_submitted += beats;
+  m_offer_base = out.last_accept + 1;
+  m_last_retire = out.last_retire;
+  m_horizon = out.last_retire + 1;
+  return true;
 }
 
 bool Datapath::next(Completion& out) {

@@ -99,6 +99,41 @@ struct Completion {
   std::vector<uint32_t> data;  ///< the result when sent (`lanes` words), else empty
 };
 
+/// The cycles of a reduction burst as the ACE issues it (models/ace/ace.h):
+/// `rows` pairs of a store beat (the local partial into a staging row, written
+/// back, not sent) and an add beat (the received elements + that row, sent),
+/// every pair on another row, offered back to back to a datapath on which
+/// every older chunk has retired before cycle `start`. Store k is accepted at
+/// start + 6k and retires at + 4; its add reads the row, so it waits for that
+/// write: accepted at start + 6k + 5, retired at start + 6k + 9; the next
+/// store follows the add. Both DatapathModels give exactly these cycles
+/// (tests compare with Datapath); timing-only collectives use them instead of
+/// running the beats.
+struct BurstCycles {
+  uint64_t first_accept = 0, last_accept = 0, last_retire = 0;
+};
+inline BurstCycles reduce_burst_cycles(uint64_t start, uint64_t rows) {
+  static_assert(kLatency == 4 && kInFlight == 4, "the burst's closed form assumes the RTL's pipeline");
+  if (rows == 0) return BurstCycles{start, start, start};
+  return BurstCycles{start, start + 6 * (rows - 1) + 5, start + 6 * (rows - 1) + 9};
+}
+
+/// A reduction burst (DatapathModel::reduce_burst): row k of the burst
+/// stages staging row (row0 + k) % depth of partition `part`; its store beat
+/// carries elements k * stride + lane0 + i (lane i < the model's lanes; those
+/// at or past n zero) of `local`, `es` bytes each (2: a lane's low half).
+struct Burst {
+  core::Dtype dtype = core::Dtype::fp32;
+  uint32_t part = 0;
+  uint32_t row0 = 0;
+  uint64_t rows = 0;
+  const uint8_t* local = nullptr;
+  uint32_t es = 4;
+  uint64_t n = 0;
+  uint32_t stride = 0;
+  uint32_t lane0 = 0;
+};
+
 /// out_ready of the send side in a cycle.
 using ReadyFn = std::function<bool(uint64_t cycle)>;
 
@@ -129,6 +164,20 @@ class DatapathModel {
   virtual size_t pending() const = 0;
   /// Host seconds spent evaluating the model so far (the RTL's; 0 where not measured).
   virtual double host_seconds() const { return 0; }
+  /// A reduction burst (reduce_burst_cycles: `b.rows` pairs of a store beat,
+  /// written back and not sent, and an add beat on the same row, sent, offered
+  /// back to back from cycle()) in one call, where the model has a closed form
+  /// for it: leaves the model as submitting those 2 * rows chunks and taking
+  /// every completion would, and sets `out`. The add beats' results are the
+  /// elements' sums (core::add, the ALU's add_lane), which the caller computes
+  /// over the whole burst at once. False, with nothing done, where the model
+  /// has no closed form (the RTL runs its beats; chunks pending, a send side
+  /// that may not be ready, a row outside the partition).
+  virtual bool reduce_burst(const Burst& b, BurstCycles& out) {
+    (void)b;
+    (void)out;
+    return false;
+  }
 };
 
 /// A FIFO whose slots are reused: push() hands out a slot that keeps the
@@ -163,25 +212,6 @@ class Ring {
   size_t m_head = 0, m_size = 0;
 };
 
-/// The cycles of a reduction burst as the ACE issues it (models/ace/ace.h):
-/// `rows` pairs of a store beat (the local partial into a staging row, written
-/// back, not sent) and an add beat (the received elements + that row, sent),
-/// every pair on another row, offered back to back to a datapath on which
-/// every older chunk has retired before cycle `start`. Store k is accepted at
-/// start + 6k and retires at + 4; its add reads the row, so it waits for that
-/// write: accepted at start + 6k + 5, retired at start + 6k + 9; the next
-/// store follows the add. Both DatapathModels give exactly these cycles
-/// (tests compare with Datapath); timing-only collectives use them instead of
-/// running the beats.
-struct BurstCycles {
-  uint64_t first_accept = 0, last_accept = 0, last_retire = 0;
-};
-inline BurstCycles reduce_burst_cycles(uint64_t start, uint64_t rows) {
-  static_assert(kLatency == 4 && kInFlight == 4, "the burst's closed form assumes the RTL's pipeline");
-  if (rows == 0) return BurstCycles{start, start, start};
-  return BurstCycles{start, start + 6 * (rows - 1) + 5, start + 6 * (rows - 1) + 9};
-}
-
 /// Throws std::invalid_argument if `c` does not fit geometry `g`.
 void check_chunk(const Geometry& g, const Chunk& c);
 /// Throws std::invalid_argument / std::logic_error for a configure() call that is not allowed.
@@ -200,6 +230,7 @@ class Datapath final : public DatapathModel {
   bool advance(uint64_t cycles) override;
   uint64_t cycle() const override { return m_horizon; }
   size_t pending() const override { return m_done.size(); }
+  bool reduce_burst(const Burst& b, BurstCycles& out) override;
 
   /// Physical row of row `row` of partition `part`, if it exists.
   bool map(uint32_t part, uint32_t row, uint32_t& addr) const;
