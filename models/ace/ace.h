@@ -30,6 +30,9 @@
 //   uses the datapath of its slot (slot % alu_units). A datapath is cut into
 //   alu_lanes / 8 slices of the RTL's width, each its own DatapathModel fed
 //   the same beats on its lanes (16-bit elements: the low half of a lane).
+//   The verilated RTL runs every beat; the C++ model takes a reduction's
+//   burst in one call (DatapathModel::reduce_burst: the beats' cycles and
+//   its state after them), and the ACE adds the burst's elements in one pass.
 // - Terminal: after the last phase the chunk waits for room in the terminal
 //   partition and is written to NPU memory by the DMA; the last chunk of a
 //   collective raises the completion interrupt.
