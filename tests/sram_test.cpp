@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "models/core/zero_pages.h"
 #include "models/tsp/sram.h"
 
 using namespace fabricvp::tsp;
@@ -63,4 +64,28 @@ TEST(Sram, ByteAccessCrossesVectorAndPageBoundaries) {
   EXPECT_EQ(x, 0);
   EXPECT_THROW(s.read_bytes(kSramBytes - 10, out.data(), 11), std::out_of_range);
   EXPECT_THROW(s.write_bytes(kSramBytes, in.data(), 1), std::out_of_range);
+}
+
+// An NPU memory's contents (core::ZeroPages): new bytes read as zero, growing
+// keeps what was written (also past a first mapping's end), size is the most asked.
+TEST(ZeroPages, GrowsKeepingContentsAndNewBytesReadZero) {
+  fabricvp::core::ZeroPages z;
+  EXPECT_EQ(z.size(), 0u);
+  z.grow(100);
+  ASSERT_NE(z.data(), nullptr);
+  EXPECT_EQ(z.size(), 100u);
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(z.data()[i], 0) << i;
+  for (size_t i = 0; i < 100; ++i) z.data()[i] = static_cast<uint8_t>(i + 1);
+  z.grow(50);  // never shrinks
+  EXPECT_EQ(z.size(), 100u);
+  const size_t big = (size_t(5) << 20) + 3;  // past the first 2 MiB mapping
+  z.grow(big);
+  EXPECT_EQ(z.size(), big);
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(z.data()[i], i + 1) << i;
+  for (size_t i = 100; i < big; i += 4093) ASSERT_EQ(z.data()[i], 0) << i;
+  EXPECT_EQ(z.data()[big - 1], 0);
+  z.data()[big - 1] = 7;
+  z.grow(big * 3);
+  EXPECT_EQ(z.data()[big - 1], 7);
+  EXPECT_EQ(z.data()[99], 100);
 }

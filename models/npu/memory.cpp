@@ -83,7 +83,7 @@ void check_range(const Memory& m, uint64_t addr, uint64_t len) {
 
 uint8_t* Memory::at(uint64_t addr, uint64_t len) {
   check_range(*this, addr, len);
-  if (m_data.size() < addr + len) m_data.resize(addr + len, 0);
+  m_data.grow(addr + len);
   return m_data.data() + addr;
 }
 

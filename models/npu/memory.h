@@ -28,6 +28,7 @@
 
 #include "models/core/module.h"
 #include "models/core/timebase.h"
+#include "models/core/zero_pages.h"
 
 namespace fabricvp::npu {
 
@@ -99,7 +100,7 @@ class Memory : public core::Module {
   bool m_comm_limited = false;  // comm_share < 1
   // Next to m_hot, the rates' memos (SerialRate::ps) first.
   core::SerialRate m_all, m_comm, m_compute;
-  std::vector<uint8_t> m_data;
+  core::ZeroPages m_data;  // never-written bytes read as zero
   std::vector<std::unique_ptr<core::CounterRef>> m_bytes;
 
  public:
