@@ -385,24 +385,21 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
   const uint32_t L = alu_lanes.get(), g = m_geo.lanes, S = static_cast<uint32_t>(dp.size());
   const uint32_t es = k.es;
   const uint64_t n = span.elems();
-  // The local partial, in span order (read from the SRAM as the beats are staged).
-  m_local.resize(n * es);
-  sram_read(c, span, m_local.data());
+  // The local partial, in span order (read from the SRAM as the beats are
+  // staged), and the sums written back over it: in place in the SRAM slot
+  // where the span is one range, else through a copy (m_local).
+  uint8_t* local = span.ranges.size() == 1 ? slot_at(c, span.ranges[0].first) : nullptr;
+  if (local) {
+    sram_read_bytes += n * es;
+  } else {
+    m_local.resize(n * es);
+    sram_read(c, span, m_local.data());
+    local = m_local.data();
+  }
   const uint64_t c_now = std::max(m_clock.cycle_at_or_after(now), m_unit_horizon[unit]);
   for (auto& d : dp)
     if (d->cycle() < c_now && !d->advance(c_now - d->cycle()))
       throw std::logic_error(fmt::format("{}: the datapath produced output while idle", name()));
-  auto lane_value = [&](const uint8_t* src, uint64_t e) {
-    uint32_t v = 0;
-    if (es == 4) {
-      std::memcpy(&v, src + e * es, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, src + e * es, 2);
-      v = h;
-    }
-    return v;
-  };
   const uint64_t nbeats = (n + L - 1) / L;
   if (nbeats == 0) return now;
   // Where the slices' model has the burst's closed form (the C++ model): the
@@ -412,7 +409,7 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
   burst.dtype = k.dt;
   burst.row0 = m_stage_row[unit];
   burst.rows = nbeats;
-  burst.local = m_local.data();
+  burst.local = local;
   burst.es = es;
   burst.n = n;
   burst.stride = L;
@@ -426,14 +423,38 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
       if (other.first_accept != cycles.first_accept || other.last_retire != cycles.last_retire)
         throw std::logic_error(fmt::format("{}: datapath {} slices 0 and {} disagree on timing", name(), unit, s));
     }
-    core::add(k.dt, m_local.data(), in, m_local.data(), n * es);  // the add beats' sums
+    core::add(k.dt, local, in, local, n * es);  // the add beats' sums
     m_stage_row[unit] = static_cast<uint32_t>((burst.row0 + nbeats) % m_geo.depth);
     m_tag += static_cast<uint32_t>(2 * nbeats);
-    sram_write(c, span, m_local.data());
-    if (out) std::memcpy(out, m_local.data(), n * es);
-    m_unit_horizon[unit] = cycles.last_retire + 1;
-    return count_burst(c_now, cycles.first_accept, cycles.last_accept, cycles.last_retire, nbeats);
+  } else {
+    run_beats(unit, k.dt, es, n, local, in, cycles);
+    if (core::Context::get().halted()) return now;  // the RTL failed: reported as a hardware error
   }
+  if (local == m_local.data())
+    sram_write(c, span, local);
+  else
+    sram_write_bytes += n * es;  // summed in place
+  if (out) std::memcpy(out, local, n * es);
+  m_unit_horizon[unit] = cycles.last_retire + 1;
+  return count_burst(c_now, cycles.first_accept, cycles.last_accept, cycles.last_retire, nbeats);
+}
+
+void Ace::run_beats(uint32_t unit, core::Dtype dt, uint32_t es, uint64_t n, uint8_t* local, const uint8_t* in,
+                    BurstCycles& cycles) {
+  auto& dp = m_dp[unit];
+  const uint32_t L = alu_lanes.get(), g = m_geo.lanes, S = static_cast<uint32_t>(dp.size());
+  auto lane_value = [&](const uint8_t* src, uint64_t e) {
+    uint32_t v = 0;
+    if (es == 4) {
+      std::memcpy(&v, src + e * es, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, src + e * es, 2);
+      v = h;
+    }
+    return v;
+  };
+  const uint64_t nbeats = (n + L - 1) / L;
   const uint32_t tag_mask = m_geo.tag_bits >= 32 ? 0xffffffffu : (1u << m_geo.tag_bits) - 1;
   for (uint64_t b = 0; b < nbeats; ++b) {
     const uint64_t e0 = b * L;
@@ -443,7 +464,7 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
     for (uint32_t pass = 0; pass < 2; ++pass) {  // store the local partial, then add the received elements
       for (uint32_t s = 0; s < S; ++s) {
         m_beat.op = pass == 0 ? Op::store : Op::add;
-        m_beat.dtype = k.dt;
+        m_beat.dtype = dt;
         m_beat.part = 0;
         m_beat.row = row;
         m_beat.wb = pass == 0;
@@ -452,7 +473,7 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
         m_beat.gap = 0;
         for (uint32_t i = 0; i < g; ++i) {
           const uint32_t lane = s * g + i;
-          m_beat.data[i] = lane < cnt ? lane_value(pass == 0 ? m_local.data() : in, e0 + lane) : 0;
+          m_beat.data[i] = lane < cnt ? lane_value(pass == 0 ? local : in, e0 + lane) : 0;
         }
         dp[s]->submit(m_beat);
       }
@@ -465,7 +486,7 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
     for (uint64_t b = 0; b < nsub; ++b) {
       Completion cp;
       if (!dp[s]->next(cp)) {
-        if (core::Context::get().halted()) return now;  // the RTL failed: reported as a hardware error
+        if (core::Context::get().halted()) return;  // the RTL failed: reported as a hardware error
         throw std::logic_error(fmt::format("{}: datapath {} slice {} returned no completion", name(), unit, s));
       }
       if (cp.err) throw std::logic_error(fmt::format("{}: datapath {} slice {} flagged an error", name(), unit, s));
@@ -475,12 +496,12 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
       } else if (cp.accept_cycle != m_cpl[b].accept_cycle || cp.retire_cycle != m_cpl[b].retire_cycle) {
         throw std::logic_error(fmt::format("{}: datapath {} slices 0 and {} disagree on timing", name(), unit, s));
       }
-      if (b % 2 == 1) {  // the sum of beat b / 2: back into m_local (span order)
+      if (b % 2 == 1) {  // the sum of beat b / 2: back over the local partial (span order)
         const uint64_t e0 = (b / 2) * L;
         for (uint32_t i = 0; i < g; ++i) {
           const uint64_t e = e0 + s * g + i;
           if (e >= n || s * g + i >= L) break;
-          uint8_t* p = m_local.data() + e * es;
+          uint8_t* p = local + e * es;
           if (es == 4) {
             std::memcpy(p, &cp.data[i], 4);
           } else {
@@ -491,11 +512,7 @@ uint64_t Ace::reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, 
       }
     }
   }
-  sram_write(c, span, m_local.data());
-  if (out) std::memcpy(out, m_local.data(), n * es);
-  const uint64_t first_accept = m_cpl.front().accept_cycle, last_accept = m_cpl[nsub - 1].accept_cycle;
-  m_unit_horizon[unit] = m_cpl[nsub - 1].retire_cycle + 1;
-  return count_burst(c_now, first_accept, last_accept, m_cpl[nsub - 1].retire_cycle, nbeats);
+  cycles = BurstCycles{m_cpl.front().accept_cycle, m_cpl[nsub - 1].accept_cycle, m_cpl[nsub - 1].retire_cycle};
 }
 
 uint64_t Ace::count_burst(uint64_t c_now, uint64_t first_accept, uint64_t last_accept, uint64_t last_retire,

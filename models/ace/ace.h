@@ -138,6 +138,10 @@ class Ace final : public core::Module, public npu::CommBackend {
   /// Run the reduction of `span` of chunk c (incoming elements `in`, span
   /// order); results into the SRAM and `out` if given. Returns the time the last result is out (ps).
   uint64_t reduce(npu::ChunkRef c, const npu::Span& span, const uint8_t* in, uint8_t* out);
+  /// reduce()'s beats, one at a time through every slice of datapath `unit`
+  /// (the RTL's way): `n` elements of `local` (the sums written over them) and `in`.
+  void run_beats(uint32_t unit, core::Dtype dt, uint32_t es, uint64_t n, uint8_t* local, const uint8_t* in,
+                 BurstCycles& cycles);
   /// The same reduction's timing without data (timing-only collectives):
   /// the burst's closed form (datapath.h reduce_burst_cycles).
   uint64_t reduce_timing(npu::ChunkRef c, uint64_t elems);
