@@ -326,6 +326,16 @@ TEST(Pspin, BadHandlerInputsAreClearErrors) {
   r = sh("run " + kPlatform + " --handlers " + kKernels + "reduce.c --ph nosuch_ph -o " + (dir / "o"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("--ph nosuch_ph: no such symbol"), std::string::npos) << r.out;
+  // a data symbol named as the handler (it ran, and faulted on its first fetch), and one ending in _ph
+  const std::string data = dir.file("data.c",
+                                    "#include <handler.h>\nint table_ph[4] = {1, 2, 3, 4};\nint counter;\n"
+                                    "void real_ph(handler_args_t *a) { (void)a; counter++; }\n");
+  r = sh("run " + kPlatform + " --handlers " + data + " --ph counter -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--ph counter: the symbol is at 0x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(data, not a handler)"), std::string::npos) << r.out;
+  r = sh("run " + kPlatform + " --handlers " + data + " --packets 2 -o " + (dir / "o"));
+  EXPECT_EQ(r.code, 0) << r.out;  // real_ph is the one handler ending in _ph: table_ph is data
   const std::string bad =
       dir.file("bad.c", "#include <handler.h>\nvoid broken_ph(handler_args_t *a) { a->nosuch = 1; }\n");
   r = sh("run " + kPlatform + " --handlers " + bad + " -o " + (dir / "o"));

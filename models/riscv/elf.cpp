@@ -15,6 +15,12 @@
 
 namespace fabricvp::riscv {
 
+bool ElfImage::executable(uint32_t addr) const {
+  for (const ElfSegment& s : segments)
+    if ((s.flags & PF_X) && addr >= s.addr && uint64_t(addr) < uint64_t(s.addr) + s.memsz) return true;
+  return false;
+}
+
 std::optional<uint32_t> ElfImage::symbol(const std::string& name) const {
   auto it = symbols.find(name);
   if (it == symbols.end()) return std::nullopt;

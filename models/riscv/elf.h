@@ -26,6 +26,8 @@ struct ElfImage {
   std::map<std::string, uint32_t> symbols;  // defined function and object symbols
 
   std::optional<uint32_t> symbol(const std::string& name) const;
+  /// Whether `addr` lies in a segment the ELF maps executable (PF_X): code, not data.
+  bool executable(uint32_t addr) const;
 };
 
 /// Reads an ELF file; throws std::runtime_error naming the file and what is

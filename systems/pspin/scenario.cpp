@@ -1,11 +1,9 @@
 #include "systems/pspin/scenario.h"
 #include "models/core/output_file.h"
 #include "models/pspin/input_buffer.h"
+#include "systems/spawn.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,8 +17,6 @@
 
 #include "models/core/config.h"
 #include "models/core/context.h"
-
-extern char** environ;  // posix_spawnp passes it on
 
 namespace fabricvp::pspin {
 
@@ -111,16 +107,20 @@ uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, cons
     if (!a) {
       std::string found;
       for (const auto& [n, v] : img.symbols)
-        if (ends_with(n, "_hh") || ends_with(n, "_ph") || ends_with(n, "_th")) found += " " + n;
+        if ((ends_with(n, "_hh") || ends_with(n, "_ph") || ends_with(n, "_th")) && img.executable(v)) found += " " + n;
       throw core::ConfigError(fmt::format("--{} {}: no such symbol in {} (handlers there:{})", option, given, img.path,
                                           found.empty() ? " none" : found));
     }
+    if (!img.executable(*a))
+      throw core::ConfigError(
+          fmt::format("--{} {}: the symbol is at 0x{:08x}, outside the code of {} (data, not a handler)", option, given,
+                      *a, img.path));
     name = given;
     return *a;
   }
-  std::vector<std::string> cands;
+  std::vector<std::string> cands;  // code symbols only: a data object may end in the suffix too
   for (const auto& [n, v] : img.symbols)
-    if (ends_with(n, suffix)) cands.push_back(n);
+    if (ends_with(n, suffix) && img.executable(v)) cands.push_back(n);
   if (cands.size() == 1) {
     name = cands[0];
     return *img.symbol(cands[0]);
@@ -129,44 +129,6 @@ uint32_t find_handler(const riscv::ElfImage& img, const std::string& given, cons
   throw core::ConfigError(
       fmt::format("{}: {} symbols end in '{}'{}: name the handler with --{}", img.path, cands.size(), suffix,
                   cands.empty() ? "" : " (" + fmt::format("{}", fmt::join(cands, ", ")) + ")", option));
-}
-
-std::string run_capture(const std::vector<std::string>& argv, int& status) {
-  status = -1;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return fmt::format("cannot start {}: {}", argv.at(0), std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);  // dup2 clears close-on-exec on the copies
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    status = kCannotStart;
-    return fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n > 0)
-      out.append(buf, static_cast<size_t>(n));
-    else if (n == 0 || errno != EINTR)
-      break;
-  }
-  close(fds[0]);
-  int st = 0;
-  pid_t waited;
-  while ((waited = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
-  }
-  status = waited == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
 }
 
 std::string path_arg(const std::string& path) {
@@ -193,8 +155,8 @@ void compile_handlers(const std::string& c_file, const std::string& out_elf, uin
   for (const std::string& e : extra) argv.push_back(path_arg(e));
   argv.insert(argv.end(), {hdir + "/rt/printf.c", hdir + "/rt/string.c", "-lgcc", "-o", path_arg(out_elf)});
   int status = 0;
-  const std::string out = run_capture(argv, status);
-  if (status == kCannotStart) throw core::ConfigError(fmt::format("{}: {}", c_file, out));
+  const std::string out = systems::run_capture(argv, status);
+  if (status == systems::kCannotStart) throw core::ConfigError(fmt::format("{}: {}", c_file, out));
   if (status != 0)
     throw core::ConfigError(fmt::format("{}{}: the handler does not compile for the switch's cores:\n{}", c_file,
                                         extra.empty() ? "" : fmt::format(" with {}", fmt::join(extra, ", ")), out));
