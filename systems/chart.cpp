@@ -1,12 +1,10 @@
 #include "systems/chart.h"
 #include "models/core/output_file.h"
+#include "systems/spawn.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,8 +13,6 @@
 
 #include "models/core/config.h"
 #include "models/core/units.h"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -113,27 +109,18 @@ void draw_png(const Chart& c, const std::string& out, const std::string& python)
     d["series"].push_back({{"label", s.label}, {"x", s.x}, {"y", s.y}, {"ymin", s.ymin}, {"ymax", s.ymax}});
   const std::string data = out + ".json";
   core::write_file(data, d.dump(1), "plot data");
-  std::vector<std::string> args = {python, "-c", kScript, data, out};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
   const std::string log = out + ".log";
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  const int rc = posix_spawn(&pid, python.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    throw core::ConfigError(fmt::format("cannot start {} (python3-matplotlib: scripts/install-deps.sh)", python));
-  int status = 0;
-  waitpid(pid, &status, 0);
+  int err = 0;
+  const pid_t pid = spawn_logged({python, "-c", kScript, data, out}, log, err);
+  if (pid < 0)
+    throw core::ConfigError(
+        fmt::format("cannot start {}: {} (python3-matplotlib: scripts/install-deps.sh)", python, std::strerror(err)));
+  const int code = wait_exit_code(pid);
   std::ifstream lf(log);
   const std::string text((std::istreambuf_iterator<char>(lf)), {});
   std::error_code ec;
   fs::remove(log, ec);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (code != 0)
     throw std::runtime_error(fmt::format("matplotlib failed drawing {} (chart in {}):\n{}", out, data, text));
   fs::remove(data, ec);
 }

@@ -1,15 +1,15 @@
 #include "systems/experiment.h"
 #include "models/core/output_file.h"
+#include "systems/spawn.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,8 +18,6 @@
 #include <stdexcept>
 
 #include "models/core/config.h"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -56,20 +54,11 @@ void run_jobs(std::vector<Job>& work, uint32_t jobs, const std::function<void(si
   auto start = [&](size_t i) {
     Job& j = work[i];
     fs::create_directories(j.dir);
-    std::vector<std::string> argv_s{exe};
-    argv_s.insert(argv_s.end(), j.args.begin(), j.args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    std::string log = (fs::path(j.dir) / "log.txt").string();
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("cannot start " + exe);
+    std::vector<std::string> argv{exe};
+    argv.insert(argv.end(), j.args.begin(), j.args.end());
+    int err = 0;
+    const pid_t pid = spawn_logged(argv, (fs::path(j.dir) / "log.txt").string(), err);
+    if (pid < 0) throw std::runtime_error(fmt::format("cannot start {}: {}", exe, std::strerror(err)));
     running.push_back(Running{pid, i});
   };
   try {

@@ -1,4 +1,5 @@
 #include "systems/pspin/flare.h"
+#include "systems/spawn.h"
 
 #include <fmt/format.h>
 
@@ -435,10 +436,10 @@ void FlareScenario::prepare(const systems::RunOptions& opt) {
       f.close();
     }
     int st = 0;
-    const std::string msg = run_capture({FABRICVP_HOST_CC, "-x", "c", "-std=c11", "-O2", "-ffp-contract=off", "-shared",
-                                         "-fPIC", "-o", path_arg(so), path_arg(typed)},
-                                        st);
-    if (st == kCannotStart) throw core::ConfigError(fmt::format("--operator {}: {}", file, msg));
+    const std::string msg = systems::run_capture({FABRICVP_HOST_CC, "-x", "c", "-std=c11", "-O2", "-ffp-contract=off",
+                                                  "-shared", "-fPIC", "-o", path_arg(so), path_arg(typed)},
+                                                 st);
+    if (st == systems::kCannotStart) throw core::ConfigError(fmt::format("--operator {}: {}", file, msg));
     if (st != 0) throw core::ConfigError(fmt::format("--operator {}: does not compile for the host:\n{}", file, msg));
     m_operator = dlopen(fs::absolute(so).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m_operator) throw core::ConfigError(fmt::format("--operator {}: {}", file, dlerror()));

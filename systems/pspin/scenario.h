@@ -26,17 +26,13 @@ class System : public core::Module {
   Switch switch0;
 };
 
-/// Compiles a handler C file with the documented flags (docs/pspin.md) into
-/// `out_elf`; throws core::ConfigError with the compiler's messages.
-/// Run a program (argv[0], found on PATH) with these arguments, no shell in
-/// between; its stdout and stderr, and its exit status (-1 if it did not exit
-/// normally, kCannotStart with the reason as the text if it could not start).
-std::string run_capture(const std::vector<std::string>& argv, int& status);
-constexpr int kCannotStart = -2;
 /// A path as a program's argument: "./" before one that starts with '-' or '@' (else read as an option, or
 /// as a file of options).
 std::string path_arg(const std::string& path);
-/// `extra`: more C files to compile with it; `defines`: more -D flags.
+/// Compiles a handler C file with the documented flags (docs/pspin.md) into
+/// `out_elf` (systems/spawn.h: no shell in between); throws core::ConfigError
+/// with the compiler's messages. `extra`: more C files to compile with it;
+/// `defines`: more -D flags.
 void compile_handlers(const std::string& c_file, const std::string& out_elf, uint32_t clusters, bool f,
                       const std::vector<std::string>& extra = {}, const std::vector<std::string>& defines = {});
 /// The handlers of `file`: an ELF, or a C file compiled into `out_dir`;
