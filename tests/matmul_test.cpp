@@ -99,6 +99,7 @@ TEST(MatmulInput, BadShapesSplitsAndTypesAreRefused) {
   refused([&] { sched::parse_split("col=8,rows=13", r); }, "got 'rows=13'");
   refused([&] { sched::parse_split("col=-1", r); }, "'-1' is not a positive integer");
   refused([&] { sched::parse_split("row=1e3", r); }, "'1e3' is not a positive integer");
+  refused([&] { sched::parse_split("col=2,col=2", r); }, "'col=2,col=2': col given twice");
 }
 
 TEST(MatmulInput, RunsTheMachineCannotHoldAreRefusedWithTheReason) {

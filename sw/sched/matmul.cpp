@@ -52,13 +52,16 @@ void parse_shape(const std::string& text, MatmulRequest& r, const std::string& w
 
 void parse_split(const std::string& text, MatmulRequest& r, const std::string& what) {
   std::stringstream ss(text);
-  bool any = false;
+  bool any = false, seen_col = false, seen_row = false;
   for (std::string item; std::getline(ss, item, ',');) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     if (eq == std::string::npos || (key != "col" && key != "row"))
       throw core::ConfigError(
           fmt::format("{} '{}': expected col=C,row=R (e.g. col=8,row=13), got '{}'", what, text, item));
+    bool& seen = key == "col" ? seen_col : seen_row;
+    if (seen) throw core::ConfigError(fmt::format("{} '{}': {} given twice", what, text, key));
+    seen = true;
     const uint64_t v = positive(item.substr(eq + 1), what, text, "col=8,row=13");
     if (v > 1u << 20) throw core::ConfigError(fmt::format("{} '{}': {} splits is too many", what, text, v));
     (key == "col" ? r.col : r.row) = static_cast<uint32_t>(v);
