@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "models/core/param.h"
+#include "models/core/units.h"
 
 using namespace fabricvp;
 
@@ -89,6 +90,7 @@ TEST(HostileInput, CommandLineErrorsExitWithOne) {
   // An empty text value is refused, in nested subcommands too.
   expect_refused("run " + plat + " --ber \"\"" + o, "--ber: an empty value");
   expect_refused("run " + plat + " --trace-window \"\"" + o, "--trace-window: an empty value");
+  expect_refused("run " + plat + " --root= 3" + o, "--root=: an empty value");  // CLI11 took the 3
   expect_refused("convert astra --network " + std::string(FABRICVP_SOURCE_DIR) + "/README.md -o \"\"",
                  "--out: an empty value");
   // Counts that would run for ever are bounded.
@@ -137,6 +139,15 @@ TEST(HostileInput, TraceWindowsReadAsTheReadmeWritesThemAndReversedOnesAreRefuse
                  "--trace-window 10us:5us: the window ends before it starts");
   expect_refused("run " + plat + (dir.path / "c").string() + " --trace-window 5:10us", "'5': unit must be");
   expect_refused("run " + plat + (dir.path / "d").string() + " --trace-window 0:99999999999ms", "past 2^64 ps");
+  // A number with an exponent, as a time or a size (it read as 1 with the unit 'e3ns').
+  EXPECT_EQ(core::parse_time_ps("1e3ns", "--trace-window"), 1000000u);
+  EXPECT_EQ(core::parse_time_ps("2.5E-3us", "t"), 2500u);
+  EXPECT_EQ(core::parse_bytes("1e3", "--bytes"), 1000u);
+  EXPECT_EQ(core::parse_bytes("1e+1KiB", "--bytes"), 10240u);
+  EXPECT_THROW(core::parse_time_ps("1ens", "t"), core::ConfigError);
+  EXPECT_THROW(core::parse_time_ps("1e+ns", "t"), core::ConfigError);
+  r = test::sh("run " + plat + (dir.path / "e").string() + " --trace-window 0:1e4ns");
+  EXPECT_EQ(r.code, 0) << r.out;
 }
 
 // A reused output directory holds only what the last run wrote (and the

@@ -20,6 +20,15 @@ bool leading_number(const std::string& s, size_t& end, double& value) {
     ++end;
   }
   if (end == 0 || (end == 1 && s[0] == '.')) return false;
+  // An exponent (1e3ns, 2.5E6B): no unit starts with e or E.
+  if (end < s.size() && (s[end] == 'e' || s[end] == 'E')) {
+    size_t k = end + 1;
+    if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+    if (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) {
+      while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
+      end = k;
+    }
+  }
   char* stop = nullptr;
   const std::string num = s.substr(0, end);
   value = std::strtod(num.c_str(), &stop);

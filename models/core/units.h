@@ -7,9 +7,9 @@
 
 namespace fabricvp::core {
 
-/// "64MiB", "1GiB", "1000", "4KiB", "100kB", "1.5MiB"; throws ConfigError naming `what`.
+/// "64MiB", "1GiB", "1000", "4KiB", "100kB", "1.5MiB", "1e6"; throws ConfigError naming `what`.
 uint64_t parse_bytes(const std::string& s, const std::string& what = "--bytes");
-/// "10us", "2.5ms", "100ns", "5000ps"; throws ConfigError naming `what`.
+/// "10us", "2.5ms", "100ns", "5000ps", "1e3ns"; throws ConfigError naming `what`.
 uint64_t parse_time_ps(const std::string& s, const std::string& what = "time");
 /// 64 MiB, 100 KiB, 4097 B.
 std::string human_bytes(uint64_t bytes);

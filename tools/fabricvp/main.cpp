@@ -68,6 +68,14 @@ int sc_main(int argc, char** argv) {
       if (t.rfind("UINT", 0) == 0) o->transform(fits(true));
       if (t.rfind("INT", 0) == 0) o->transform(fits(false));
     }
+  // `--root=` with nothing after the '=': CLI11 takes the next word as its value.
+  for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {
+    const std::string a = argv[i];
+    if (a.size() > 3 && a.compare(0, 2, "--") == 0 && a.find('=') == a.size() - 1) {
+      std::fprintf(stderr, "fabricvp: error: %s: an empty value\nRun with --help for more information.\n", a.c_str());
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
